@@ -1,0 +1,1 @@
+//! The ImplementMaid: runs an implementation agent on a task branch under supervision.

@@ -1,0 +1,1 @@
+//! The Claude Code PreToolUse hook (filled in by its owner).

@@ -1,0 +1,1 @@
+//! The git worker (filled in by its owner).

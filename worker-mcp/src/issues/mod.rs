@@ -1,0 +1,1 @@
+//! Issue backends (filled in by its owner).

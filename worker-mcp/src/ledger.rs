@@ -1,0 +1,1 @@
+//! The ledger (filled in by its owner).

@@ -1,0 +1,9 @@
+//! Butler's worker layer: everything that touches git, the ledger (SQLite) and issue backends.
+//!
+//! It knows nothing of the Brain or of MCP sessions; the orchestrator and the ImplementMaid call
+//! it. Only this crate spawns git.
+
+pub mod git;
+pub mod issues;
+pub mod ledger;
+pub mod remote_url;

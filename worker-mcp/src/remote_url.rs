@@ -1,0 +1,1 @@
+//! Remote URL resolution (filled in by its owner).
