@@ -1,1 +1,4 @@
 //! Issue backends (filled in by its owner).
+
+pub mod gitea;
+pub mod select;

@@ -1,0 +1,1 @@
+//! The Gitea / Forgejo issue backend (filled in by its owner).

@@ -1,0 +1,1 @@
+//! Choosing the issue backend from configuration (filled in by its owner).
