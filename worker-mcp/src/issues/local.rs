@@ -1,0 +1,1 @@
+//! The embedded issue store (in progress).
