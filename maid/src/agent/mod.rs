@@ -1,0 +1,221 @@
+//! Agent adapters: how each headless agent is launched for one attempt, behind one trait.
+//!
+//! An adapter only builds a command line, its stdin and the files it needs; the Maid writes the
+//! files, builds the environment ([`crate::env`]) and runs the command ([`crate::supervise`]).
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use crate::contract::AgentKind;
+use crate::env::AgentEnvNeeds;
+use crate::error::MaidError;
+
+mod aider;
+mod claude;
+mod codex;
+mod goose;
+
+pub use aider::Aider;
+pub use claude::Claude;
+pub use codex::Codex;
+pub use goose::Goose;
+
+/// Configuration of one agent (from Butler's config file; every field optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentConfig {
+    /// The program; found on the agent's `PATH` when unset or a bare name.
+    pub program: Option<PathBuf>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// More MCP servers for the agent, in the agent's own syntax (goose: `--with-extension`).
+    pub extra_extensions: Vec<String>,
+    /// Appended to the command line as they are.
+    pub extra_args: Vec<String>,
+    /// The git policy hook command (Butler's PreToolUse hook), installed where the agent
+    /// supports hooks.
+    pub git_hook_command: Option<String>,
+}
+
+/// The restricted worker MCP server the agent may use (never the orchestrator's MCP).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerMcpCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Variables the server needs (never secrets: the worker MCP holds no token).
+    pub env: Vec<(String, String)>,
+}
+
+/// Everything an adapter needs to build one attempt's command.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'a> {
+    pub prompt: &'a str,
+    /// The task's worktree; the agent runs there.
+    pub workdir: &'a Path,
+    /// A directory of the Maid's outside the worktree, for the agent's config files.
+    pub task_dir: &'a Path,
+    pub worker_mcp: &'a WorkerMcpCommand,
+    /// The task's target paths (normalised, relative).
+    pub targets: &'a [String],
+    /// The agent's environment (already built), for `PATH` and provider settings.
+    pub env: &'a [(OsString, OsString)],
+}
+
+/// One attempt's command, ready to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCommand {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// Fed to stdin, which is then closed; `None` gives the agent `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    /// Files to write before the launch (all under `Launch::task_dir`).
+    pub files: Vec<(PathBuf, String)>,
+}
+
+impl AgentCommand {
+    /// Writes the command's files.
+    pub fn write_files(&self) -> Result<(), MaidError> {
+        for (path, text) in &self.files {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| MaidError::io("creating", parent, e))?;
+            }
+            std::fs::write(path, text).map_err(|e| MaidError::io("writing", path, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// One headless agent.
+pub trait AgentAdapter: Send + Sync {
+    fn kind(&self) -> AgentKind;
+
+    /// What of Butler's environment the agent needs, and what it must be given.
+    fn env_needs(&self) -> AgentEnvNeeds;
+
+    /// Builds the command for one attempt.
+    fn command(&self, launch: &Launch<'_>) -> Result<AgentCommand, MaidError>;
+
+    /// Whether the Brain's git policy hook is installed for this agent too.
+    fn installs_git_hook(&self) -> bool {
+        false
+    }
+}
+
+/// The adapter for `kind`.
+pub fn adapter(kind: AgentKind, config: AgentConfig) -> Box<dyn AgentAdapter> {
+    match kind {
+        AgentKind::Goose => Box::new(Goose::new(config)),
+        AgentKind::Claude => Box::new(Claude::new(config)),
+        AgentKind::Codex => Box::new(Codex::new(config)),
+        AgentKind::Aider => Box::new(Aider::new(config)),
+    }
+}
+
+/// Resolves the agent's program: a configured path as it is, otherwise the name looked up on
+/// the agent's `PATH`.
+pub(crate) fn resolve_program(
+    kind: AgentKind,
+    configured: Option<&Path>,
+    env: &[(OsString, OsString)],
+) -> Result<PathBuf, MaidError> {
+    let unavailable = |reason: String| MaidError::AgentUnavailable {
+        agent: kind.name(),
+        reason,
+    };
+    let wanted = configured.unwrap_or_else(|| Path::new(kind.name()));
+    if wanted.components().count() > 1 || wanted.is_absolute() {
+        return if is_executable(wanted) {
+            Ok(wanted.to_path_buf())
+        } else {
+            Err(unavailable(format!(
+                "`{}` is not an executable file",
+                wanted.display()
+            )))
+        };
+    }
+    let path = crate::env::lookup(env, "PATH").unwrap_or(OsStr::new(""));
+    std::env::split_paths(path)
+        .map(|dir| dir.join(wanted))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| unavailable(format!("`{}` is not on PATH", wanted.display())))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn os(items: impl IntoIterator<Item = impl Into<OsString>>) -> Vec<OsString> {
+    items.into_iter().map(Into::into).collect()
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// A directory with an executable `name` in it, and an env whose PATH is that directory.
+    pub(crate) fn fake_path(name: &str) -> (tempfile::TempDir, Vec<(OsString, OsString)>) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = dir.path().join(name);
+        std::fs::write(&bin, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let env = vec![("PATH".into(), dir.path().as_os_str().to_owned())];
+        (dir, env)
+    }
+
+    pub(crate) fn worker() -> WorkerMcpCommand {
+        WorkerMcpCommand {
+            program: "/opt/butler/bin/butler".into(),
+            args: vec!["worker-mcp".into(), "--task".into(), "20260415-003".into()],
+            env: vec![("BUTLER_LEDGER".into(), "/repo/.git/butler/ledger.db".into())],
+        }
+    }
+
+    pub(crate) fn strings(args: &[OsString]) -> Vec<&str> {
+        args.iter().map(|a| a.to_str().expect("utf-8")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+
+    #[test]
+    fn program_is_found_on_the_agents_path() {
+        let (dir, env) = fake_path("goose");
+        let found = resolve_program(AgentKind::Goose, None, &env).expect("found");
+        assert_eq!(found, dir.path().join("goose"));
+    }
+
+    #[test]
+    fn a_missing_program_is_reported() {
+        let (_dir, env) = fake_path("goose");
+        let err = resolve_program(AgentKind::Claude, None, &env).expect_err("missing");
+        assert!(err.to_string().contains("`claude` is not on PATH"), "{err}");
+        let err = resolve_program(AgentKind::Goose, Some(Path::new("/nope/goose")), &env)
+            .expect_err("missing");
+        assert!(err.to_string().contains("not an executable"), "{err}");
+    }
+
+    #[test]
+    fn a_configured_path_is_used_as_it_is() {
+        let (dir, _env) = fake_path("my-goose");
+        let configured = dir.path().join("my-goose");
+        let found = resolve_program(AgentKind::Goose, Some(&configured), &[]).expect("found");
+        assert_eq!(found, configured);
+    }
+
+    #[test]
+    fn every_kind_has_an_adapter() {
+        for kind in [
+            AgentKind::Goose,
+            AgentKind::Claude,
+            AgentKind::Codex,
+            AgentKind::Aider,
+        ] {
+            assert_eq!(adapter(kind, AgentConfig::default()).kind(), kind);
+        }
+    }
+}

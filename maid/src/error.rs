@@ -1,0 +1,49 @@
+//! The Maid's error type. Agent-fixable findings (failed tests, out-of-scope files) are not
+//! errors: they are evidence in the Result Contract. These are the cases where a task cannot
+//! run or cannot go on.
+
+use std::path::PathBuf;
+
+use crate::contract::ContractError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MaidError {
+    /// The request broke the Task Contract.
+    #[error(transparent)]
+    Contract(#[from] ContractError),
+    /// The agent's program was not found or is not configured.
+    #[error("agent `{agent}` cannot be launched: {reason}")]
+    AgentUnavailable { agent: &'static str, reason: String },
+    /// Goose needs a provider and a model (config or `GOOSE_PROVIDER` / `GOOSE_MODEL`).
+    #[error("agent `{agent}` needs `{what}`: set it in Butler's config or `{env}`")]
+    AgentNotConfigured {
+        agent: &'static str,
+        what: &'static str,
+        env: &'static str,
+    },
+    /// The worker MCP command cannot be written in the agent's extension syntax.
+    #[error("the worker MCP command cannot be passed to the agent: {0}")]
+    WorkerCommand(String),
+    /// A file the Maid had to read or write.
+    #[error("{action} `{path}`: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl MaidError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> Self {
+        Self::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}

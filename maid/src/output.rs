@@ -1,0 +1,129 @@
+//! Bounded capture of a child's output: the first `head` bytes and the last `tail` bytes are
+//! kept, everything in between is only counted.
+
+use std::collections::VecDeque;
+
+#[derive(Debug, Default, Clone)]
+pub struct CapturedOutput {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    head_cap: usize,
+    tail_cap: usize,
+    total: u64,
+}
+
+impl CapturedOutput {
+    pub fn new(head_cap: usize, tail_cap: usize) -> Self {
+        Self {
+            head_cap,
+            tail_cap,
+            ..Self::default()
+        }
+    }
+
+    pub fn push(&mut self, mut data: &[u8]) {
+        self.total += data.len() as u64;
+        if self.head.len() < self.head_cap {
+            let take = (self.head_cap - self.head.len()).min(data.len());
+            self.head.extend_from_slice(&data[..take]);
+            data = &data[take..];
+        }
+        if self.tail_cap == 0 || data.is_empty() {
+            return;
+        }
+        if data.len() >= self.tail_cap {
+            self.tail.clear();
+            self.tail.extend(&data[data.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + data.len()).saturating_sub(self.tail_cap);
+            self.tail.drain(..overflow);
+            self.tail.extend(data);
+        }
+    }
+
+    /// All bytes the child wrote, kept or not.
+    pub fn total_bytes(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes dropped between the head and the tail.
+    pub fn omitted_bytes(&self) -> u64 {
+        self.total - (self.head.len() + self.tail.len()) as u64
+    }
+
+    /// Bytes held in memory.
+    pub fn kept_bytes(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// Head and tail as text, with a marker where bytes were dropped.
+    pub fn text(&self) -> String {
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        let omitted = self.omitted_bytes();
+        if omitted > 0 {
+            out.push_str(&format!("\n[… {omitted} bytes omitted …]\n"));
+        }
+        let (a, b) = self.tail.as_slices();
+        out.push_str(&String::from_utf8_lossy(&[a, b].concat()));
+        out
+    }
+
+    /// The last `max` bytes (or fewer) as text, cut at a character boundary.
+    pub fn tail_text(&self, max: usize) -> String {
+        let (a, b) = self.tail.as_slices();
+        let mut bytes: Vec<u8> = [a, b].concat();
+        if bytes.len() < max && self.omitted_bytes() == 0 {
+            let from_head = (max - bytes.len()).min(self.head.len());
+            let mut joined = self.head[self.head.len() - from_head..].to_vec();
+            joined.extend_from_slice(&bytes);
+            bytes = joined;
+        }
+        let start = bytes.len().saturating_sub(max);
+        let text = String::from_utf8_lossy(&bytes[start..]).into_owned();
+        // A cut through a multi-byte character shows as U+FFFD at the start: drop it.
+        text.trim_start_matches('\u{FFFD}').to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_everything_when_it_fits() {
+        let mut c = CapturedOutput::new(4, 4);
+        c.push(b"abc");
+        c.push(b"def");
+        assert_eq!(c.text(), "abcdef");
+        assert_eq!(c.total_bytes(), 6);
+        assert_eq!(c.tail_text(5), "bcdef");
+    }
+
+    #[test]
+    fn keeps_head_and_tail_of_a_flood() {
+        let mut c = CapturedOutput::new(3, 3);
+        for chunk in [b"0123".as_slice(), b"45678", b"9"] {
+            c.push(chunk);
+        }
+        assert_eq!(c.total_bytes(), 10);
+        assert_eq!(c.kept_bytes(), 6);
+        assert_eq!(c.omitted_bytes(), 4);
+        assert_eq!(c.text(), "012\n[… 4 bytes omitted …]\n789");
+        assert_eq!(c.tail_text(10), "789", "never joins across a gap");
+    }
+
+    #[test]
+    fn a_big_chunk_replaces_the_tail() {
+        let mut c = CapturedOutput::new(0, 4);
+        c.push(b"ab");
+        c.push(b"cdefgh");
+        assert_eq!(c.text(), "\n[… 4 bytes omitted …]\nefgh");
+    }
+
+    #[test]
+    fn tail_text_does_not_split_characters() {
+        let mut c = CapturedOutput::new(0, 16);
+        c.push("ééé".as_bytes());
+        assert_eq!(c.tail_text(3), "é");
+    }
+}

@@ -1,0 +1,413 @@
+//! The agent's prompts: the first one (goal, spec, scope, rules) and the compact retry prompt
+//! that says what failed last time. Each attempt is a fresh agent run, so a retry prompt
+//! restates the task before the failure.
+
+use std::fmt::Write as _;
+
+use crate::contract::{
+    AttemptEvidence, DirectGitFinding, FileExpectation, TaskContract, Verification,
+};
+use crate::supervise::Ending;
+
+/// Longest spec quoted in a retry prompt, in characters.
+const RETRY_SPEC_CHARS: usize = 8_000;
+/// Longest test output tail quoted in a retry prompt, in characters.
+const RETRY_TAIL_CHARS: usize = 2_000;
+/// At most this many items of one kind are listed in a retry prompt.
+const RETRY_LIST_MAX: usize = 20;
+
+/// The worker MCP tools the prompt names (server `butler`).
+#[derive(Debug, Clone)]
+pub struct WorkerTools {
+    pub leave_note: &'static str,
+    pub report_blocked: &'static str,
+}
+
+impl Default for WorkerTools {
+    fn default() -> Self {
+        Self {
+            leave_note: "leave_note",
+            report_blocked: "report_blocked",
+        }
+    }
+}
+
+/// The prompt of the first attempt.
+pub fn first_prompt(contract: &TaskContract, tools: &WorkerTools) -> String {
+    let mut p = String::new();
+    task_section(&mut p, contract, usize::MAX);
+    rules_section(&mut p, contract, tools);
+    p
+}
+
+/// The prompt of attempt `attempt` (2 or later), after `last` failed.
+pub fn retry_prompt(
+    contract: &TaskContract,
+    tools: &WorkerTools,
+    attempt: u32,
+    last: &AttemptEvidence,
+) -> String {
+    let mut p = String::new();
+    let max = contract.constraints.max_attempts;
+    let _ = writeln!(
+        p,
+        "This is attempt {attempt} of {max}. The previous attempt did not pass verification. \
+         Its changes are already in the working tree: fix what is listed below instead of \
+         starting over.\n"
+    );
+    failure_section(&mut p, last);
+    task_section(&mut p, contract, RETRY_SPEC_CHARS);
+    rules_section(&mut p, contract, tools);
+    p
+}
+
+fn task_section(p: &mut String, c: &TaskContract, spec_max: usize) {
+    let _ = writeln!(p, "# Task {}\n\n## Goal\n{}\n", c.task_id, c.target.goal);
+    if !c.target.spec.trim().is_empty() {
+        let spec = cut(c.target.spec.trim(), spec_max);
+        let _ = writeln!(p, "## Spec\n{spec}\n");
+    }
+    let _ = writeln!(
+        p,
+        "## Scope\nChange only these paths (files, directories, or globs):"
+    );
+    for target in &c.target.target_paths {
+        let _ = writeln!(p, "- `{target}`");
+    }
+    p.push_str("Changes anywhere else are discarded and count as a failure.\n\n");
+    let criteria = &c.success_criteria;
+    if !criteria.test_commands.is_empty() || !criteria.file_checks.is_empty() {
+        p.push_str("## Done when\n");
+        for command in &criteria.test_commands {
+            let _ = writeln!(p, "- `{command}` exits 0");
+        }
+        for check in &criteria.file_checks {
+            let _ = match &check.expect {
+                FileExpectation::Exists => writeln!(p, "- `{}` exists", check.path),
+                FileExpectation::Absent => writeln!(p, "- `{}` does not exist", check.path),
+                FileExpectation::Contains(text) => {
+                    writeln!(p, "- `{}` contains `{}`", check.path, cut(text, 200))
+                }
+            };
+        }
+        p.push('\n');
+    }
+}
+
+fn rules_section(p: &mut String, c: &TaskContract, tools: &WorkerTools) {
+    let _ = writeln!(
+        p,
+        "## Tool rules\n\
+         - Do not run `git commit`, `git push`, `git merge`, `git add`, `git checkout`, \
+         `git switch`, `git reset`, `git stash` or `git config`, and do not touch `.git`. \
+         The Maid records your work when you finish; commits you make yourself are undone and \
+         reported.\n\
+         - Edit files with your file-editing tools (the developer tools). Stay inside the \
+         working directory.\n\
+         - Do not create agent configuration files (`.goosehints`, `AGENTS.md`, \
+         `.aider.conf.yml`, `.claude/`).\n\
+         - Do not weaken or delete tests or assertions, and do not leave `todo!()`, \
+         `unimplemented!()`, `TODO` or stub bodies: both are checked.\n\
+         - To leave a note for the reviewer, call the `{note}` tool of the `butler` server. If \
+         you cannot finish (missing information, contradictory spec), call `{blocked}` with \
+         the reason and stop.\n\
+         - Your own summary is not read as proof: the result is judged by the verifiers \
+         ({checks}).",
+        note = tools.leave_note,
+        blocked = tools.report_blocked,
+        checks = if c.success_criteria.test_commands.is_empty() {
+            "scope and file checks"
+        } else {
+            "scope, test commands and file checks"
+        },
+    );
+}
+
+fn failure_section(p: &mut String, last: &AttemptEvidence) {
+    p.push_str("## What failed last time\n");
+    match &last.agent_exit {
+        Ending::WallClockLimit { limit_s } => {
+            let _ = writeln!(
+                p,
+                "- You were stopped at the time limit ({limit_s} s). Work in smaller steps."
+            );
+        }
+        Ending::Stagnated { quiet_s } => {
+            let _ = writeln!(
+                p,
+                "- You were stopped after {quiet_s} s without output or file changes."
+            );
+        }
+        Ending::Signalled { signal } => {
+            let _ = writeln!(p, "- The agent process ended by {signal}.");
+        }
+        Ending::Exited { .. } | Ending::Cancelled | Ending::SpawnFailed { .. } => {}
+    }
+    if last.changed_files.is_empty() {
+        p.push_str("- No file was changed.\n");
+    }
+    direct_git_lines(p, &last.direct_git.findings);
+    verification_lines(p, &last.verify);
+    p.push('\n');
+}
+
+fn direct_git_lines(p: &mut String, findings: &[DirectGitFinding]) {
+    if findings.is_empty() {
+        return;
+    }
+    p.push_str("- You used git or touched files you must not; the Maid undid it:\n");
+    for finding in findings.iter().take(RETRY_LIST_MAX) {
+        let line = match finding {
+            DirectGitFinding::Commits { count, .. } => {
+                format!("{count} commit(s) of your own (their changes were kept in the tree)")
+            }
+            DirectGitFinding::BranchSwitched { from, to } => {
+                format!("switched from `{from}` to `{to}`")
+            }
+            DirectGitFinding::RefCreated { name } => format!("created `{name}`"),
+            DirectGitFinding::RefDeleted { name } => format!("deleted `{name}`"),
+            DirectGitFinding::RefMoved { name } => format!("moved `{name}`"),
+            DirectGitFinding::IndexChanged => "staged files (`git add`)".to_owned(),
+            DirectGitFinding::ConfigChanged { keys } => {
+                format!("changed repository configuration: {}", ticks(keys))
+            }
+            DirectGitFinding::HooksChanged { names } => {
+                format!("changed git hooks: {}", ticks(names))
+            }
+            DirectGitFinding::OutsideWrite { path } => {
+                format!("wrote outside the working tree: `{path}`")
+            }
+            DirectGitFinding::AgentConfigPlanted { path } => {
+                format!("created agent configuration `{path}`")
+            }
+        };
+        let _ = writeln!(p, "  - {line}");
+    }
+}
+
+fn verification_lines(p: &mut String, v: &Verification) {
+    if !v.scope_violation.is_empty() {
+        let shown: Vec<String> = v
+            .scope_violation
+            .iter()
+            .take(RETRY_LIST_MAX)
+            .cloned()
+            .collect();
+        let _ = writeln!(
+            p,
+            "- Out of scope (discarded; leave these paths alone): {}",
+            ticks(&shown)
+        );
+    }
+    for test in v.tests.iter().filter(|t| !t.passed) {
+        let how = match (&test.stopped, test.exit_code) {
+            (Some(Ending::WallClockLimit { limit_s }), _) => format!("timed out after {limit_s} s"),
+            (Some(other), _) => format!("was stopped ({})", ending_word(other)),
+            (None, Some(code)) => format!("exited {code}"),
+            (None, None) => "failed".to_owned(),
+        };
+        let tail = cut_tail(test.output_tail.trim_end(), RETRY_TAIL_CHARS);
+        let _ = writeln!(
+            p,
+            "- `{}` {how}. End of its output:\n```\n{tail}\n```",
+            test.command
+        );
+    }
+    for check in v.file_checks.iter().filter(|c| !c.passed) {
+        let want = match &check.expect {
+            FileExpectation::Exists => "must exist".to_owned(),
+            FileExpectation::Absent => "must not exist".to_owned(),
+            FileExpectation::Contains(text) => format!("must contain `{}`", cut(text, 200)),
+        };
+        let _ = writeln!(p, "- File check failed: `{}` {want}.", check.path);
+    }
+    for (label, findings) in [("Weakened tests", &v.weakened_tests), ("Stubs", &v.stubs)] {
+        if !findings.is_empty() {
+            let _ = writeln!(p, "- {label} found:");
+            for f in findings.iter().take(RETRY_LIST_MAX) {
+                let _ = writeln!(p, "  - `{}:{}` {}: `{}`", f.path, f.line, f.what, f.text);
+            }
+        }
+    }
+}
+
+fn ending_word(ending: &Ending) -> &'static str {
+    match ending {
+        Ending::Exited { .. } => "exited",
+        Ending::Signalled { .. } => "signal",
+        Ending::WallClockLimit { .. } => "time limit",
+        Ending::Stagnated { .. } => "no progress",
+        Ending::Cancelled => "cancelled",
+        Ending::SpawnFailed { .. } => "could not start",
+    }
+}
+
+fn ticks(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{} […]", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+fn cut_tail(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let skip = count - max;
+    let at = text.char_indices().nth(skip).map_or(text.len(), |(i, _)| i);
+    format!("[…] {}", &text[at..])
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+    use crate::contract::*;
+
+    fn contract() -> TaskContract {
+        let request = ImplementRequest {
+            goal: "Add a `greet` function".into(),
+            spec: "greet(name) returns \"Hello, name!\"".into(),
+            target_paths: vec!["src/".into(), "README.md".into()],
+            test_commands: vec!["cargo test greet".into()],
+            file_checks: vec![FileCheckSpec {
+                path: "src/greet.rs".into(),
+                contains: Some("pub fn greet".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        TaskContract::from_request(
+            request,
+            TaskId::new("20260415-003").expect("id"),
+            "brain",
+            Utc::now(),
+        )
+        .expect("valid")
+    }
+
+    #[test]
+    fn first_prompt_states_goal_spec_scope_criteria_and_rules() {
+        let p = first_prompt(&contract(), &WorkerTools::default());
+        for needle in [
+            "Add a `greet` function",
+            "greet(name) returns",
+            "- `src/`",
+            "- `README.md`",
+            "`cargo test greet` exits 0",
+            "`src/greet.rs` contains `pub fn greet`",
+            "Do not run `git commit`, `git push`, `git merge`, `git add`",
+            "The Maid records your work",
+            "developer tools",
+            "`leave_note`",
+            "`report_blocked`",
+        ] {
+            assert!(p.contains(needle), "missing {needle:?} in:\n{p}");
+        }
+        assert!(!p.contains("What failed"));
+    }
+
+    fn failed_attempt() -> AttemptEvidence {
+        AttemptEvidence {
+            attempt: 1,
+            agent_exit: Ending::Exited { code: 0 },
+            duration_ms: 10,
+            changed_files: vec!["src/greet.rs".into(), "Cargo.toml".into()],
+            direct_git: DirectGit::from_findings(vec![
+                DirectGitFinding::Commits {
+                    count: 2,
+                    subjects: vec!["wip".into()],
+                },
+                DirectGitFinding::ConfigChanged {
+                    keys: vec!["core.fsmonitor".into()],
+                },
+            ]),
+            verify: Verification {
+                scope_violation: vec!["Cargo.toml".into()],
+                tests: vec![
+                    TestRun {
+                        command: "cargo test greet".into(),
+                        exit_code: Some(101),
+                        passed: false,
+                        stopped: None,
+                        output_tail: "assertion failed: left == right\nleft: \"Hi\"".into(),
+                    },
+                    TestRun {
+                        command: "cargo clippy".into(),
+                        exit_code: Some(0),
+                        passed: true,
+                        stopped: None,
+                        output_tail: "ok".into(),
+                    },
+                ],
+                file_checks: vec![FileCheckResult {
+                    path: "src/greet.rs".into(),
+                    expect: FileExpectation::Contains("pub fn greet".into()),
+                    passed: false,
+                    detail: None,
+                }],
+                ..Default::default()
+            },
+            record: None,
+        }
+    }
+
+    #[test]
+    fn retry_prompt_says_what_failed() {
+        let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &failed_attempt());
+        for needle in [
+            "attempt 2 of 3",
+            "Out of scope (discarded; leave these paths alone): `Cargo.toml`",
+            "`cargo test greet` exited 101",
+            "left: \"Hi\"",
+            "File check failed: `src/greet.rs` must contain `pub fn greet`",
+            "2 commit(s) of your own",
+            "`core.fsmonitor`",
+            "Add a `greet` function",
+            "Do not run `git commit`",
+        ] {
+            assert!(p.contains(needle), "missing {needle:?} in:\n{p}");
+        }
+        assert!(
+            !p.contains("cargo clippy"),
+            "passing tests are not repeated"
+        );
+        let failure_at = p.find("What failed").expect("failure section");
+        assert!(
+            failure_at < p.find("## Goal").expect("goal"),
+            "the failure comes first"
+        );
+    }
+
+    #[test]
+    fn retry_prompt_reports_a_stop_and_no_changes() {
+        let mut last = failed_attempt();
+        last.agent_exit = Ending::Stagnated { quiet_s: 300 };
+        last.changed_files.clear();
+        last.verify = Verification::default();
+        last.direct_git = DirectGit::default();
+        let p = retry_prompt(&contract(), &WorkerTools::default(), 3, &last);
+        assert!(p.contains("300 s without output"), "{p}");
+        assert!(p.contains("No file was changed"), "{p}");
+        assert!(p.contains("attempt 3 of 3"), "{p}");
+    }
+
+    #[test]
+    fn long_output_is_cut_to_its_tail() {
+        let mut last = failed_attempt();
+        last.verify.tests[0].output_tail = format!("{}THE END", "x".repeat(10_000));
+        let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &last);
+        assert!(p.contains("THE END"));
+        assert!(p.len() < 8_000, "compact: {} bytes", p.len());
+    }
+}

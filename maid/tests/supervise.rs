@@ -1,0 +1,296 @@
+//! Supervision of real `sh -c` children: every way a child can end, and that nothing of its
+//! process group survives.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use butler_maid::{ChildSpec, Ending, Limits, Stagnation, supervise};
+use tokio_util::sync::CancellationToken;
+
+fn env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    vec![("PATH".into(), "/usr/bin:/bin".into())]
+}
+
+fn sh(script: &str, dir: &Path) -> ChildSpec {
+    ChildSpec::shell(script, dir, env())
+}
+
+fn limits(wall_ms: u64) -> Limits {
+    let mut l = Limits::new(Duration::from_millis(wall_ms));
+    l.grace = Duration::from_millis(300);
+    l
+}
+
+/// Whether a process with this pid exists (and is not a zombie).
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn read_pid(path: &Path) -> i32 {
+    for _ in 0..100 {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if let Ok(pid) = text.trim().parse() {
+                return pid;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("no pid written to {}", path.display());
+}
+
+async fn gone_within(pid: i32, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if !running(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    !running(pid)
+}
+
+#[tokio::test]
+async fn normal_exit_keeps_output_and_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let done = supervise(
+        sh("echo hello; echo oops >&2; exit 0", dir.path()),
+        &limits(10_000),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(done.ending, Ending::Exited { code: 0 });
+    assert_eq!(done.stdout.text(), "hello\n");
+    assert_eq!(done.stderr.text(), "oops\n");
+}
+
+#[tokio::test]
+async fn stdin_is_fed_then_closed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut spec = sh("cat; echo done", dir.path());
+    spec.stdin = Some(b"the prompt\n".to_vec());
+    let done = supervise(spec, &limits(10_000), &CancellationToken::new()).await;
+    assert_eq!(done.ending, Ending::Exited { code: 0 });
+    assert_eq!(done.stdout.text(), "the prompt\ndone\n");
+}
+
+#[tokio::test]
+async fn the_environment_is_exactly_the_one_given() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // SAFETY-free check: the test process has HOME; the child must not see it.
+    let mut spec = sh("env | sort", dir.path());
+    spec.env.push(("ONLY_THIS".into(), "1".into()));
+    let done = supervise(spec, &limits(10_000), &CancellationToken::new()).await;
+    let text = done.stdout.text();
+    assert!(text.contains("ONLY_THIS=1"), "{text}");
+    assert!(!text.contains("HOME="), "{text}");
+}
+
+#[tokio::test]
+async fn nonzero_exit_and_crash_are_told_apart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let done = supervise(
+        sh("exit 7", dir.path()),
+        &limits(10_000),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(done.ending, Ending::Exited { code: 7 });
+    let done = supervise(
+        sh("kill -SEGV $$", dir.path()),
+        &limits(10_000),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        done.ending,
+        Ending::Signalled {
+            signal: "SIGSEGV".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_spawn_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = ChildSpec {
+        program: "/nonexistent/agent".into(),
+        args: vec![],
+        cwd: dir.path().to_path_buf(),
+        env: env(),
+        stdin: None,
+    };
+    let done = supervise(spec, &limits(10_000), &CancellationToken::new()).await;
+    assert!(
+        matches!(&done.ending, Ending::SpawnFailed { reason } if reason.contains("/nonexistent/agent")),
+        "{:?}",
+        done.ending
+    );
+}
+
+#[tokio::test]
+async fn a_hang_is_stopped_at_the_wall_clock_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let started = Instant::now();
+    let done = supervise(
+        sh("echo start; sleep 60", dir.path()),
+        &limits(500),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(done.ending, Ending::WallClockLimit { limit_s: 0 });
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(done.stdout.text(), "start\n");
+}
+
+#[tokio::test]
+async fn a_child_ignoring_term_is_killed_after_the_grace_period() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let started = Instant::now();
+    let script = "trap '' TERM; echo ready; while :; do sleep 0.05; done";
+    let done = supervise(
+        sh(script, dir.path()),
+        &limits(400),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(done.ending, Ending::WallClockLimit { limit_s: 0 });
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_silent_hang_is_stagnation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut l = limits(30_000);
+    l.stagnation = Some(Stagnation {
+        after: Duration::from_millis(400),
+        watch: Some(dir.path().to_path_buf()),
+    });
+    let started = Instant::now();
+    let done = supervise(
+        sh("echo hi; sleep 60", dir.path()),
+        &l,
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(
+        matches!(done.ending, Ending::Stagnated { .. }),
+        "{:?}",
+        done.ending
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn output_or_file_changes_keep_a_child_alive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut l = limits(30_000);
+    l.stagnation = Some(Stagnation {
+        after: Duration::from_millis(600),
+        watch: Some(dir.path().to_path_buf()),
+    });
+    // Quiet on stdout, but writing a file every 150 ms for ~1.5 s (well past 600 ms).
+    let script = "i=0; while [ $i -lt 10 ]; do echo $i > f$i; sleep 0.15; i=$((i+1)); done";
+    let done = supervise(sh(script, dir.path()), &l, &CancellationToken::new()).await;
+    assert_eq!(done.ending, Ending::Exited { code: 0 });
+    // And output alone also counts.
+    let script = "i=0; while [ $i -lt 10 ]; do echo $i; sleep 0.15; i=$((i+1)); done";
+    let done = supervise(sh(script, dir.path()), &l, &CancellationToken::new()).await;
+    assert_eq!(done.ending, Ending::Exited { code: 0 });
+}
+
+#[tokio::test]
+async fn an_output_flood_is_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut l = limits(30_000);
+    l.keep_head = 1024;
+    l.keep_tail = 1024;
+    // About 20 MiB through the pipe.
+    let script = "head -c 20000000 /dev/zero | tr '\\0' 'x'; echo; echo END";
+    let done = supervise(sh(script, dir.path()), &l, &CancellationToken::new()).await;
+    assert_eq!(done.ending, Ending::Exited { code: 0 });
+    assert_eq!(done.stdout.total_bytes(), 20_000_000 + 5);
+    assert_eq!(done.stdout.kept_bytes(), 2048);
+    assert!(done.stdout.text().ends_with("x\nEND\n"));
+}
+
+#[tokio::test]
+async fn grandchildren_are_killed_with_the_group_after_a_normal_exit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let script = format!("sleep 100 & echo $! > {}; exit 0", pidfile.display());
+    let done = supervise(
+        sh(&script, dir.path()),
+        &limits(10_000),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(done.ending, Ending::Exited { code: 0 });
+    let pid = read_pid(&pidfile);
+    assert!(
+        gone_within(pid, Duration::from_secs(2)).await,
+        "grandchild {pid} survived"
+    );
+}
+
+#[tokio::test]
+async fn grandchildren_are_killed_with_the_group_on_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let script = format!("sleep 100 & echo $! > {}; sleep 100", pidfile.display());
+    let done = supervise(
+        sh(&script, dir.path()),
+        &limits(500),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(matches!(done.ending, Ending::WallClockLimit { .. }));
+    let pid = read_pid(&pidfile);
+    assert!(
+        gone_within(pid, Duration::from_secs(2)).await,
+        "grandchild {pid} survived"
+    );
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_child() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let pidfile = dir.path().join("pid");
+    let script = format!("sleep 100 & echo $! > {}; sleep 100", pidfile.display());
+    let started = Instant::now();
+    let done = supervise(sh(&script, dir.path()), &limits(60_000), &cancel).await;
+    assert_eq!(done.ending, Ending::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(gone_within(read_pid(&pidfile), Duration::from_secs(2)).await);
+}
+
+#[tokio::test]
+async fn dropping_the_supervision_kills_the_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let script = format!("sleep 100 & echo $! > {}; sleep 100", pidfile.display());
+    let spec = sh(&script, dir.path());
+    let l = limits(60_000);
+    let cancel = CancellationToken::new();
+    let run = supervise(spec, &l, &cancel);
+    let _ = tokio::time::timeout(Duration::from_millis(400), run).await;
+    assert!(gone_within(read_pid(&pidfile), Duration::from_secs(2)).await);
+}
