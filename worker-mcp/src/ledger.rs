@@ -1,1 +1,0 @@
-//! The ledger (filled in by its owner).

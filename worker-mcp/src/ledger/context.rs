@@ -1,0 +1,68 @@
+//! What the Brain was doing where: the active issue and the last observed head, per project
+//! (worktree path) and line of work (branch name). Kept on disk so a restarted server or a
+//! compacted context still knows them.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Ledger, LedgerError, unix_now};
+
+impl Ledger {
+    /// Sets (`Some`) or clears (`None`) the active issue of a project's line of work.
+    pub fn set_active_issue(
+        &self,
+        project: &str,
+        line: &str,
+        issue: Option<u64>,
+    ) -> Result<(), LedgerError> {
+        let conn = self.conn();
+        match issue {
+            Some(issue) => conn.execute(
+                "INSERT INTO active_issues (project, line, issue, updated_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (project, line) DO UPDATE SET issue = ?3, updated_at = ?4",
+                params![project, line, issue, unix_now()],
+            )?,
+            None => conn.execute(
+                "DELETE FROM active_issues WHERE project = ?1 AND line = ?2",
+                params![project, line],
+            )?,
+        };
+        Ok(())
+    }
+
+    /// The active issue of a project's line of work, if one is set.
+    pub fn active_issue(&self, project: &str, line: &str) -> Result<Option<u64>, LedgerError> {
+        let issue = self
+            .conn()
+            .prepare_cached("SELECT issue FROM active_issues WHERE project = ?1 AND line = ?2")?
+            .query_row(params![project, line], |r| r.get(0))
+            .optional()?;
+        Ok(issue)
+    }
+
+    /// Notes that the Brain has just looked at a project's line of work at `head` (`None`: no
+    /// commit yet) and returns the head seen the previous time, if any.
+    pub fn mark_observed(
+        &self,
+        project: &str,
+        line: &str,
+        head: Option<&str>,
+    ) -> Result<Option<String>, LedgerError> {
+        self.write(|tx| {
+            let previous: Option<Option<String>> = tx
+                .query_row(
+                    "SELECT head FROM observations WHERE project = ?1 AND line = ?2",
+                    params![project, line],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            tx.execute(
+                "INSERT INTO observations (project, line, head, observed_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (project, line) DO UPDATE SET head = ?3, observed_at = ?4",
+                params![project, line, head, unix_now()],
+            )?;
+            Ok(previous.flatten())
+        })
+    }
+}

@@ -1,0 +1,488 @@
+//! Work records: one saved unit of work = one commit, under a stable id `YYYYMMDD-NNN`.
+//!
+//! A record is first *reserved* (state `pending`, id allocated) before the commit is made, so
+//! the commit can carry its id; it is then *completed* with the commit's sha, or *abandoned* if
+//! the commit never happened. Commits made outside Butler, or whose completion was lost when a
+//! process died, are *adopted* later. Ids are allocated per local day inside one `BEGIN
+//! IMMEDIATE` transaction, so concurrent processes never hand out the same id.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, FixedOffset, SecondsFormat};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use super::{Ledger, LedgerError, unix_now};
+
+/// The id of a work record: the local date of creation and a daily sequence of at least three
+/// digits (`20260612-001`, …, `20260612-999`, `20260612-1000`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct RecordId(String);
+
+/// A string that is not a record id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a record id (expected the form `20260612-001`)")]
+pub struct RecordIdError(String);
+
+impl RecordId {
+    /// Checks the form `^\d{8}-\d{3,}$`.
+    pub fn parse(s: &str) -> Result<RecordId, RecordIdError> {
+        let bad = || RecordIdError(s.chars().take(40).collect());
+        let (day, seq) = s.split_once('-').ok_or_else(bad)?;
+        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+        if day.len() != 8 || !digits(day) || seq.len() < 3 || seq.len() > 18 || !digits(seq) {
+            return Err(bad());
+        }
+        Ok(RecordId(s.to_string()))
+    }
+
+    fn new(day: &str, seq: u64) -> RecordId {
+        RecordId(format!("{day}-{seq:03}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// `YYYYMMDD`.
+    pub fn day(&self) -> &str {
+        &self.0[..8]
+    }
+
+    /// The daily sequence number.
+    pub fn seq(&self) -> u64 {
+        self.0[9..].parse().expect("validated digits, at most 18")
+    }
+}
+
+impl fmt::Display for RecordId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for RecordId {
+    type Err = RecordIdError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RecordId::parse(s)
+    }
+}
+
+impl TryFrom<String> for RecordId {
+    type Error = RecordIdError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        RecordId::parse(&s)
+    }
+}
+
+impl From<RecordId> for String {
+    fn from(id: RecordId) -> String {
+        id.0
+    }
+}
+
+/// Chronological: by day, then by sequence number (so `-1000` comes after `-999`).
+impl Ord for RecordId {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.day(), self.seq(), &self.0).cmp(&(other.day(), other.seq(), &other.0))
+    }
+}
+
+impl PartialOrd for RecordId {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Who made the commit behind a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Saved through Butler (the Brain's `work_record`, or the ImplementMaid).
+    Butler,
+    /// A commit made outside Butler and adopted afterwards.
+    Outside,
+}
+
+impl Origin {
+    fn as_str(self) -> &'static str {
+        match self {
+            Origin::Butler => "butler",
+            Origin::Outside => "outside",
+        }
+    }
+
+    fn from_db(s: &str) -> Origin {
+        if s == "outside" {
+            Origin::Outside
+        } else {
+            Origin::Butler
+        }
+    }
+}
+
+/// A completed record: its commit exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub id: RecordId,
+    pub sha: String,
+    pub message: String,
+    pub issue_ids: Vec<u64>,
+    /// RFC 3339 with offset (`2026-06-12T10:20:00+09:00`).
+    pub created_at: String,
+    pub origin: Origin,
+    /// The line of work (branch) it was saved on, when known.
+    pub line: Option<String>,
+}
+
+/// A reserved record whose commit has not been confirmed yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingRecord {
+    pub id: RecordId,
+    pub message: String,
+    pub issue_ids: Vec<u64>,
+    pub created_at: String,
+    pub line: Option<String>,
+}
+
+/// A commit to adopt as a record (see [`Ledger::adopt_commit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdoptCommit {
+    pub sha: String,
+    pub message: String,
+    pub issue_ids: Vec<u64>,
+    /// The commit's date, with the offset it was made in (its local day names the id).
+    pub created_at: DateTime<FixedOffset>,
+    pub origin: Origin,
+    /// The id the commit claims through its record trailer, if any.
+    pub claimed_id: Option<RecordId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Pending,
+    Complete,
+    Abandoned,
+}
+
+impl State {
+    fn from_db(s: &str) -> State {
+        match s {
+            "pending" => State::Pending,
+            "abandoned" => State::Abandoned,
+            _ => State::Complete,
+        }
+    }
+}
+
+/// One row of `records` with its issue links.
+struct Row {
+    id: RecordId,
+    state: State,
+    sha: Option<String>,
+    message: String,
+    issue_ids: Vec<u64>,
+    created_at: String,
+    origin: Origin,
+    line: Option<String>,
+}
+
+impl Row {
+    fn into_record(self) -> Option<Record> {
+        let sha = self.sha.filter(|_| self.state == State::Complete)?;
+        Some(Record {
+            id: self.id,
+            sha,
+            message: self.message,
+            issue_ids: self.issue_ids,
+            created_at: self.created_at,
+            origin: self.origin,
+            line: self.line,
+        })
+    }
+}
+
+impl Ledger {
+    /// Allocates the next id of `now`'s local day and remembers the record as pending.
+    pub fn reserve_record(
+        &self,
+        now: DateTime<FixedOffset>,
+        message: &str,
+        issue_ids: &[u64],
+        line: Option<&str>,
+    ) -> Result<RecordId, LedgerError> {
+        self.write(|tx| {
+            let new = NewRow {
+                now,
+                state: "pending",
+                sha: None,
+                message,
+                issue_ids,
+                line,
+                origin: Origin::Butler,
+            };
+            insert(tx, &new)
+        })
+    }
+
+    /// Marks a reserved record as saved by commit `sha`. Completing it again with the same sha
+    /// is a no-op; with another sha, or with a sha another record holds, it is a `Conflict`.
+    pub fn complete_record(&self, id: &RecordId, sha: &str) -> Result<(), LedgerError> {
+        self.write(|tx| {
+            let row = load(tx, id.as_str())?.ok_or_else(|| missing(id))?;
+            if row.state == State::Complete {
+                return match row.sha.as_deref() == Some(sha) {
+                    true => Ok(()),
+                    false => Err(LedgerError::conflict(format!(
+                        "record {id} is already saved as another commit"
+                    ))),
+                };
+            }
+            complete(tx, id, sha)
+        })
+    }
+
+    /// Marks a reserved record as never saved (its commit did not happen). Its id is not reused.
+    pub fn abandon_record(&self, id: &RecordId) -> Result<(), LedgerError> {
+        self.write(|tx| {
+            let row = load(tx, id.as_str())?.ok_or_else(|| missing(id))?;
+            match row.state {
+                State::Abandoned => Ok(()),
+                State::Complete => Err(LedgerError::conflict(format!(
+                    "record {id} is already saved and cannot be abandoned"
+                ))),
+                State::Pending => {
+                    tx.execute(
+                        "UPDATE records SET state = 'abandoned' WHERE id = ?1",
+                        [id.as_str()],
+                    )?;
+                    Ok(())
+                }
+            }
+        })
+    }
+
+    /// Records reserved but neither completed nor abandoned, oldest first.
+    pub fn pending_records(&self) -> Result<Vec<PendingRecord>, LedgerError> {
+        self.read(|tx| {
+            let ids: Vec<String> = tx
+                .prepare("SELECT id FROM records WHERE state = 'pending' ORDER BY day, seq")?
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let row = load(tx, &id)?.expect("listed in the same snapshot");
+                out.push(PendingRecord {
+                    id: row.id,
+                    message: row.message,
+                    issue_ids: row.issue_ids,
+                    created_at: row.created_at,
+                    line: row.line,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// Gives a commit without a completed record one; returns the record and whether it is new.
+    ///
+    /// A commit that already has a record gets that record back (`false`). If the commit claims
+    /// an id (its record trailer) that is still pending or was abandoned, that reservation is
+    /// completed (`false`: the record was Butler's all along). Otherwise a new record is
+    /// allocated on the commit's local day (`true`).
+    pub fn adopt_commit(&self, commit: &AdoptCommit) -> Result<(Record, bool), LedgerError> {
+        self.write(|tx| {
+            if let Some(record) = by_sha(tx, &commit.sha)? {
+                return Ok((record, false));
+            }
+            if let Some(claimed) = &commit.claimed_id {
+                let reserved = load(tx, claimed.as_str())?.filter(|r| r.state != State::Complete);
+                if reserved.is_some() {
+                    complete(tx, claimed, &commit.sha)?;
+                    let record = load(tx, claimed.as_str())?.and_then(Row::into_record);
+                    return Ok((record.expect("completed just now"), false));
+                }
+            }
+            let new = NewRow {
+                now: commit.created_at,
+                state: "complete",
+                sha: Some(&commit.sha),
+                message: &commit.message,
+                issue_ids: &commit.issue_ids,
+                line: None,
+                origin: commit.origin,
+            };
+            let id = insert(tx, &new)?;
+            let record = load(tx, id.as_str())?.and_then(Row::into_record);
+            Ok((record.expect("inserted just now"), true))
+        })
+    }
+
+    /// The completed record with this id; `None` for an unknown, pending, abandoned or
+    /// malformed id.
+    pub fn record_by_id(&self, id: &str) -> Result<Option<Record>, LedgerError> {
+        if RecordId::parse(id).is_err() {
+            return Ok(None);
+        }
+        self.read(|tx| Ok(load(tx, id)?.and_then(Row::into_record)))
+    }
+
+    /// The completed records of those commits that have one, keyed by sha.
+    pub fn records_by_sha(&self, shas: &[&str]) -> Result<HashMap<String, Record>, LedgerError> {
+        self.read(|tx| {
+            let mut out = HashMap::new();
+            for sha in shas {
+                if let Some(record) = by_sha(tx, sha)? {
+                    out.insert(record.sha.clone(), record);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Whether a completed record is saved as this commit.
+    pub fn is_known_sha(&self, sha: &str) -> Result<bool, LedgerError> {
+        let found = self
+            .conn()
+            .prepare_cached("SELECT 1 FROM records WHERE sha = ?1 AND state = 'complete'")?
+            .exists([sha]);
+        found.map_err(LedgerError::from)
+    }
+}
+
+struct NewRow<'a> {
+    now: DateTime<FixedOffset>,
+    state: &'static str,
+    sha: Option<&'a str>,
+    message: &'a str,
+    issue_ids: &'a [u64],
+    line: Option<&'a str>,
+    origin: Origin,
+}
+
+/// Allocates the day's next sequence number and inserts the record (inside the caller's
+/// immediate transaction).
+fn insert(tx: &Connection, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
+    let day = new.now.format("%Y%m%d").to_string();
+    let seq: u64 = tx.query_row(
+        "INSERT INTO record_days (day, last_seq) VALUES (?1, 1)
+         ON CONFLICT (day) DO UPDATE SET last_seq = last_seq + 1
+         RETURNING last_seq",
+        [&day],
+        |r| r.get(0),
+    )?;
+    let id = RecordId::new(&day, seq);
+    let created_at = new.now.to_rfc3339_opts(SecondsFormat::Secs, false);
+    let completed_at = new.sha.map(|_| unix_now());
+    if let Some(sha) = new.sha {
+        ensure_sha_free(tx, sha)?;
+    }
+    tx.execute(
+        "INSERT INTO records (id, day, seq, state, sha, message, line, origin, created_at,
+                              completed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            id.as_str(),
+            day,
+            seq,
+            new.state,
+            new.sha,
+            new.message,
+            new.line,
+            new.origin.as_str(),
+            created_at,
+            completed_at
+        ],
+    )?;
+    let mut seen = Vec::new();
+    for &issue in new.issue_ids {
+        if !seen.contains(&issue) {
+            tx.execute(
+                "INSERT INTO record_issues (record_id, position, issue) VALUES (?1, ?2, ?3)",
+                params![id.as_str(), seen.len(), issue],
+            )?;
+            seen.push(issue);
+        }
+    }
+    Ok(id)
+}
+
+fn complete(tx: &Connection, id: &RecordId, sha: &str) -> Result<(), LedgerError> {
+    ensure_sha_free(tx, sha)?;
+    tx.execute(
+        "UPDATE records SET state = 'complete', sha = ?2, completed_at = ?3 WHERE id = ?1",
+        params![id.as_str(), sha, unix_now()],
+    )?;
+    Ok(())
+}
+
+fn ensure_sha_free(tx: &Connection, sha: &str) -> Result<(), LedgerError> {
+    let holder: Option<String> = tx
+        .query_row("SELECT id FROM records WHERE sha = ?1", [sha], |r| r.get(0))
+        .optional()?;
+    match holder {
+        Some(other) => Err(LedgerError::conflict(format!(
+            "that commit is already saved as record {other}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn missing(id: &RecordId) -> LedgerError {
+    LedgerError::not_found(format!("record {id}"))
+}
+
+fn by_sha(tx: &Connection, sha: &str) -> Result<Option<Record>, LedgerError> {
+    let id: Option<String> = tx
+        .prepare_cached("SELECT id FROM records WHERE sha = ?1 AND state = 'complete'")?
+        .query_row([sha], |r| r.get(0))
+        .optional()?;
+    match id {
+        Some(id) => Ok(load(tx, &id)?.and_then(Row::into_record)),
+        None => Ok(None),
+    }
+}
+
+fn load(tx: &Connection, id: &str) -> Result<Option<Row>, LedgerError> {
+    let row = tx
+        .prepare_cached(
+            "SELECT id, state, sha, message, created_at, origin, line FROM records WHERE id = ?1",
+        )?
+        .query_row([id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, Option<String>>(6)?,
+            ))
+        })
+        .optional()?;
+    let Some((id, state, sha, message, created_at, origin, line)) = row else {
+        return Ok(None);
+    };
+    let issue_ids = tx
+        .prepare_cached("SELECT issue FROM record_issues WHERE record_id = ?1 ORDER BY position")?
+        .query_map([&id], |r| r.get(0))?
+        .collect::<Result<Vec<u64>, _>>()?;
+    // An id that fails its own format can only come from a damaged or hand-edited file.
+    let id = RecordId::parse(&id).map_err(|_| LedgerError::Corrupt {
+        path: std::path::PathBuf::new(),
+    })?;
+    Ok(Some(Row {
+        id,
+        state: State::from_db(&state),
+        sha,
+        message,
+        issue_ids,
+        created_at,
+        origin: Origin::from_db(&origin),
+        line,
+    }))
+}

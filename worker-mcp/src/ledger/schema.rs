@@ -1,0 +1,167 @@
+//! The ledger's tables and their migrations, versioned with `PRAGMA user_version`.
+//!
+//! Each migration runs with the version check inside one `BEGIN IMMEDIATE` transaction, so two
+//! processes opening a new file at once apply it exactly once. Migrations are only ever appended.
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use super::LedgerError;
+
+/// The schema this build writes. A file with a higher version is refused.
+pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
+
+const MIGRATIONS: &[&str] = &[V1];
+
+/// Version 1: work records, per-place state, the operation journal, the ImplementMaid's tables,
+/// the approval gate and the embedded issue store.
+const V1: &str = r#"
+CREATE TABLE records (
+    id           TEXT PRIMARY KEY,
+    day          TEXT NOT NULL,              -- YYYYMMDD, local date of creation
+    seq          INTEGER NOT NULL,           -- daily sequence, from 1
+    state        TEXT NOT NULL CHECK (state IN ('pending', 'complete', 'abandoned')),
+    sha          TEXT UNIQUE,                -- set once complete
+    message      TEXT NOT NULL,
+    line         TEXT,                       -- line of work (branch) it was made on
+    origin       TEXT NOT NULL CHECK (origin IN ('butler', 'outside')),
+    created_at   TEXT NOT NULL,              -- RFC 3339 with offset
+    completed_at INTEGER,                    -- unix seconds
+    UNIQUE (day, seq)
+);
+CREATE TABLE record_days (
+    day      TEXT PRIMARY KEY,
+    last_seq INTEGER NOT NULL
+);
+CREATE TABLE record_issues (
+    record_id TEXT NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+    position  INTEGER NOT NULL,
+    issue     INTEGER NOT NULL,
+    PRIMARY KEY (record_id, issue)
+);
+CREATE INDEX record_issues_by_issue ON record_issues(issue);
+
+CREATE TABLE active_issues (
+    project    TEXT NOT NULL,
+    line       TEXT NOT NULL,
+    issue      INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (project, line)
+);
+CREATE TABLE observations (
+    project     TEXT NOT NULL,
+    line        TEXT NOT NULL,
+    head        TEXT,
+    observed_at INTEGER NOT NULL,
+    PRIMARY KEY (project, line)
+);
+
+CREATE TABLE operations (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind       TEXT NOT NULL,
+    pid        INTEGER NOT NULL,
+    detail     TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    ended_at   INTEGER
+);
+CREATE INDEX operations_open ON operations(ended_at) WHERE ended_at IS NULL;
+
+CREATE TABLE tasks (
+    task_id       TEXT PRIMARY KEY,
+    contract_json TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    branch        TEXT,
+    worktree      TEXT,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    result_json   TEXT
+);
+CREATE TABLE attempts (
+    task_id       TEXT NOT NULL REFERENCES tasks(task_id) ON DELETE CASCADE,
+    attempt       INTEGER NOT NULL,
+    started_at    TEXT NOT NULL,
+    ended_at      TEXT,
+    evidence_json TEXT,
+    PRIMARY KEY (task_id, attempt)
+);
+CREATE TABLE task_notes (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id    TEXT NOT NULL REFERENCES tasks(task_id) ON DELETE CASCADE,
+    kind       TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    relayed    INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE approvals (
+    reference   TEXT PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    description TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    used_at     INTEGER
+);
+
+CREATE TABLE issues (
+    number     INTEGER PRIMARY KEY,
+    title      TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('open', 'closed')),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    closed_at  TEXT
+);
+CREATE TABLE labels (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    name        TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    color       TEXT,
+    description TEXT
+);
+CREATE TABLE issue_labels (
+    issue INTEGER NOT NULL REFERENCES issues(number) ON DELETE CASCADE,
+    label INTEGER NOT NULL REFERENCES labels(id) ON DELETE CASCADE,
+    PRIMARY KEY (issue, label)
+);
+CREATE TABLE comments (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    issue      INTEGER NOT NULL REFERENCES issues(number) ON DELETE CASCADE,
+    body       TEXT NOT NULL,
+    author     TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX comments_by_issue ON comments(issue, id);
+CREATE TABLE comment_deletions (
+    comment_id INTEGER PRIMARY KEY,
+    issue      INTEGER NOT NULL,
+    body       TEXT NOT NULL,
+    author     TEXT,
+    created_at TEXT NOT NULL,
+    deleted_at TEXT NOT NULL,
+    reason     TEXT
+);
+INSERT INTO labels (name, color, description) VALUES
+    ('bug', 'd73a4a', 'Something is not working'),
+    ('enhancement', 'a2eeef', 'New feature or request'),
+    ('documentation', '0075ca', 'Improvements or additions to documentation'),
+    ('question', 'd876e3', 'Further information is requested'),
+    ('chore', 'cfd3d7', 'Maintenance without user-visible change');
+"#;
+
+/// Brings the file up to [`VERSION`], one transaction per migration.
+pub(crate) fn migrate(conn: &Connection) -> Result<(), LedgerError> {
+    loop {
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        let found: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if found > VERSION {
+            return Err(LedgerError::TooNew {
+                found,
+                known: VERSION,
+            });
+        }
+        let Some(sql) = MIGRATIONS.get(found as usize) else {
+            return Ok(()); // up to date; the empty transaction rolls back on drop
+        };
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", found + 1)?;
+        tx.commit()?;
+        tracing::debug!(version = found + 1, "ledger schema migrated");
+    }
+}
