@@ -33,10 +33,11 @@ fn running(pid: i32) -> bool {
 
 fn read_pid(path: &Path) -> i32 {
     for _ in 0..100 {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if let Ok(pid) = text.trim().parse() {
-                return pid;
-            }
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return pid;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -81,7 +82,7 @@ async fn stdin_is_fed_then_closed() {
 #[tokio::test]
 async fn the_environment_is_exactly_the_one_given() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // SAFETY-free check: the test process has HOME; the child must not see it.
+    // The test process has HOME; the child must not see it.
     let mut spec = sh("env | sort", dir.path());
     spec.env.push(("ONLY_THIS".into(), "1".into()));
     let done = supervise(spec, &limits(10_000), &CancellationToken::new()).await;

@@ -309,11 +309,9 @@ fn parse(patch: &str) -> Vec<FileDiff> {
                 path,
                 lines: Vec::new(),
             });
-        } else if let Some(header) = raw.strip_prefix("@@ ") {
-            if let Some((old, new)) = hunk_ranges(header) {
-                (old_no, old_left) = old;
-                (new_no, new_left) = new;
-            }
+        } else if let Some((old, new)) = raw.strip_prefix("@@ ").and_then(hunk_ranges) {
+            (old_no, old_left) = old;
+            (new_no, new_left) = new;
         }
     }
     files
