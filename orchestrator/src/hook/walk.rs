@@ -1,0 +1,580 @@
+//! Walks a parsed shell program and finds the first place where git would start.
+//!
+//! Every simple command is resolved through [`super::wrappers`]; every word is searched for
+//! command substitutions (also inside double quotes, parameter expansions, arithmetic,
+//! `[[ … ]]` tests and unquoted here-docs); scripts handed to a shell (`sh -c`, `eval`, a
+//! pipeline into `sh`, a here-doc fed to `bash`) are parsed and walked in turn. Scripts that do
+//! not parse, are too large or nest too deeply go to [`super::fallback`].
+
+use std::collections::HashMap;
+
+use brush_parser::ast;
+use brush_parser::word::{self, Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions};
+
+use super::fallback;
+use super::wrappers::{self, DYNAMIC, Runs};
+
+/// Scripts longer than this are not parsed but scanned.
+pub const MAX_PARSE_BYTES: usize = 128 * 1024;
+/// Nesting of brackets and quotes deeper than this is not parsed but scanned (the parser
+/// recurses per level).
+const MAX_BRACKET_NESTING: usize = 48;
+/// Scripts inside scripts (`sh -c "$(eval …)"`) deeper than this are scanned, not parsed.
+const MAX_SCRIPT_DEPTH: usize = 12;
+/// Wrappers inside wrappers (`sudo env nice git`) resolved at most this deep.
+const MAX_WRAPPER_HOPS: usize = 16;
+/// Total bytes of scripts parsed for one command, nested ones included.
+const MAX_TOTAL_PARSE_BYTES: usize = 4 * 1024 * 1024;
+
+/// How git was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitHit {
+    /// The words after `git` (`DYNAMIC` parts shown as `…`).
+    pub args: Vec<String>,
+    /// Found by the fallback scan (the script, or a part of it, did not parse).
+    pub by_fallback: bool,
+}
+
+/// Find the first git invocation in `script`, parsing it as bash.
+pub fn find_git(script: &str) -> Option<GitHit> {
+    let mut walker = Walker::default();
+    walker.script(script);
+    walker.found
+}
+
+#[derive(Default)]
+struct Walker {
+    found: Option<GitHit>,
+    /// Variables with a known value, from plain assignments seen so far (`G=git; $G status`).
+    vars: HashMap<String, String>,
+    depth: usize,
+    parsed_bytes: usize,
+    options: ParserOptions,
+}
+
+impl Walker {
+    fn script(&mut self, text: &str) {
+        if self.found.is_some() || text.trim().is_empty() {
+            return;
+        }
+        self.parsed_bytes += text.len();
+        if self.depth >= MAX_SCRIPT_DEPTH
+            || text.len() > MAX_PARSE_BYTES
+            || self.parsed_bytes > MAX_TOTAL_PARSE_BYTES
+            || bracket_nesting(text) > MAX_BRACKET_NESTING
+        {
+            return self.fallback(text);
+        }
+        let parsed = Parser::new(std::io::Cursor::new(text), &self.options).parse_program();
+        match parsed {
+            Ok(program) => {
+                self.depth += 1;
+                for list in &program.complete_commands {
+                    self.compound_list(list);
+                }
+                self.depth -= 1;
+            }
+            Err(_) => self.fallback(text),
+        }
+    }
+
+    fn fallback(&mut self, text: &str) {
+        if self.found.is_none()
+            && let Some(args) = fallback::git_in_command_position(text)
+        {
+            self.found = Some(GitHit { args, by_fallback: true });
+        }
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList) {
+        for item in &list.0 {
+            self.and_or(&item.0);
+        }
+    }
+
+    fn and_or(&mut self, list: &ast::AndOrList) {
+        self.pipeline(&list.first);
+        for next in &list.additional {
+            match next {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline) {
+        let mut feed: Option<String> = None;
+        for command in &pipeline.seq {
+            if self.found.is_some() {
+                return;
+            }
+            let fed = feed.take();
+            feed = self.command(command, fed);
+        }
+    }
+
+    /// Walk one command; returns what it writes to stdout when that is known statically
+    /// (`echo 'git status'`), for a shell later in the pipeline.
+    fn command(&mut self, command: &ast::Command, stdin: Option<String>) -> Option<String> {
+        match command {
+            ast::Command::Simple(simple) => return self.simple(simple, stdin),
+            ast::Command::Compound(compound, redirects) => {
+                self.compound(compound);
+                self.redirects(redirects.as_ref());
+            }
+            ast::Command::Function(function) => {
+                self.compound(&function.body.0);
+                self.redirects(function.body.1.as_ref());
+            }
+            ast::Command::ExtendedTest(test, redirects) => {
+                self.extended_test(&test.expr);
+                self.redirects(redirects.as_ref());
+            }
+        }
+        None
+    }
+
+    fn redirects(&mut self, redirects: Option<&ast::RedirectList>) {
+        for redirect in redirects.into_iter().flat_map(|r| &r.0) {
+            self.redirect(redirect);
+        }
+    }
+
+    fn compound(&mut self, compound: &ast::CompoundCommand) {
+        use ast::CompoundCommand as C;
+        match compound {
+            C::Arithmetic(a) => self.raw_text(&a.expr.value),
+            C::ArithmeticForClause(f) => {
+                for expr in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                    self.raw_text(&expr.value);
+                }
+                self.compound_list(&f.body.list);
+            }
+            C::BraceGroup(g) => self.compound_list(&g.list),
+            C::Subshell(s) => self.compound_list(&s.list),
+            C::ForClause(f) => {
+                for value in f.values.iter().flatten() {
+                    self.word(&value.value);
+                }
+                self.compound_list(&f.body.list);
+            }
+            C::CaseClause(c) => {
+                self.word(&c.value.value);
+                for case in &c.cases {
+                    for pattern in &case.patterns {
+                        self.word(&pattern.value);
+                    }
+                    if let Some(cmd) = &case.cmd {
+                        self.compound_list(cmd);
+                    }
+                }
+            }
+            C::IfClause(i) => {
+                self.compound_list(&i.condition);
+                self.compound_list(&i.then);
+                for clause in i.elses.iter().flatten() {
+                    if let Some(condition) = &clause.condition {
+                        self.compound_list(condition);
+                    }
+                    self.compound_list(&clause.body);
+                }
+            }
+            C::WhileClause(w) | C::UntilClause(w) => {
+                self.compound_list(&w.0);
+                self.compound_list(&w.1.list);
+            }
+            C::Coprocess(c) => {
+                self.command(&c.body, None);
+            }
+        }
+    }
+
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr) {
+        use ast::ExtendedTestExpr as E;
+        match expr {
+            E::And(a, b) | E::Or(a, b) => {
+                self.extended_test(a);
+                self.extended_test(b);
+            }
+            E::Not(a) | E::Parenthesized(a) => self.extended_test(a),
+            E::UnaryTest(_, w) => self.word(&w.value),
+            E::BinaryTest(_, a, b) => {
+                self.word(&a.value);
+                self.word(&b.value);
+            }
+        }
+    }
+
+    /// Returns the here-doc or here-string text fed to the command, if any.
+    fn redirect(&mut self, redirect: &ast::IoRedirect) -> Option<String> {
+        match redirect {
+            ast::IoRedirect::File(_, _, target) => match target {
+                ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w) => {
+                    self.word(&w.value)
+                }
+                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                    self.compound_list(&sub.list)
+                }
+                ast::IoFileRedirectTarget::Fd(_) => {}
+            },
+            ast::IoRedirect::HereDocument(_, doc) => {
+                if doc.requires_expansion {
+                    match word::parse_heredoc(&doc.doc.value, &self.options) {
+                        Ok(pieces) => self.pieces(&doc.doc.value, &pieces),
+                        Err(_) => self.raw_text(&doc.doc.value),
+                    }
+                }
+                return Some(doc.doc.value.clone());
+            }
+            ast::IoRedirect::HereString(_, w) => {
+                self.word(&w.value);
+                return Some(self.value(&w.value));
+            }
+            ast::IoRedirect::OutputAndError(w, _) => self.word(&w.value),
+        }
+        None
+    }
+
+    fn simple(&mut self, simple: &ast::SimpleCommand, feed: Option<String>) -> Option<String> {
+        let mut words: Vec<&str> = Vec::new();
+        let mut assignments: Vec<(&str, &str)> = Vec::new();
+        let mut stdin = feed;
+        let prefix = simple.prefix.iter().flat_map(|p| &p.0);
+        let suffix = simple.suffix.iter().flat_map(|s| &s.0);
+        let name = simple.word_or_name.iter().map(ItemRef::Word);
+        let items = prefix.map(ItemRef::Item).chain(name).chain(suffix.map(ItemRef::Item));
+        for item in items {
+            match item {
+                ItemRef::Word(w) | ItemRef::Item(ast::CommandPrefixOrSuffixItem::Word(w)) => {
+                    self.word(&w.value);
+                    words.push(&w.value);
+                }
+                ItemRef::Item(ast::CommandPrefixOrSuffixItem::IoRedirect(r)) => {
+                    if let Some(text) = self.redirect(r) {
+                        stdin = Some(text);
+                    }
+                }
+                ItemRef::Item(ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)) => {
+                    self.word(&w.value);
+                    if words.is_empty() {
+                        if let (ast::AssignmentName::VariableName(n), ast::AssignmentValue::Scalar(v)) =
+                            (&a.name, &a.value)
+                        {
+                            assignments.push((n, &v.value));
+                        }
+                    } else {
+                        words.push(&w.value);
+                    }
+                }
+                ItemRef::Item(ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub)) => {
+                    self.compound_list(&sub.list);
+                }
+            }
+            if self.found.is_some() {
+                return None;
+            }
+        }
+        if words.is_empty() {
+            for (name, raw) in assignments {
+                let value = self.value(raw);
+                self.vars.insert(name.to_owned(), value);
+            }
+            return None;
+        }
+        let argv: Vec<String> = words.iter().map(|w| self.value(w)).collect();
+        self.remember_exports(&argv);
+        self.resolve(&argv, stdin, 0);
+        static_output(&argv)
+    }
+
+    /// `export NAME=value` / `declare`, `local`, `readonly`, `typeset`.
+    fn remember_exports(&mut self, argv: &[String]) {
+        if matches!(argv[0].as_str(), "export" | "declare" | "local" | "readonly" | "typeset") {
+            for arg in &argv[1..] {
+                if let Some((name, value)) = arg.split_once('=') {
+                    self.vars.insert(name.to_owned(), value.to_owned());
+                }
+            }
+        }
+    }
+
+    fn resolve(&mut self, argv: &[String], stdin: Option<String>, hops: usize) {
+        if self.found.is_some() || hops > MAX_WRAPPER_HOPS {
+            return;
+        }
+        match wrappers::resolve(argv) {
+            Runs::Nothing => {}
+            Runs::Git(args) => {
+                let args = args.into_iter().map(|a| a.replace(DYNAMIC, "…")).collect();
+                self.found = Some(GitHit { args, by_fallback: false });
+            }
+            Runs::Commands(commands) => {
+                for command in commands {
+                    self.resolve(&command, stdin.clone(), hops + 1);
+                }
+            }
+            Runs::Script(script) => self.nested_script(&script.replace(DYNAMIC, "_")),
+            Runs::ShellStdin => {
+                if let Some(text) = stdin {
+                    self.nested_script(&text);
+                }
+            }
+            Runs::ForeignCode(code) => {
+                if let Some(args) = git_in_foreign_code(&code) {
+                    self.found = Some(GitHit { args, by_fallback: false });
+                }
+            }
+        }
+    }
+
+    fn nested_script(&mut self, text: &str) {
+        self.script(text);
+    }
+
+    /// Search one raw word for command substitutions and walk them.
+    fn word(&mut self, raw: &str) {
+        if self.found.is_some() || !raw.contains(['$', '`']) {
+            return;
+        }
+        match word::parse(raw, &self.options) {
+            Ok(pieces) => self.pieces(raw, &pieces),
+            Err(_) => self.raw_text(raw),
+        }
+    }
+
+    fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource]) {
+        for piece in pieces {
+            match &piece.piece {
+                WordPiece::CommandSubstitution(s) => self.nested_script(s),
+                WordPiece::BackquotedCommandSubstitution(s) => {
+                    self.nested_script(&unescape_backquoted(s))
+                }
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(raw, inner),
+                WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
+                    let text = raw.get(piece.start_index..piece.end_index).unwrap_or(raw);
+                    if text.contains("$(") || text.contains('`') {
+                        let inner = text.trim_start_matches(['$', '{', '(']);
+                        self.fallback(inner);
+                    }
+                }
+                _ => {}
+            }
+            if self.found.is_some() {
+                return;
+            }
+        }
+    }
+
+    /// Text that is not a word of its own (arithmetic): scan it for substitutions.
+    fn raw_text(&mut self, text: &str) {
+        if text.contains("$(") || text.contains('`') {
+            self.fallback(text);
+        }
+    }
+
+    /// The word as the command will see it, with run-time parts replaced by [`DYNAMIC`].
+    fn value(&self, raw: &str) -> String {
+        match word::parse(raw, &self.options) {
+            Ok(pieces) => {
+                let mut out = String::new();
+                self.append_value(&pieces, &mut out, false);
+                out
+            }
+            Err(_) => raw.replace(['"', '\'', '\\'], ""),
+        }
+    }
+
+    fn append_value(&self, pieces: &[WordPieceWithSource], out: &mut String, quoted: bool) {
+        for piece in pieces {
+            match &piece.piece {
+                WordPiece::Text(s) | WordPiece::SingleQuotedText(s) => out.push_str(s),
+                WordPiece::AnsiCQuotedText(s) => out.push_str(&ansi_c(s)),
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    self.append_value(inner, out, true)
+                }
+                WordPiece::EscapeSequence(s) => {
+                    let escaped = s.strip_prefix('\\').unwrap_or(s);
+                    if escaped != "\n" {
+                        if quoted && !matches!(escaped, "$" | "`" | "\"" | "\\") {
+                            out.push('\\');
+                        }
+                        out.push_str(escaped);
+                    }
+                }
+                WordPiece::TildeExpansion(_) => out.push('~'),
+                WordPiece::ParameterExpansion(ParameterExpr::Parameter {
+                    parameter: Parameter::Named(name),
+                    indirect: false,
+                }) => match (self.vars.get(name), name.as_str()) {
+                    (Some(value), _) => out.push_str(value),
+                    (None, "SHELL" | "BASH") => out.push_str("sh"),
+                    _ => out.push(DYNAMIC),
+                },
+                WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s)
+                    if locates_git(s) =>
+                {
+                    out.push_str("/usr/bin/git")
+                }
+                _ => out.push(DYNAMIC),
+            }
+        }
+    }
+}
+
+enum ItemRef<'a> {
+    Word(&'a ast::Word),
+    Item(&'a ast::CommandPrefixOrSuffixItem),
+}
+
+/// `$(which git)`, `$(command -v git)`: the path of git, used as a command name.
+fn locates_git(script: &str) -> bool {
+    let words: Vec<&str> = script.split_whitespace().collect();
+    matches!(
+        words.as_slice(),
+        ["which", "git"] | ["command", "-v", "git"] | ["type", "-p" | "-P", "git"] | ["whereis", "-b", "git"]
+    )
+}
+
+/// What `echo …` / `printf …` / `cat <<EOF` prints, as far as it is known.
+fn static_output(argv: &[String]) -> Option<String> {
+    let name = wrappers::basename(&argv[0]);
+    match name {
+        "echo" => {
+            let args: Vec<&str> =
+                argv[1..].iter().map(String::as_str).skip_while(|a| a.starts_with('-')).collect();
+            Some(args.join(" ").replace("\\n", "\n"))
+        }
+        "printf" => Some(argv[1..].join(" ").replace("\\n", "\n")),
+        _ => None,
+    }
+    .map(|s| s.replace(DYNAMIC, "_"))
+}
+
+/// Inside backquotes, `\\`, `` \` `` and `\$` stand for the character itself.
+fn unescape_backquoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && matches!(chars.peek(), Some('\\' | '`' | '$')) {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Decode the escapes of a `$'…'` string that matter for spelling a command name.
+fn ansi_c(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('x') => {
+                let hex: String = std::iter::from_fn(|| chars.next_if(|c| c.is_ascii_hexdigit()))
+                    .take(2)
+                    .collect();
+                out.extend(u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32));
+            }
+            Some(d @ '0'..='7') => {
+                let mut oct = String::from(d);
+                oct.extend(std::iter::from_fn(|| chars.next_if(|c| ('0'..='7').contains(c))).take(2));
+                out.extend(u32::from_str_radix(&oct, 8).ok().and_then(char::from_u32));
+            }
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// The deepest nesting of brackets and substitutions, counted without parsing.
+fn bracket_nesting(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut max = 0usize;
+    for b in text.bytes() {
+        match b {
+            b'(' | b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// git spawned from another language's code: a string literal that is `git` or starts with
+/// `git ` (`os.system("git status")`, `subprocess.run(["git", "log"])`, `` `git diff` ``).
+fn git_in_foreign_code(code: &str) -> Option<Vec<String>> {
+    let quotes = ['"', '\'', '`'];
+    let mut rest = code;
+    while let Some(pos) = rest.find("git") {
+        let before = rest[..pos].chars().next_back();
+        let after_text = &rest[pos + 3..];
+        let after = after_text.chars().next();
+        let opens = before.is_some_and(|c| quotes.contains(&c) || c == '/');
+        if opens && after.is_some_and(|c| quotes.contains(&c) || c == ' ') {
+            let tail: String = after_text
+                .chars()
+                .take_while(|c| !matches!(c, ')' | ';' | ']' | '\n'))
+                .collect();
+            let args = tail
+                .split(|c: char| c.is_whitespace() || c == ',' || quotes.contains(&c))
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            return Some(args);
+        }
+        rest = after_text;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sub(script: &str) -> Option<String> {
+        find_git(script).map(|h| h.args.first().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn finds_git_behind_operators_and_wrappers() {
+        assert_eq!(sub("cd /tmp && git status").as_deref(), Some("status"));
+        assert_eq!(sub("GIT_PAGER=cat git log").as_deref(), Some("log"));
+        assert_eq!(sub("echo foo | git commit -F -").as_deref(), Some("commit"));
+        assert_eq!(sub("x=$(git rev-parse HEAD)").as_deref(), Some("rev-parse"));
+        assert_eq!(sub("echo \"`git log`\"").as_deref(), Some("log"));
+        assert_eq!(sub("sh -c 'git status'").as_deref(), Some("status"));
+        assert_eq!(sub("echo 'git status' | sh").as_deref(), Some("status"));
+        assert_eq!(sub("g\\it diff").as_deref(), Some("diff"));
+        assert_eq!(sub("'g''it' diff").as_deref(), Some("diff"));
+        assert_eq!(sub("G=git; $G status").as_deref(), Some("status"));
+    }
+
+    #[test]
+    fn git_as_data_is_not_found() {
+        assert_eq!(sub("echo git && ls"), None);
+        assert_eq!(sub("grep -r git src"), None);
+        assert_eq!(sub("cat > notes <<'EOF'\ngit status\nEOF"), None);
+        assert_eq!(sub("# git status"), None);
+    }
+
+    #[test]
+    fn deep_nesting_falls_back_without_crashing() {
+        let deep = format!("{}git status{}", "(".repeat(5000), ")".repeat(5000));
+        assert_eq!(sub(&deep).as_deref(), Some("status"));
+        let subst = format!("{}echo{}", "$(".repeat(3000), ")".repeat(3000));
+        assert_eq!(sub(&subst), None);
+    }
+}
