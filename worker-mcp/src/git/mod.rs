@@ -1,1 +1,123 @@
-//! The git worker (filled in by its owner).
+//! The git worker: the only code in Butler that reads or changes a git repository.
+//!
+//! [`GitRepo`] is a plain handle (paths only; `Clone + Send + Sync`) with synchronous methods;
+//! async callers use `tokio::task::spawn_blocking`. Back ends are chosen by measurement
+//! (`shared/reference/git-performance.md`): cheap reads (HEAD, refs, upstream, ahead/behind,
+//! recent commits, repository state) go through libgit2 in-process, reopened per call so they
+//! always see the current state; status, diffs, path history, recording and publishing spawn the
+//! `git` program (see `command.rs`), so hooks, credentials and configuration behave exactly as
+//! for a person. No git2 type appears in this module's public API.
+
+mod command;
+mod diff;
+mod error;
+mod history;
+mod lock;
+mod path;
+mod publish;
+mod record;
+mod repo;
+mod status;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+pub use diff::{FileStat, Patch};
+pub use error::GitError;
+pub use history::CommitInfo;
+pub use lock::IndexLock;
+pub use path::RepoPath;
+pub use publish::PublishOutcome;
+pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
+pub use status::{Change, StatusEntry, WorkTreeStatus};
+
+/// An opened (non-bare) repository: where its working tree and git directories are.
+#[derive(Debug, Clone)]
+pub struct GitRepo {
+    workdir: PathBuf,
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+    command_env: Vec<(OsString, OsString)>,
+}
+
+impl GitRepo {
+    /// Opens the repository whose working tree contains `path` (searching upwards).
+    ///
+    /// Refuses paths that are not inside a working tree (`NotARepository`) and bare
+    /// repositories (`BareRepository`). The working directory returned by
+    /// [`GitRepo::workdir`] is the canonical top level of the working tree.
+    pub fn discover(path: &Path) -> Result<GitRepo, GitError> {
+        let start = path.canonicalize().map_err(|_| GitError::NotARepository)?;
+        let repo = git2::Repository::discover(&start).map_err(|e| match e.code() {
+            git2::ErrorCode::NotFound => GitError::NotARepository,
+            _ => GitError::from(e),
+        })?;
+        if repo.is_bare() {
+            return Err(GitError::BareRepository);
+        }
+        let workdir = repo.workdir().ok_or(GitError::BareRepository)?;
+        let canonical = |p: &Path| {
+            p.canonicalize()
+                .map_err(|e| GitError::failed("discover", format!("{}: {e}", p.display())))
+        };
+        Ok(GitRepo {
+            workdir: canonical(workdir)?,
+            git_dir: canonical(repo.path())?,
+            common_dir: canonical(repo.commondir())?,
+            command_env: Vec::new(),
+        })
+    }
+
+    /// Adds environment variables to every git process this handle starts (for example a
+    /// hermetic `HOME` and `GIT_CONFIG_GLOBAL` in tests). In-process reads are unaffected.
+    pub fn with_command_env<K, V>(mut self, vars: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        self.command_env
+            .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// The top level of the working tree (canonical).
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// This working tree's git directory (`.git`, or `.git/worktrees/<name>` for a linked
+    /// worktree): index, HEAD and in-progress operation state live here.
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The git directory shared by all worktrees (objects, refs, config); Butler's ledger
+    /// lives under it.
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// Turns a user-supplied path (repository-relative or absolute, possibly with `\xNN`
+    /// escapes as written by [`RepoPath::display`]) into a [`RepoPath`].
+    ///
+    /// Anything that leaves the working tree (`..` above the top, symlinked parents pointing
+    /// elsewhere, absolute paths elsewhere, the `.git` directory) is `OutsideProject`. The
+    /// path need not exist (a deleted file can be named). The top itself gives the empty path.
+    pub fn path_in_repo(&self, user_path: &str) -> Result<RepoPath, GitError> {
+        path::resolve(&self.workdir, user_path)
+    }
+
+    pub(crate) fn command_env(&self) -> &[(OsString, OsString)] {
+        &self.command_env
+    }
+
+    /// Opens the repository in-process (cheap: ~0.3 ms); a fresh handle per call sees the
+    /// current refs and config.
+    pub(crate) fn open(&self) -> Result<git2::Repository, GitError> {
+        Ok(git2::Repository::open_ext(
+            &self.workdir,
+            git2::RepositoryOpenFlags::NO_SEARCH,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )?)
+    }
+}
