@@ -33,6 +33,17 @@ pub trait IssueBackend: Send + Sync {
     fn comment(&self, number: u64, body: &str) -> IssueFuture<'_, Comment>;
     /// Deletes a comment; a comment that does not belong to `number` is `NotFound`.
     fn delete_comment(&self, number: u64, comment_id: u64) -> IssueFuture<'_, ()>;
+    /// Deletes a comment and keeps `reason` where the tracker has a place for it (the local
+    /// store keeps an audit row; a server has none, so by default this is `delete_comment`).
+    fn delete_comment_with_reason<'a>(
+        &'a self,
+        number: u64,
+        comment_id: u64,
+        reason: Option<&'a str>,
+    ) -> IssueFuture<'a, ()> {
+        let _ = reason;
+        self.delete_comment(number, comment_id)
+    }
     /// Replaces the title (validated with [`validate_title`] first).
     fn update_title(&self, number: u64, title: &str) -> IssueFuture<'_, Issue>;
     /// Replaces the body.
