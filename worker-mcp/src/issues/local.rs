@@ -49,6 +49,16 @@ impl LocalIssues {
         Ok(Self::from_ledger(Ledger::open(git_common_dir)?, name))
     }
 
+    /// Opens the store in an explicit ledger file (e.g. [`Ledger::path`] of an open ledger);
+    /// its name is that of the repository the file belongs to (`/src/demo/.git/butler/ledger.db`
+    /// → `demo`).
+    pub fn open_file(ledger_file: &Path) -> Result<LocalIssues, LedgerError> {
+        Ok(Self::from_ledger(
+            Ledger::open_file(ledger_file)?,
+            repository_name(ledger_file),
+        ))
+    }
+
     /// Uses an already open ledger connection (the store then owns it).
     pub fn from_ledger(ledger: Ledger, name: impl Into<String>) -> LocalIssues {
         LocalIssues {
@@ -68,6 +78,23 @@ impl LocalIssues {
         // A panic mid-call leaves no open transaction behind (it rolls back on drop).
         let ledger = self.ledger.lock().unwrap_or_else(PoisonError::into_inner);
         f(&ledger)
+    }
+}
+
+/// The repository a ledger file at `<git common dir>/butler/ledger.db` belongs to: the directory
+/// holding `.git`, or a bare repository's directory without `.git`.
+fn repository_name(ledger_file: &Path) -> String {
+    let common = ledger_file.parent().and_then(Path::parent);
+    let named = match common {
+        Some(dir) if dir.file_name().is_some_and(|n| n == ".git") => dir.parent(),
+        other => other,
+    };
+    let name = named
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned());
+    match name {
+        Some(n) if !n.is_empty() => n.strip_suffix(".git").map(str::to_string).unwrap_or(n),
+        _ => "local".to_string(),
     }
 }
 

@@ -18,7 +18,7 @@ pub struct Operation {
     /// The process that began it.
     pub pid: u32,
     /// Unix seconds.
-    pub started_at: i64,
+    pub started_at: u64,
     pub detail: String,
 }
 
@@ -36,7 +36,7 @@ impl Ledger {
     pub fn begin_operation(&self, kind: &str, pid: u32, detail: &str) -> Result<i64, LedgerError> {
         self.conn().execute(
             "INSERT INTO operations (kind, pid, detail, started_at) VALUES (?1, ?2, ?3, ?4)",
-            params![kind, pid, detail, unix_now()],
+            params![kind, pid, detail, unix_now().max(0)],
         )?;
         Ok(self.conn().last_insert_rowid())
     }

@@ -419,3 +419,26 @@ fn a_damaged_store_reports_a_backend_error_without_sqlite_text() {
     }
     assert!(!err.to_string().to_lowercase().contains("comments"));
 }
+
+#[test]
+fn a_store_opened_by_file_is_named_after_its_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let common = dir.path().join("demo").join(".git");
+    let ledger = Ledger::open(&common).unwrap();
+    let store = LocalIssues::open_file(ledger.path()).unwrap();
+    assert_eq!(store.info().repo, "demo");
+    run(store.create(&new("Seen by both", &[]))).unwrap();
+    assert_eq!(
+        run(LocalIssues::open(&common, "x").unwrap().read(1))
+            .unwrap()
+            .title,
+        "Seen by both"
+    );
+
+    let bare = Ledger::open(&dir.path().join("server.git")).unwrap();
+    assert_eq!(
+        LocalIssues::open_file(bare.path()).unwrap().info().repo,
+        "server"
+    );
+    assert_eq!(repository_name(Path::new("ledger.db")), "local");
+}
