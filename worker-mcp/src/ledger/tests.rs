@@ -599,3 +599,27 @@ fn an_approval_is_used_once_for_the_same_operation_within_the_hour() {
         "an expired check does not burn it"
     );
 }
+
+#[test]
+fn a_ledger_moves_between_threads_and_is_shared_behind_a_mutex() {
+    fn send<T: Send>() {}
+    fn sync<T: Sync>() {}
+    send::<Ledger>();
+    sync::<std::sync::Mutex<Ledger>>();
+    let (_dir, ledger) = fresh();
+    let shared = Arc::new(std::sync::Mutex::new(ledger));
+    let other = Arc::clone(&shared);
+    std::thread::spawn(move || {
+        other
+            .lock()
+            .unwrap()
+            .set_active_issue("/p", "main", Some(3))
+            .unwrap();
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        shared.lock().unwrap().active_issue("/p", "main").unwrap(),
+        Some(3)
+    );
+}
