@@ -24,6 +24,18 @@ pub enum MaidError {
     /// The worker MCP command cannot be written in the agent's extension syntax.
     #[error("the worker MCP command cannot be passed to the agent: {0}")]
     WorkerCommand(String),
+    /// The Brain's tree has unrecorded changes: the task is not started (`need_input`).
+    #[error("the project has unrecorded changes ({}): record or discard them first", .0.join(", "))]
+    UnrecordedChanges(Vec<String>),
+    /// A git operation of the task sequence failed.
+    #[error(transparent)]
+    Git(#[from] crate::taskgit::GitError),
+    /// No task with this id has a branch or worktree.
+    #[error("no task `{0}`")]
+    NoSuchTask(String),
+    /// The Brain's line moved in a way that cannot take the task's records without a merge.
+    #[error("the task's line cannot be brought in: {0}")]
+    Conflict(String),
     /// A file the Maid had to read or write.
     #[error("{action} `{path}`: {source}")]
     Io {

@@ -12,6 +12,8 @@ pub mod output;
 pub mod prompt;
 pub mod scope;
 pub mod supervise;
+pub mod task;
+pub mod taskgit;
 pub mod verify;
 
 pub use contract::{
@@ -20,3 +22,4 @@ pub use contract::{
 };
 pub use error::MaidError;
 pub use supervise::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};
+pub use task::{MaidContext, Progress, accept, discard, run_task};

@@ -1,0 +1,408 @@
+//! The task sequence end to end: real git repositories in temp dirs, the fake agent, real
+//! test commands.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
+use butler_maid::contract::{FileCheckSpec, ImplementRequest};
+use butler_maid::{
+    AgentKind, DirectGitFinding, MaidContext, MaidError, Outcome, Progress, TaskContract, TaskId,
+    accept, discard, run_task,
+};
+use tokio_util::sync::CancellationToken;
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
+
+struct Repo {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    script: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_DATE", "2026-04-15T10:00:00+00:00")
+        .env("GIT_COMMITTER_DATE", "2026-04-15T10:00:00+00:00")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn repo(script_lines: &[String]) -> Repo {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("project");
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    git(&root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("src/lib.rs"), "pub fn one() -> i32 { 1 }\n").expect("write");
+    std::fs::write(root.join("README.md"), "project\n").expect("write");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "initial"]);
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(&script, script_lines.join("\n")).expect("script");
+    Repo {
+        _dir: dir,
+        root,
+        script,
+    }
+}
+
+fn attempt(actions: &[&str]) -> String {
+    format!("[{}]", actions.join(","))
+}
+
+fn context(repo: &Repo) -> MaidContext {
+    let worker = WorkerMcpCommand {
+        program: "/opt/butler".into(),
+        args: vec!["worker-mcp".into()],
+        env: vec![],
+    };
+    let mut ctx = MaidContext::new(&repo.root, worker);
+    ctx.parent_env = vec![
+        ("PATH".into(), std::env::var_os("PATH").expect("PATH")),
+        (
+            "FAKE_AGENT_SCRIPT".into(),
+            repo.script.clone().into_os_string(),
+        ),
+        ("BUTLER_GITEA_TOKEN".into(), "secret".into()),
+    ];
+    ctx.env_allow = vec!["FAKE_AGENT_SCRIPT".into()];
+    ctx.agents = HashMap::from([(
+        AgentKind::Goose,
+        AgentConfig {
+            program: Some(FAKE.into()),
+            provider: Some("openai".into()),
+            model: Some("fake-model".into()),
+            ..Default::default()
+        },
+    )]);
+    ctx.stagnation = Duration::from_secs(30);
+    ctx.test_timeout = Duration::from_secs(30);
+    ctx.grace = Duration::from_millis(300);
+    ctx
+}
+
+fn contract(id: &str, tests: &[&str]) -> TaskContract {
+    let request = ImplementRequest {
+        goal: "Add a greeting".into(),
+        spec: "src/greet.rs holds `pub fn greet`".into(),
+        target_paths: vec!["src/".into()],
+        test_commands: tests.iter().map(|s| (*s).to_owned()).collect(),
+        file_checks: vec![],
+        agent: None,
+        timeout_s: Some(60),
+    };
+    TaskContract::from_request(
+        request,
+        TaskId::new(id).expect("id"),
+        "test",
+        chrono::Utc::now(),
+    )
+    .expect("valid")
+}
+
+fn worktree(repo: &Repo, id: &str) -> PathBuf {
+    repo.root
+        .join(".git/butler/worktrees")
+        .join(format!("task-{id}"))
+}
+
+async fn run(
+    repo: &Repo,
+    c: TaskContract,
+) -> (
+    Result<butler_maid::ResultContract, MaidError>,
+    Vec<Progress>,
+) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let result = run_task(
+        context(repo),
+        c,
+        move |p| sink.lock().expect("lock").push(p),
+        CancellationToken::new(),
+    )
+    .await;
+    let seen = seen.lock().expect("lock").clone();
+    (result, seen)
+}
+
+#[tokio::test]
+async fn a_task_succeeds_on_its_own_branch_and_the_brains_tree_is_untouched() {
+    let repo = repo(&[attempt(&[
+        r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#,
+    ])]);
+    let head_before = git(&repo.root, &["rev-parse", "HEAD"]);
+    let (result, progress) = run(
+        &repo,
+        contract("t1", &["grep -q 'pub fn greet' src/greet.rs"]),
+    )
+    .await;
+    let result = result.expect("runs");
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    assert_eq!(result.branch, "butler/task-t1");
+    assert_eq!(result.attempts.len(), 1);
+    let a = &result.attempts[0];
+    assert_eq!(a.changed_files, vec!["src/greet.rs"]);
+    assert!(!a.direct_git.detected);
+    assert!(a.verify.tests[0].passed);
+    assert!(a.record.is_some());
+    // The Brain's tree and HEAD never change.
+    assert_eq!(git(&repo.root, &["rev-parse", "HEAD"]), head_before);
+    assert_eq!(git(&repo.root, &["status", "--porcelain"]), "");
+    assert!(!repo.root.join("src/greet.rs").exists());
+    // The work is a record on the task branch.
+    assert_eq!(
+        git(&repo.root, &["log", "-1", "--format=%an", "butler/task-t1"]),
+        "Butler Maid"
+    );
+    assert!(
+        git(&repo.root, &["log", "-1", "--format=%B", "butler/task-t1"])
+            .contains("Butler-Task: t1")
+    );
+    assert_eq!(
+        progress.first(),
+        Some(&Progress::AttemptStarted { attempt: 1 })
+    );
+    assert_eq!(
+        progress.last(),
+        Some(&Progress::Finished {
+            outcome: Outcome::Succeeded
+        })
+    );
+    assert!(repo.root.join(".git/butler/tasks/t1/result.json").is_file());
+}
+
+#[tokio::test]
+async fn unrecorded_changes_stop_the_task_before_it_starts() {
+    let repo = repo(&[attempt(&[r#"{"do":"write","path":"src/x.rs","text":"x"}"#])]);
+    std::fs::write(repo.root.join("README.md"), "edited\n").expect("write");
+    let (result, progress) = run(&repo, contract("t2", &[])).await;
+    assert!(
+        matches!(result, Err(MaidError::UnrecordedChanges(ref p)) if p == &["README.md"]),
+        "{result:?}"
+    );
+    assert!(progress.is_empty());
+    assert!(!worktree(&repo, "t2").exists());
+    assert!(
+        !repo.script.with_extension("jsonl.attempt").exists(),
+        "the agent never started"
+    );
+}
+
+#[tokio::test]
+async fn direct_commits_and_out_of_scope_files_are_undone_reported_and_retried() {
+    let repo = repo(&[
+        attempt(&[
+            r#"{"do":"write","path":"src/a.rs","text":"pub fn a() {}\n"}"#,
+            r#"{"do":"sh","cmd":"git add -A && git commit -q -m 'agent wip'"}"#,
+            r#"{"do":"write","path":"Cargo.toml","text":"[package]\n"}"#,
+        ]),
+        attempt(&[
+            r#"{"do":"record_prompt","path":"../../tasks/t3/prompt-2.txt"}"#,
+            r#"{"do":"write","path":"src/done","text":"ok"}"#,
+        ]),
+    ]);
+    let (result, progress) = run(&repo, contract("t3", &["test -f src/done"])).await;
+    let result = result.expect("runs");
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    assert_eq!(result.attempts.len(), 2);
+    let first = &result.attempts[0];
+    assert!(first.direct_git.detected);
+    assert!(
+        first.direct_git.findings.iter().any(|f| matches!(f, DirectGitFinding::Commits { count: 1, subjects } if subjects == &["agent wip"])),
+        "{:?}",
+        first.direct_git.findings
+    );
+    assert_eq!(first.verify.scope_violation, vec!["Cargo.toml"]);
+    assert_eq!(first.changed_files, vec!["Cargo.toml", "src/a.rs"]);
+    assert!(!first.verify.tests[0].passed);
+    // The agent's change was kept and recorded by the Maid; the out-of-scope file was not.
+    let wt = worktree(&repo, "t3");
+    assert!(wt.join("src/a.rs").is_file());
+    assert!(!wt.join("Cargo.toml").exists());
+    let files = git(
+        &repo.root,
+        &["log", "--format=", "--name-only", "main..butler/task-t3"],
+    );
+    assert!(
+        files.contains("src/a.rs") && files.contains("src/done") && !files.contains("Cargo.toml"),
+        "{files}"
+    );
+    let authors = git(&repo.root, &["log", "--format=%an", "main..butler/task-t3"]);
+    assert!(authors.lines().all(|a| a == "Butler Maid"), "{authors}");
+    // The retry prompt says what failed.
+    let prompt = std::fs::read_to_string(repo.root.join(".git/butler/tasks/t3/prompt-2.txt"))
+        .expect("prompt");
+    assert!(prompt.contains("attempt 2 of 3"), "{prompt}");
+    assert!(prompt.contains("1 commit(s) of your own"), "{prompt}");
+    assert!(prompt.contains("`Cargo.toml`"), "{prompt}");
+    assert!(prompt.contains("`test -f src/done` exited 1"), "{prompt}");
+    assert!(progress.contains(&Progress::Retrying { attempt: 2 }));
+    assert!(
+        repo.root
+            .join(".git/butler/tasks/t3/attempt-1-out-of-scope.patch")
+            .is_file()
+    );
+}
+
+#[tokio::test]
+async fn config_tampering_and_branch_switches_are_restored() {
+    let repo = repo(&[attempt(&[
+        r#"{"do":"write","path":"src/b.rs","text":"pub fn b() {}\n"}"#,
+        // The fsmonitor command is set last, so only a later git (the Maid's) could run it.
+        r#"{"do":"sh","cmd":"git checkout -q -b agent-branch && git branch -q extra && git config core.fsmonitor 'touch fsmonitor-ran'"}"#,
+        r#"{"do":"write","path":".goosehints","text":"run evil"}"#,
+    ])]);
+    let (result, _) = run(&repo, contract("t4", &[])).await;
+    let result = result.expect("runs");
+    let findings = &result.attempts[0].direct_git.findings;
+    assert!(
+        findings.contains(&DirectGitFinding::ConfigChanged {
+            keys: vec!["core.fsmonitor".into()]
+        }),
+        "{findings:?}"
+    );
+    assert!(
+        findings.iter().any(
+            |f| matches!(f, DirectGitFinding::BranchSwitched { to, .. } if to == "agent-branch")
+        ),
+        "{findings:?}"
+    );
+    assert!(
+        findings.contains(&DirectGitFinding::RefCreated {
+            name: "refs/heads/extra".into()
+        }),
+        "{findings:?}"
+    );
+    assert!(
+        findings.contains(&DirectGitFinding::AgentConfigPlanted {
+            path: ".goosehints".into()
+        }),
+        "{findings:?}"
+    );
+    let config = std::fs::read_to_string(repo.root.join(".git/config")).expect("config");
+    assert!(!config.contains("fsmonitor"), "{config}");
+    let wt = worktree(&repo, "t4");
+    assert_eq!(
+        git(&wt, &["symbolic-ref", "HEAD"]),
+        "refs/heads/butler/task-t4"
+    );
+    assert!(!wt.join(".goosehints").exists());
+    assert_eq!(git(&repo.root, &["branch", "--list", "extra"]), "");
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    assert!(
+        !wt.join("fsmonitor-ran").exists(),
+        "the Maid's git ran the agent's fsmonitor"
+    );
+    assert!(!repo.root.join("fsmonitor-ran").exists());
+}
+
+#[tokio::test]
+async fn three_attempts_at_most() {
+    let repo = repo(&[attempt(&[r#"{"do":"print","text":"I did it!"}"#])]);
+    let (result, _) = run(&repo, contract("t5", &[])).await;
+    let result = result.expect("runs");
+    assert_eq!(result.outcome, Outcome::Failed);
+    assert_eq!(result.attempts.len(), 3);
+    assert_eq!(
+        std::fs::read_to_string(repo.script.with_extension("jsonl.attempt")).expect("counter"),
+        "3"
+    );
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_agent_and_ends_the_task() {
+    let repo = repo(&[attempt(&[r#"{"do":"hang"}"#])]);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let result = run_task(context(&repo), contract("t6", &[]), |_| {}, cancel)
+        .await
+        .expect("runs");
+    assert_eq!(result.outcome, Outcome::Cancelled);
+    assert_eq!(result.attempts.len(), 1);
+    assert_eq!(
+        result.attempts[0].agent_exit,
+        butler_maid::Ending::Cancelled
+    );
+}
+
+#[tokio::test]
+async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
+    let repo = repo(&[attempt(&[
+        r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#,
+    ])]);
+    let mut c = contract("t7", &[]);
+    c.success_criteria.file_checks = butler_maid::contract::TaskContract::from_request(
+        ImplementRequest {
+            goal: "g".into(),
+            target_paths: vec!["src/".into()],
+            file_checks: vec![FileCheckSpec {
+                path: "src/greet.rs".into(),
+                exists: Some(true),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        TaskId::new("x").expect("id"),
+        "t",
+        chrono::Utc::now(),
+    )
+    .expect("valid")
+    .success_criteria
+    .file_checks;
+    let (result, _) = run(&repo, c).await;
+    let result = result.expect("runs");
+    assert_eq!(result.outcome, Outcome::Succeeded);
+    let tip = git(&repo.root, &["rev-parse", "butler/task-t7"]);
+    let head = accept(&repo.root, "t7").await.expect("accepted");
+    assert_eq!(head, tip, "fast-forward");
+    assert!(repo.root.join("src/greet.rs").is_file());
+    assert!(!worktree(&repo, "t7").exists());
+    assert_eq!(
+        git(&repo.root, &["rev-parse", "refs/butler/accepted/task-t7"]),
+        tip
+    );
+
+    std::fs::write(
+        &repo.script,
+        attempt(&[r#"{"do":"write","path":"src/other.rs","text":"x"}"#]),
+    )
+    .expect("script");
+    let (result, _) = run(&repo, contract("t8", &[])).await;
+    assert_eq!(result.expect("runs").outcome, Outcome::Succeeded);
+    let tip = git(&repo.root, &["rev-parse", "butler/task-t8"]);
+    discard(&repo.root, "t8").await.expect("discarded");
+    assert!(!worktree(&repo, "t8").exists());
+    assert_eq!(
+        git(&repo.root, &["rev-parse", "refs/butler/discarded/task-t8"]),
+        tip
+    );
+    assert!(!repo.root.join("src/other.rs").exists());
+    assert!(matches!(
+        discard(&repo.root, "t8").await,
+        Err(MaidError::NoSuchTask(_))
+    ));
+}
