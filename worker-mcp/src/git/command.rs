@@ -172,8 +172,11 @@ impl GitCommand {
             self.max_stdout,
         );
         let stderr = read_tail(child.stderr.take().expect("stderr is piped"));
-        let status =
-            wait_with_timeout(child, pgid, self.timeout).ok_or(GitError::Timeout { op })?;
+        let status = match wait_with_timeout(child, pgid, self.timeout) {
+            Ended::Exited(status) => status,
+            Ended::Killed => return Err(GitError::Timeout { op }),
+            Ended::Lost(err) => return Err(GitError::io(op, err)),
+        };
         let (stdout, stdout_total) = stdout.recv_timeout(DRAIN_GRACE).unwrap_or_default();
         let stderr_tail = stderr.recv_timeout(DRAIN_GRACE).unwrap_or_default();
         Ok(GitOutput {
@@ -210,19 +213,24 @@ fn new_session(cmd: &mut Command) {
     }
 }
 
+/// How a child ended.
+enum Ended {
+    Exited(ExitStatus),
+    /// It overran its time limit and its process group was killed.
+    Killed,
+    /// Waiting for it failed.
+    Lost(std::io::Error),
+}
+
 /// Waits for `child`; after `timeout` terminates its process group (TERM, then KILL).
-/// `None` means it was killed.
-fn wait_with_timeout(mut child: Child, pgid: Pid, timeout: Duration) -> Option<ExitStatus> {
+fn wait_with_timeout(mut child: Child, pgid: Pid, timeout: Duration) -> Ended {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         let _ = tx.send(child.wait());
     });
     match rx.recv_timeout(timeout) {
-        Ok(Ok(status)) => Some(status),
-        Ok(Err(err)) => {
-            tracing::warn!("waiting for git failed: {err}");
-            None
-        }
+        Ok(Ok(status)) => Ended::Exited(status),
+        Ok(Err(err)) => Ended::Lost(err),
         Err(_) => {
             tracing::warn!("git overran its time limit of {timeout:?}; terminating");
             let _ = killpg(pgid, Signal::SIGTERM);
@@ -230,7 +238,7 @@ fn wait_with_timeout(mut child: Child, pgid: Pid, timeout: Duration) -> Option<E
                 let _ = killpg(pgid, Signal::SIGKILL);
                 let _ = rx.recv();
             }
-            None
+            Ended::Killed
         }
     }
 }
@@ -302,4 +310,90 @@ pub(crate) fn tail_of(text: &str, max: usize) -> String {
         start += nl + 1;
     }
     text[start..].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    fn scratch_repo() -> (tempfile::TempDir, GitRepo) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let status = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .expect("git runs");
+        assert!(status.success());
+        let repo = GitRepo::discover(dir.path())
+            .expect("discover")
+            .with_command_env([
+                ("GIT_CONFIG_GLOBAL", "/dev/null"),
+                ("GIT_CONFIG_NOSYSTEM", "1"),
+            ]);
+        (dir, repo)
+    }
+
+    #[test]
+    fn overrunning_git_is_killed_with_its_children() {
+        let (dir, repo) = scratch_repo();
+        let marker = dir.path().join("survived");
+        let script = format!("!sleep 3; touch '{}'", marker.display());
+        let started = Instant::now();
+        let result = GitCommand::new(&repo, "nap")
+            .arg("-c")
+            .arg(format!("alias.nap={script}"))
+            .arg("nap")
+            .timeout(Duration::from_millis(300))
+            .run();
+        assert!(
+            matches!(result, Err(GitError::Timeout { op: "nap" })),
+            "{result:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(3));
+        thread::sleep(Duration::from_millis(3500).saturating_sub(started.elapsed()));
+        assert!(!marker.exists(), "the shell child of git was killed too");
+    }
+
+    #[test]
+    fn stdout_is_bounded_but_counted_and_stdin_is_fed() {
+        let (_dir, repo) = scratch_repo();
+        let out = GitCommand::new(&repo, "hash-object")
+            .args(["hash-object", "--stdin"])
+            .stdin(b"hello\n".to_vec())
+            .max_stdout(10)
+            .run_ok()
+            .expect("runs");
+        assert_eq!(out.stdout, b"ce01362503");
+        assert_eq!(out.stdout_total, 41);
+        assert!(out.truncated());
+    }
+
+    #[test]
+    fn failures_carry_a_redacted_stderr_tail() {
+        let (_dir, repo) = scratch_repo();
+        let err = GitCommand::new(&repo, "ls-remote")
+            .args(["ls-remote", "https://user:hunter2@127.0.0.1:1/x.git"])
+            .timeout(Duration::from_secs(20))
+            .run_ok()
+            .expect_err("nothing listens there");
+        let GitError::Failed { op, detail } = err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(op, "ls-remote");
+        assert!(!detail.contains("hunter2"), "{detail}");
+        assert!(detail.contains("127.0.0.1"), "{detail}");
+    }
+
+    #[test]
+    fn tails_start_at_a_line_when_one_is_near() {
+        assert_eq!(tail_of("short", 10), "short");
+        assert_eq!(
+            tail_of("aaaa\nbbbbbbbbbbbbbb\ncc", 20),
+            "bbbbbbbbbbbbbb\ncc"
+        );
+    }
 }

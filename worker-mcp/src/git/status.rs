@@ -10,7 +10,7 @@ use super::path::RepoPath;
 const MAX_LIST_OUTPUT: usize = 64 << 20;
 
 /// How one path differs from the last record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Modified,
