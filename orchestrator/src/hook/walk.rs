@@ -283,8 +283,8 @@ impl Walker {
         }
         let argv: Vec<String> = words.iter().map(|w| self.value(w)).collect();
         self.remember_exports(&argv);
-        self.resolve(&argv, stdin, 0);
-        static_output(&argv)
+        self.resolve(&argv, stdin.clone(), 0);
+        static_output(&argv, stdin)
     }
 
     /// `export NAME=value` / `declare`, `local`, `readonly`, `typeset`.
@@ -438,9 +438,10 @@ fn locates_git(script: &str) -> bool {
 }
 
 /// What `echo …` / `printf …` / `cat <<EOF` prints, as far as it is known.
-fn static_output(argv: &[String]) -> Option<String> {
+fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
     let name = wrappers::basename(&argv[0]);
     match name {
+        "cat" if argv[1..].iter().all(|a| a.starts_with('-')) => stdin,
         "echo" => {
             let args: Vec<&str> =
                 argv[1..].iter().map(String::as_str).skip_while(|a| a.starts_with('-')).collect();
