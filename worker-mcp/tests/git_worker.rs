@@ -173,6 +173,10 @@ fn discover_refuses_plain_directories_and_bare_repositories() {
         GitRepo::discover(&bare),
         Err(GitError::BareRepository)
     ));
+    if !Path::new("/.git").exists() {
+        let root = GitRepo::discover(Path::new("/"));
+        assert!(matches!(root, Err(GitError::NotARepository)), "{root:?}");
+    }
 }
 
 #[test]
