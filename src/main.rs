@@ -1,1 +1,62 @@
-fn main() {}
+//! `butler`: the command line. Wiring only; everything else lives in the library crates.
+
+mod demo;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "butler", version, about = "A work-record system for AI coding agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the Brain-facing MCP server on stdio (what Claude Code starts).
+    Mcp,
+    /// Claude Code PreToolUse hook: blocks shell git and names the Butler tool instead.
+    GitHook,
+    /// Run a scratch project through a real MCP session and print what the Brain sees.
+    Demo {
+        /// Keep the scratch project instead of deleting it.
+        #[arg(long)]
+        keep: bool,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    // The hook runs before every shell command the Brain issues: answer before anything else
+    // (no runtime, no logging set-up).
+    if std::env::args_os().nth(1).is_some_and(|a| a == "git-hook") {
+        std::process::exit(butler_orchestrator::hook::run_stdio());
+    }
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    match cli.command {
+        Command::Mcp => runtime
+            .block_on(butler_orchestrator::server::serve_stdio())
+            .context("serving MCP on stdio"),
+        Command::GitHook => unreachable!("dispatched above"),
+        Command::Demo { keep } => runtime.block_on(demo::run(keep)),
+    }
+}
+
+/// Logs go to stderr (stdout belongs to the MCP protocol); `BUTLER_LOG` sets the filter.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BUTLER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init();
+}
+
+#[allow(dead_code)]
+fn exe() -> anyhow::Result<PathBuf> {
+    std::env::current_exe().context("locating the butler binary")
+}

@@ -1,5 +1,17 @@
 //! Butler's Brain-facing layer: the MCP server with the `work_*` / `issue_*` vocabulary and the
 //! git interception hook.
 
+pub mod args;
+pub mod backend;
+pub mod client;
+pub mod envelope;
 pub mod equivalents;
+pub mod error;
 pub mod hook;
+pub mod instructions;
+pub mod issue_body;
+pub mod issue_ops;
+pub mod server;
+pub mod session;
+pub mod vcs_policy;
+pub mod work;

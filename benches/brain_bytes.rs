@@ -1,0 +1,82 @@
+//! What the Brain reads: bytes and tokens (tiktoken `o200k_base` as a proxy) of `work_observe`
+//! against `git status` + `git diff` + `git log -5` for a 20-file change, and of the whole
+//! `tools/list`. `cargo bench --bench brain_bytes`.
+#![allow(clippy::print_stdout)]
+
+use std::path::Path;
+use std::process::Command;
+
+use butler_orchestrator::client::BrainClient;
+use serde_json::json;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("p");
+    std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+    git(&dir, &["init", "-q", "-b", "main"]);
+    git(&dir, &["config", "user.name", "Bench"]);
+    git(&dir, &["config", "user.email", "bench@example.invalid"]);
+    for i in 0..200 {
+        let body: String = (0..40).map(|l| format!("fn f{i}_{l}() -> u32 {{ {l} }}\n")).collect();
+        std::fs::write(dir.join(format!("src/m{i:03}.rs")), body).expect("write");
+    }
+    git(&dir, &["add", "-A"]);
+    for k in 0..6 {
+        git(&dir, &["commit", "-q", "--allow-empty", "-m", &format!("Step {k}: refine modules")]);
+    }
+    for i in 0..20 {
+        let p = dir.join(format!("src/m{:03}.rs", i * 3));
+        let mut text = std::fs::read_to_string(&p).expect("read");
+        text = text.replacen("{ 3 }", "{ 3 + 1 }", 1);
+        text.push_str("fn added() -> u32 { 7 }\n");
+        std::fs::write(p, text).expect("modify");
+    }
+    let raw = [
+        git(&dir, &["status"]),
+        git(&dir, &["diff"]),
+        git(&dir, &["log", "-5"]),
+    ]
+    .concat();
+
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let exe = Path::new(env!("CARGO_BIN_EXE_butler"));
+    let env = vec![("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string())];
+    let brain = rt.block_on(BrainClient::spawn(exe, &dir, &env)).expect("server starts");
+    let root = dir.to_string_lossy().into_owned();
+    rt.block_on(brain.call("work_session_start", json!({"project_root": root}))).expect("start");
+    let observed = rt.block_on(brain.call("work_observe", json!({}))).expect("observe");
+    // Claude Code shows the model the structured content as compact JSON.
+    let seen = serde_json::to_string(&observed.envelope).expect("json");
+    let tools = rt.block_on(brain.tools()).expect("tools/list");
+    let tools_json = serde_json::to_string(&tools).expect("json");
+
+    let bpe = tiktoken_rs::o200k_base().expect("bundled o200k_base");
+    let tokens = |s: &str| bpe.encode_with_special_tokens(s).len();
+    let (ob, ot) = (seen.len(), tokens(&seen));
+    let (rb, rt_) = (raw.len(), tokens(&raw));
+    println!("20-file change, 200-file project:");
+    println!("  git status + git diff + git log -5: {rb:6} bytes {rt_:6} tokens");
+    println!(
+        "  work_observe (structuredContent):   {ob:6} bytes {ot:6} tokens  = {:.1}% / {:.1}%",
+        100.0 * ob as f64 / rb as f64,
+        100.0 * ot as f64 / rt_ as f64
+    );
+    println!(
+        "  tools/list ({} tools):              {:6} bytes {:6} tokens",
+        tools.len(),
+        tools_json.len(),
+        tokens(&tools_json)
+    );
+}

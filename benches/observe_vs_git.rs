@@ -1,0 +1,121 @@
+//! `work_observe` on a large repository, as a ratio to `git status --porcelain=v2 --branch`
+//! measured in the same run.
+//!
+//! `cargo bench --bench observe_vs_git` (env `BUTLER_BENCH_FILES`, default 100000;
+//! `BUTLER_BENCH_RUNS`, default 15). The repository gets 20 modified, 5 untracked and 3 deleted
+//! files. Three figures: the git CLI, Butler's observation in-process (what the server does per
+//! call), and a whole `work_observe` MCP round trip to a running `butler mcp` over stdio
+//! (what the Brain waits for).
+#![allow(clippy::print_stdout)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use butler_orchestrator::client::BrainClient;
+use butler_orchestrator::session::open_project;
+use butler_orchestrator::work::observe::observe;
+use serde_json::json;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+fn generate(dir: &Path, files: usize) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.name", "Bench"]);
+    git(dir, &["config", "user.email", "bench@example.invalid"]);
+    for i in 0..files {
+        let sub = dir.join(format!("d{:03}", i / 1000));
+        if i % 1000 == 0 {
+            std::fs::create_dir_all(&sub).expect("mkdir");
+        }
+        std::fs::write(sub.join(format!("f{i:06}.txt")), format!("file {i}\n")).expect("write");
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "generated"]);
+    for i in 0..20 {
+        let p = dir.join(format!("d{:03}/f{:06}.txt", i * 7 / 1000, i * 7));
+        std::fs::write(p, "changed\n").expect("modify");
+    }
+    for i in 0..5 {
+        std::fs::write(dir.join(format!("new{i}.txt")), "new\n").expect("untracked");
+    }
+    for i in 0..3 {
+        let k = files - 1 - i;
+        std::fs::remove_file(dir.join(format!("d{:03}/f{k:06}.txt", k / 1000))).expect("delete");
+    }
+    // Let git refresh and save its index once, as any first status would.
+    git(dir, &["status", "--porcelain=v2", "--branch"]);
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn main() {
+    let files = env_usize("BUTLER_BENCH_FILES", 100_000);
+    let runs = env_usize("BUTLER_BENCH_RUNS", 15);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("big");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let t = Instant::now();
+    generate(&dir, files);
+    println!("generated {files} files in {:.1} s", t.elapsed().as_secs_f64());
+
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let root = dir.to_string_lossy().into_owned();
+    let (project, _) = rt.block_on(open_project(&root)).expect("session opens");
+    let exe = Path::new(env!("CARGO_BIN_EXE_butler"));
+    let env = vec![
+        ("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string()),
+        ("BUTLER_ISSUE_BACKEND".to_string(), "local".to_string()),
+    ];
+    let brain = rt.block_on(BrainClient::spawn(exe, &dir, &env)).expect("server starts");
+    rt.block_on(brain.call("work_session_start", json!({"project_root": root})))
+        .expect("session");
+
+    let (mut git_t, mut inproc_t, mut mcp_t) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        let out = Command::new("git")
+            .args(["status", "--porcelain=v2", "--branch"])
+            .current_dir(&dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git status");
+        assert!(out.status.success());
+        git_t.push(t.elapsed());
+
+        let t = Instant::now();
+        let reply = rt.block_on(observe(&project));
+        inproc_t.push(t.elapsed());
+        assert_eq!(reply.data["changed_files"].as_array().map(Vec::len), Some(28));
+
+        let t = Instant::now();
+        let a = rt.block_on(brain.call("work_observe", json!({}))).expect("observe");
+        mcp_t.push(t.elapsed());
+        assert_eq!(a.data()["work_state"], json!("dirty"));
+    }
+    let (g, i, m) = (median(git_t), median(inproc_t), median(mcp_t));
+    println!("median over {runs} runs on {files} files (20 modified, 5 untracked, 3 deleted):");
+    println!("  git status --porcelain=v2 --branch  {:8.2} ms", ms(g));
+    println!("  work_observe in-process             {:8.2} ms  ratio {:.2}", ms(i), ms(i) / ms(g));
+    println!("  work_observe MCP round trip         {:8.2} ms  ratio {:.2}", ms(m), ms(m) / ms(g));
+}

@@ -1,0 +1,35 @@
+//! Which issue backend a session uses: the Gitea/Forgejo tracker when configured (and, in
+//! `auto` mode, reachable), else the embedded store in the ledger file.
+
+use std::sync::Arc;
+
+use butler_worker::config::IssueConfig;
+use butler_worker::git::GitRepo;
+use butler_worker::issues::{IssueBackend, IssueError};
+use butler_worker::issues::local::LocalIssues;
+use butler_worker::issues::select::{SelectError, select_backend};
+use butler_worker::remote_url::RemoteRepo;
+
+use crate::error::WorkError;
+
+pub async fn choose(
+    repo: &GitRepo,
+    name: &str,
+    remote: Option<&RemoteRepo>,
+) -> Result<(Arc<dyn IssueBackend>, String), WorkError> {
+    let config = IssueConfig::load(repo.workdir())
+        .map_err(|e| WorkError::Config { problem: e.to_string() })?;
+    let common_dir = repo.common_dir().to_path_buf();
+    let name = name.to_string();
+    let local = move || {
+        let store = LocalIssues::open(&common_dir, name).map_err(|e| IssueError::Backend {
+            context: format!("embedded issue store: {e}"),
+        })?;
+        Ok(Box::new(store) as Box<dyn IssueBackend>)
+    };
+    let (backend, selection) = select_backend(&config, remote, local).await.map_err(|e| match e {
+        SelectError::Issue(issue) => WorkError::Issue(issue),
+        other => WorkError::Config { problem: other.to_string() },
+    })?;
+    Ok((Arc::from(backend), selection.summary()))
+}

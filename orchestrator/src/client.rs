@@ -1,0 +1,95 @@
+//! A Brain stand-in: an MCP client that starts `butler mcp` as a child process and calls its
+//! tools. `butler demo` and the end-to-end tests drive the real server through it.
+
+use std::path::Path;
+
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+/// What a tool call returned, as the Brain would read it.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The envelope (`structuredContent` on success, the text content on error).
+    pub envelope: Value,
+    pub is_error: bool,
+    /// Whether the text content and the structured content carry the same JSON.
+    pub consistent: bool,
+}
+
+impl Answer {
+    pub fn status(&self) -> &str {
+        self.envelope["status"].as_str().unwrap_or("")
+    }
+    pub fn error_code(&self) -> &str {
+        self.envelope["error_code"].as_str().unwrap_or("")
+    }
+    pub fn data(&self) -> &Value {
+        &self.envelope["data"]
+    }
+}
+
+pub struct BrainClient {
+    service: RunningService<RoleClient, ()>,
+    pid: Option<u32>,
+    instructions: Option<String>,
+}
+
+impl BrainClient {
+    /// Starts `<butler_exe> mcp` with `envs` added to its environment, in `cwd`.
+    pub async fn spawn(
+        butler_exe: &Path,
+        cwd: &Path,
+        envs: &[(String, String)],
+    ) -> std::io::Result<Self> {
+        let mut cmd = tokio::process::Command::new(butler_exe);
+        cmd.arg("mcp").current_dir(cwd);
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let (transport, _stderr) =
+            TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn()?;
+        let pid = transport.id();
+        let service = ().serve(transport).await.map_err(|e| std::io::Error::other(e.to_string()))?;
+        let instructions = service.peer_info().and_then(|info| info.instructions.clone());
+        Ok(Self { service, pid, instructions })
+    }
+
+    /// The server process id (for tests that kill it).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    pub async fn tools(&self) -> Result<Vec<Tool>, rmcp::ServiceError> {
+        self.service.list_all_tools().await
+    }
+
+    /// Calls `tool` with `args` (a JSON object).
+    pub async fn call(&self, tool: &str, args: Value) -> Result<Answer, rmcp::ServiceError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let result = self.service.call_tool(params).await?;
+        let is_error = result.is_error.unwrap_or(false);
+        let text: Option<Value> = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .and_then(|t| serde_json::from_str(&t.text).ok());
+        let structured = result.structured_content.clone();
+        let consistent = text.is_some() && text == structured;
+        let envelope = if is_error { text } else { structured }.unwrap_or(Value::Null);
+        Ok(Answer { envelope, is_error, consistent })
+    }
+
+    pub async fn close(self) {
+        let _ = self.service.cancel().await;
+    }
+}

@@ -1,0 +1,212 @@
+//! The `issue_*` tools' domain: argument checks, the body contract, and one backend call each.
+//! Owner, repository and backend always come from the session.
+
+use butler_worker::issues::{
+    IssueQuery, IssueState, NewIssue, StateFilter, validate_title,
+};
+use serde_json::json;
+
+use crate::envelope::Reply;
+use crate::error::WorkError;
+use crate::issue_body;
+use crate::session::Project;
+use crate::work::issue_number;
+
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub const MAX_LAST_COMMENTS: i64 = 50;
+pub const PAGE_SIZE: u32 = 20;
+
+fn text(field: &'static str, value: &str) -> Result<String, WorkError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(WorkError::InvalidArgument { field, reason: "it is empty".into() });
+    }
+    if trimmed.len() > MAX_BODY_BYTES {
+        return Err(WorkError::InvalidArgument {
+            field,
+            reason: format!("it is longer than {MAX_BODY_BYTES} bytes"),
+        });
+    }
+    if trimmed.contains('\0') {
+        return Err(WorkError::InvalidArgument { field, reason: "it contains NUL".into() });
+    }
+    Ok(trimmed.to_string())
+}
+
+fn structured_body(body: &str) -> Result<String, WorkError> {
+    let body = text("body", body)?;
+    let missing = issue_body::missing_sections(&body);
+    if !missing.is_empty() {
+        return Err(WorkError::InvalidBody { missing });
+    }
+    Ok(body)
+}
+
+pub async fn read(project: &Project, id: i64, last_n: Option<i64>) -> Result<Reply, WorkError> {
+    let number = issue_number(id, "issue_id")?;
+    let n = match last_n {
+        None => 0,
+        Some(n) if (0..=MAX_LAST_COMMENTS).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(WorkError::InvalidArgument {
+                field: "last_n_comments",
+                reason: format!("{n} is out of range; use 0 to {MAX_LAST_COMMENTS}"),
+            });
+        }
+    };
+    let issue = project.issues.read(number).await?;
+    if let Ok(mut cache) = project.titles.lock() {
+        cache.insert(number, issue.title.clone());
+    }
+    let summary = format!("#{} {} ({:?})", issue.number, issue.title, issue.state).to_string();
+    let mut data = json!({"issue": issue});
+    if n > 0 {
+        let comments = project.issues.last_comments(number, n).await?;
+        data["comments"] = json!(comments);
+    }
+    Ok(Reply::new(summary, data))
+}
+
+pub struct CreateRequest {
+    pub title: String,
+    pub body: Option<String>,
+    pub labels: Vec<String>,
+    pub current_state: Option<String>,
+    pub next_action: Option<String>,
+    pub blockers: Option<String>,
+}
+
+pub async fn create(project: &Project, req: CreateRequest) -> Result<Reply, WorkError> {
+    let title = validate_title(&req.title)?;
+    let body = match req.body.as_deref() {
+        Some(body) => structured_body(body)?,
+        None => {
+            let parts = [&req.current_state, &req.next_action, &req.blockers];
+            let missing: Vec<&'static str> = issue_body::FIELDS
+                .iter()
+                .zip(parts)
+                .filter(|(_, v)| v.as_deref().is_none_or(|s| s.trim().is_empty()))
+                .map(|(f, _)| *f)
+                .collect();
+            if !missing.is_empty() {
+                return Err(WorkError::BodyFieldsNeeded { missing });
+            }
+            let part = |v: &Option<String>| v.clone().unwrap_or_default();
+            issue_body::template(
+                &part(&req.current_state),
+                &part(&req.next_action),
+                &part(&req.blockers),
+            )
+        }
+    };
+    let labels: Vec<String> =
+        req.labels.iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+    let issue = project.issues.create(&NewIssue { title, body, labels }).await?;
+    Ok(Reply::new(format!("Created issue #{}.", issue.number), json!({"issue": issue})))
+}
+
+pub async fn comment(project: &Project, id: i64, body: &str) -> Result<Reply, WorkError> {
+    let number = issue_number(id, "issue_id")?;
+    let body = text("body", body)?;
+    let comment = project.issues.comment(number, &body).await?;
+    Ok(Reply::new(
+        format!("Commented on #{number}."),
+        json!({"issue_id": number, "comment": comment}),
+    ))
+}
+
+pub async fn delete_comment(
+    project: &Project,
+    id: i64,
+    comment_id: i64,
+    reason: Option<String>,
+) -> Result<Reply, WorkError> {
+    let number = issue_number(id, "issue_id")?;
+    let comment = issue_number(comment_id, "comment_id")?;
+    project.issues.delete_comment(number, comment).await?;
+    if let Some(reason) = reason.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+        tracing::info!(issue = number, comment, reason, "comment deleted");
+    }
+    Ok(Reply::new(
+        format!("Deleted comment {comment} on #{number}."),
+        json!({"issue_id": number, "comment_id": comment, "deleted": true}),
+    ))
+}
+
+pub async fn update_title(project: &Project, id: i64, title: &str) -> Result<Reply, WorkError> {
+    let number = issue_number(id, "issue_id")?;
+    let title = validate_title(title)?;
+    let issue = project.issues.update_title(number, &title).await?;
+    if let Ok(mut cache) = project.titles.lock() {
+        cache.insert(number, issue.title.clone());
+    }
+    Ok(Reply::new(
+        format!("Retitled #{number}."),
+        json!({"issue": {"number": issue.number, "title": issue.title}}),
+    ))
+}
+
+pub async fn update_body(project: &Project, id: i64, body: &str) -> Result<Reply, WorkError> {
+    let number = issue_number(id, "issue_id")?;
+    let body = structured_body(body)?;
+    let issue = project.issues.update_body(number, &body).await?;
+    Ok(Reply::new(
+        format!("Updated the body of #{number}."),
+        json!({"issue": {"number": issue.number, "body": issue.body}}),
+    ))
+}
+
+pub async fn set_state(project: &Project, id: i64, state: IssueState) -> Result<Reply, WorkError> {
+    let number = issue_number(id, "issue_id")?;
+    let issue = project.issues.set_state(number, state).await?;
+    let verb = if state == IssueState::Open { "Reopened" } else { "Closed" };
+    Ok(Reply::new(
+        format!("{verb} #{number}."),
+        json!({"issue": {"number": issue.number, "state": issue.state}}),
+    ))
+}
+
+pub async fn list(
+    project: &Project,
+    state: Option<&str>,
+    label: Option<&str>,
+    page: Option<i64>,
+) -> Result<Reply, WorkError> {
+    let state = match state.map(str::trim) {
+        None | Some("") | Some("open") => StateFilter::Open,
+        Some("closed") => StateFilter::Closed,
+        Some("all") => StateFilter::All,
+        Some(other) => {
+            return Err(WorkError::InvalidArgument {
+                field: "state",
+                reason: format!("`{other}` is not open, closed or all"),
+            });
+        }
+    };
+    let page = match page {
+        None => 1,
+        Some(p) if (1..=10_000).contains(&p) => p as u32,
+        Some(p) => {
+            return Err(WorkError::InvalidArgument {
+                field: "page",
+                reason: format!("{p} is not a page number"),
+            });
+        }
+    };
+    let labels = label.map(str::trim).filter(|l| !l.is_empty()).map(|l| vec![l.to_string()]);
+    let query = IssueQuery { state, labels: labels.unwrap_or_default(), page, per_page: PAGE_SIZE };
+    let result = project.issues.list(&query).await?;
+    let issues: Vec<_> = result
+        .issues
+        .iter()
+        .map(|i| json!({"number": i.number, "title": i.title, "state": i.state, "labels": i.labels}))
+        .collect();
+    let summary = match result.total {
+        Some(total) => format!("{} of {total} issue(s), page {page}.", issues.len()),
+        None => format!("{} issue(s), page {page}.", issues.len()),
+    };
+    Ok(Reply::new(
+        summary,
+        json!({"issues": issues, "page": page, "has_more": result.has_more, "total": result.total}),
+    ))
+}

@@ -1,0 +1,316 @@
+//! The Brain-facing MCP server: the `work_*` and `issue_*` tools.
+//!
+//! Each tool is a thin wrapper: parse the arguments, call one domain function, wrap the result
+//! in the envelope. Descriptions say what a tool means to the Brain, never how it works.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde_json::json;
+use tokio::sync::Mutex;
+
+use crate::args::{self, *};
+use crate::envelope::{Reply, into_call_result};
+use crate::error::{ToolError, WorkError};
+use crate::instructions::INSTRUCTIONS;
+use crate::issue_ops;
+use crate::session::{Project, blocking, open_project};
+use crate::work::{diff, finish, history, observe, publish, record};
+use butler_worker::issues::IssueState;
+
+/// The input schema of a tool, trimmed of keys the Brain does not need (they cost tokens in
+/// every conversation).
+fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = (*rmcp::handler::server::common::schema_for_type::<T>()).clone();
+    schema.remove("$schema");
+    schema.remove("title");
+    if let Some(serde_json::Value::Object(props)) = schema.get_mut("properties") {
+        for prop in props.values_mut() {
+            if let serde_json::Value::Object(p) = prop {
+                p.remove("format");
+                p.remove("minimum");
+            }
+        }
+    }
+    Arc::new(schema)
+}
+
+/// One MCP connection's server; its session lives here.
+#[derive(Clone)]
+pub struct ButlerServer {
+    project: Arc<Mutex<Option<Arc<Project>>>>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl Default for ButlerServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+type Outcome = Result<Reply, WorkError>;
+
+fn finish_call(tool: &str, outcome: Outcome) -> CallToolResult {
+    into_call_result(outcome.map_err(|e| ToolError::from_work(e, tool)))
+}
+
+impl ButlerServer {
+    pub fn new() -> Self {
+        Self { project: Arc::new(Mutex::new(None)), tool_router: Self::tool_router() }
+    }
+
+    async fn project(&self) -> Result<Arc<Project>, WorkError> {
+        self.project.lock().await.clone().ok_or(WorkError::NoSession)
+    }
+}
+
+#[tool_router]
+impl ButlerServer {
+    /// Starts the session for a project; call once, first. Later calls need no owner, repo or backend.
+    #[tool(input_schema = schema::<SessionStartArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn work_session_start(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: SessionStartArgs = args::parse(raw)?;
+            let (project, reply) = open_project(&a.project_root).await?;
+            *self.project.lock().await = Some(project);
+            Ok(reply)
+        };
+        finish_call("work_session_start", outcome.await)
+    }
+
+    /// Sets the issue the current work is for (the default link for work_record). Locks nothing.
+    #[tool(input_schema = schema::<WorkStartArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn work_start(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: WorkStartArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            let issue = a.issue_id.map(|n| crate::work::issue_number(n, "issue_id")).transpose()?;
+            crate::work::start::start(&project, issue).await
+        };
+        finish_call("work_start", outcome.await)
+    }
+
+    /// Where the work stands: state, changed files, recent records, active issue, and the one thing to do next. Call first and whenever unsure. Replaces git status.
+    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    async fn work_observe(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let _: NoArgs = args::parse(raw)?;
+            match self.project.lock().await.clone() {
+                Some(project) => Ok(observe::observe(&project).await),
+                None => Ok(observe::uninitialized()),
+            }
+        };
+        finish_call("work_observe", outcome.await)
+    }
+
+    /// Saves all current work as one permanent record, linked to issues. Replaces git add and commit.
+    #[tool(input_schema = schema::<RecordArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false))]
+    async fn work_record(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: RecordArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            let req = record::RecordRequest {
+                message: record::validate_message(&a.message)?,
+                issue_ids: a.issue_ids.as_deref().map(record::validate_issue_ids).transpose()?,
+                allow_sensitive: a.allow_sensitive.unwrap_or_default(),
+            };
+            let done = blocking(&project, move |p| record::record(p, req)).await?;
+            let summary = match &done.record_id {
+                Some(id) => format!("Recorded {} file(s) as {id}.", done.files),
+                None => "Nothing to record.".to_string(),
+            };
+            Ok(Reply::new(summary, done))
+        };
+        finish_call("work_record", outcome.await)
+    }
+
+    /// Shares recorded work with the shared destination. Refuses while work is unrecorded. Replaces git push.
+    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    async fn work_publish(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let _: NoArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            let done = blocking(&project, publish::publish).await?;
+            let summary = if done.published_records == 0 {
+                "Already published: nothing to share.".to_string()
+            } else {
+                format!("Shared {} record(s) to {}.", done.published_records, done.destination)
+            };
+            Ok(Reply::new(summary, done))
+        };
+        finish_call("work_publish", outcome.await)
+    }
+
+    /// The closing checklist: says what is left before the work is done. Proposes only; runs nothing.
+    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    async fn work_finish(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let _: NoArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            let (summary, plan) = blocking(&project, finish::finish).await?;
+            Ok(Reply::new(summary, plan))
+        };
+        finish_call("work_finish", outcome.await)
+    }
+
+    /// The changes themselves, only when needed: per-file overview of unrecorded work by default; level="full" for the patch; record_id for one record. Replaces git diff and show.
+    #[tool(input_schema = schema::<DiffArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    async fn work_diff(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: DiffArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            let req = diff::DiffRequest {
+                path: a.path,
+                level: diff::parse_level(a.level.as_deref())?,
+                record_id: a.record_id,
+            };
+            let (summary, view) = blocking(&project, move |p| diff::diff(p, req)).await?;
+            Ok(Reply::new(summary, view))
+        };
+        finish_call("work_diff", outcome.await)
+    }
+
+    /// Past records, newest first, optionally only those touching a path. Replaces git log.
+    #[tool(input_schema = schema::<HistoryArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    async fn work_history(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: HistoryArgs = args::parse(raw)?;
+            let n = history::validate_n(a.n)?;
+            let project = self.project().await?;
+            let (summary, records) =
+                blocking(&project, move |p| history::history(p, n, a.path.as_deref())).await?;
+            Ok(Reply::new(summary, json!({"records": records})))
+        };
+        finish_call("work_history", outcome.await)
+    }
+
+    /// Reads an issue; comments only when asked (last_n_comments).
+    #[tool(input_schema = schema::<IssueReadArgs>(), annotations(read_only_hint = true, open_world_hint = true))]
+    async fn issue_read(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueReadArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            issue_ops::read(&project, a.issue_id, a.last_n_comments).await
+        };
+        finish_call("issue_read", outcome.await)
+    }
+
+    /// Opens a new issue. The body states why it is open, the next action and the blockers.
+    #[tool(input_schema = schema::<IssueCreateArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true))]
+    async fn issue_create(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueCreateArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            let req = issue_ops::CreateRequest {
+                title: a.title,
+                body: a.body,
+                labels: a.label_names.unwrap_or_default(),
+                current_state: a.current_state,
+                next_action: a.next_action,
+                blockers: a.blockers,
+            };
+            issue_ops::create(&project, req).await
+        };
+        finish_call("issue_create", outcome.await)
+    }
+
+    /// Adds a comment to an issue.
+    #[tool(input_schema = schema::<IssueCommentArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true))]
+    async fn issue_comment(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueCommentArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            issue_ops::comment(&project, a.issue_id, &a.body).await
+        };
+        finish_call("issue_comment", outcome.await)
+    }
+
+    /// Deletes a mistaken or duplicate comment from an issue.
+    #[tool(input_schema = schema::<IssueDeleteCommentArgs>(), annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true))]
+    async fn issue_delete_comment(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueDeleteCommentArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            issue_ops::delete_comment(&project, a.issue_id, a.comment_id, a.reason).await
+        };
+        finish_call("issue_delete_comment", outcome.await)
+    }
+
+    /// Renames an issue.
+    #[tool(input_schema = schema::<IssueTitleArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    async fn issue_update_title(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueTitleArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            issue_ops::update_title(&project, a.issue_id, &a.title).await
+        };
+        finish_call("issue_update_title", outcome.await)
+    }
+
+    /// Rewrites an issue's body (same three sections as issue_create).
+    #[tool(input_schema = schema::<IssueBodyArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    async fn issue_update_body(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueBodyArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            issue_ops::update_body(&project, a.issue_id, &a.body).await
+        };
+        finish_call("issue_update_body", outcome.await)
+    }
+
+    /// Reopens a closed issue.
+    #[tool(input_schema = schema::<IssueIdArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    async fn issue_reopen(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueIdArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            issue_ops::set_state(&project, a.issue_id, IssueState::Open).await
+        };
+        finish_call("issue_reopen", outcome.await)
+    }
+
+    /// Closes an issue (work_finish proposes when).
+    #[tool(input_schema = schema::<IssueIdArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    async fn issue_close(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueIdArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            issue_ops::set_state(&project, a.issue_id, IssueState::Closed).await
+        };
+        finish_call("issue_close", outcome.await)
+    }
+
+    /// Lists issues, a small page at a time, to find an issue's number.
+    #[tool(input_schema = schema::<IssueListArgs>(), annotations(read_only_hint = true, open_world_hint = true))]
+    async fn issue_list(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: IssueListArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            issue_ops::list(&project, a.state.as_deref(), a.label.as_deref(), a.page).await
+        };
+        finish_call("issue_list", outcome.await)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for ButlerServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("butler", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// Serves the Brain-facing server on stdin/stdout until the client disconnects.
+pub async fn serve_stdio() -> Result<(), std::io::Error> {
+    use rmcp::ServiceExt;
+    let service = ButlerServer::new()
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    service.waiting().await.map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(())
+}

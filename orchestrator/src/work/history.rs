@@ -1,0 +1,77 @@
+//! `work_history`: past records, newest first, optionally only those touching a path.
+//! The replacement for `git log`.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::error::WorkError;
+use crate::session::Project;
+use crate::work::records::records_for;
+
+/// git subcommands this tool replaces.
+pub const GIT_EQUIVALENTS: &[&str] = &["log", "whatchanged", "shortlog"];
+
+pub const DEFAULT_N: usize = 10;
+pub const MAX_N: usize = 100;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct HistoryEntry {
+    pub record_id: String,
+    pub message: String,
+    pub created_at: String,
+    pub issue_ids: Vec<u64>,
+    pub published: Option<bool>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub outside_butler: bool,
+}
+
+pub fn validate_n(n: Option<i64>) -> Result<usize, WorkError> {
+    match n {
+        None => Ok(DEFAULT_N),
+        Some(n) if (1..=MAX_N as i64).contains(&n) => Ok(n as usize),
+        Some(n) => Err(WorkError::InvalidArgument {
+            field: "n",
+            reason: format!("{n} is out of range; use 1 to {MAX_N}"),
+        }),
+    }
+}
+
+pub fn history(
+    project: &Project,
+    n: usize,
+    path: Option<&str>,
+) -> Result<(String, Vec<HistoryEntry>), WorkError> {
+    let repo = &project.repo;
+    let path = match path.map(str::trim) {
+        None | Some("") => None,
+        Some(p) => Some(repo.path_in_repo(p)?),
+    };
+    let head = repo.head()?;
+    if head.oid.is_none() {
+        return Ok(("No records yet.".into(), Vec::new()));
+    }
+    let commits = repo.recent_commits(n, path.as_ref())?;
+    let unpublished: Option<HashSet<String>> = match repo.destination()? {
+        Some(dest) => Some(repo.unpublished(&dest, 1000)?.shas.into_iter().collect()),
+        None => None,
+    };
+    let (views, _) = project.with_ledger(|l| records_for(l, &commits, unpublished.as_ref()))?;
+    let entries: Vec<HistoryEntry> = views
+        .into_iter()
+        .map(|v| HistoryEntry {
+            record_id: v.id,
+            message: v.message,
+            created_at: v.created_at,
+            issue_ids: v.issue_ids,
+            published: v.published,
+            outside_butler: v.outside_butler,
+        })
+        .collect();
+    let summary = match (entries.len(), &path) {
+        (0, Some(p)) => format!("No records touch {}.", p.display()),
+        (k, Some(p)) => format!("{k} record(s) touching {}.", p.display()),
+        (k, None) => format!("{k} most recent record(s)."),
+    };
+    Ok((summary, entries))
+}

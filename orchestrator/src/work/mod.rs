@@ -1,0 +1,26 @@
+//! The work-record vocabulary (`work_*`): each tool's domain logic, free of MCP.
+
+pub mod diff;
+pub mod finish;
+pub mod history;
+pub mod message;
+pub mod observe;
+pub mod publish;
+pub mod record;
+pub mod records;
+pub mod sensitive;
+pub mod start;
+pub mod state;
+
+use crate::error::WorkError;
+
+/// Issue numbers are positive and of a sane size.
+pub fn issue_number(n: i64, field: &'static str) -> Result<u64, WorkError> {
+    if n <= 0 || n > 1_000_000_000 {
+        return Err(WorkError::InvalidArgument {
+            field,
+            reason: format!("{n} is not an issue number (a positive integer)"),
+        });
+    }
+    Ok(n as u64)
+}

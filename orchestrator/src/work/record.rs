@@ -1,0 +1,229 @@
+//! `work_record`: saves all current work (tracked, untracked, deletions; ignore rules
+//! respected) as one permanent record linked to issues.
+//!
+//! Crash safety: the record id is reserved in the ledger and the operation journaled before
+//! anything is written; the saved message carries the id as a trailer. A server killed at any
+//! instant leaves either no record (the reservation is abandoned later) or a record that the
+//! next call recognises by its trailer. Files in the tree are never touched by recording. A
+//! lock file left by a dead Butler operation is recognised through the journal and removed;
+//! a lock held by anything else is reported, never removed.
+
+use std::fs::File;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use butler_worker::git::GitRepo;
+use butler_worker::ledger::{Ledger, process_alive};
+use nix::fcntl::{Flock, FlockArg};
+use serde::Serialize;
+
+use crate::error::WorkError;
+use crate::session::Project;
+use crate::work::message;
+use crate::work::observe::{block_reason, line_of};
+use crate::work::sensitive::looks_like_credentials;
+
+/// git subcommands this tool replaces.
+pub const GIT_EQUIVALENTS: &[&str] = &["commit", "add"];
+
+pub const MAX_MESSAGE_CHARS: usize = 10_000;
+pub const MAX_ISSUE_IDS: usize = 20;
+const JOURNAL_KIND: &str = "record";
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// What `work_record` was asked.
+#[derive(Debug, Clone)]
+pub struct RecordRequest {
+    pub message: String,
+    /// `None`: use the active issue; `Some(vec![])`: explicitly no link.
+    pub issue_ids: Option<Vec<u64>>,
+    /// Paths that look like credentials which the user confirmed may be recorded.
+    pub allow_sensitive: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RecordOutcome {
+    pub record_id: Option<String>,
+    pub issue_ids: Vec<u64>,
+    pub files: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+pub fn validate_message(message: &str) -> Result<String, WorkError> {
+    let trimmed = message.trim();
+    if trimmed.is_empty() {
+        return Err(WorkError::InvalidArgument {
+            field: "message",
+            reason: "it is empty; say in one line what the work does".into(),
+        });
+    }
+    if trimmed.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(WorkError::InvalidArgument {
+            field: "message",
+            reason: format!("it is longer than {MAX_MESSAGE_CHARS} characters"),
+        });
+    }
+    if trimmed.contains('\0') {
+        return Err(WorkError::InvalidArgument {
+            field: "message",
+            reason: "it contains a NUL character".into(),
+        });
+    }
+    Ok(trimmed.to_string())
+}
+
+pub fn validate_issue_ids(ids: &[i64]) -> Result<Vec<u64>, WorkError> {
+    if ids.len() > MAX_ISSUE_IDS {
+        return Err(WorkError::InvalidArgument {
+            field: "issue_ids",
+            reason: format!("at most {MAX_ISSUE_IDS} issues can be linked"),
+        });
+    }
+    let mut out = Vec::new();
+    for &id in ids {
+        let id = crate::work::issue_number(id, "issue_ids")?;
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, WorkError> {
+    let repo = &project.repo;
+    let head = repo.head()?;
+    let status = repo.status()?;
+    let conflicted: Vec<String> = status.conflicted.iter().map(|p| p.display()).collect();
+    if let Some(reason) = block_reason(repo, &head, &conflicted) {
+        return Err(WorkError::Blocked(reason));
+    }
+    let line = line_of(&head);
+    let key = project.key();
+    let issue_ids = match req.issue_ids {
+        Some(ids) => ids,
+        None => project.with_ledger(|l| Ok(l.active_issue(&key, &line)?))?.into_iter().collect(),
+    };
+    if status.entries.is_empty() {
+        return Ok(RecordOutcome {
+            record_id: None,
+            issue_ids,
+            files: 0,
+            notes: vec!["Nothing to record: there are no unrecorded changes.".into()],
+        });
+    }
+    let sensitive: Vec<String> = repo
+        .untracked_files()?
+        .iter()
+        .map(|p| p.display())
+        .filter(|p| looks_like_credentials(p) && !req.allow_sensitive.contains(p))
+        .collect();
+    if !sensitive.is_empty() {
+        return Err(WorkError::SensitiveFiles { paths: sensitive });
+    }
+
+    let _lock = RecordLock::acquire(repo)?;
+    let mut notes = Vec::new();
+    project.with_ledger(|ledger| recover(repo, ledger, &mut notes))?;
+    if let Some(lock) = repo.index_lock() {
+        let age = lock.modified.elapsed().unwrap_or_default().as_secs();
+        return Err(WorkError::ForeignLock { age_secs: age });
+    }
+
+    let now = chrono::Local::now().fixed_offset();
+    let (op, id) = project.with_ledger(|ledger| {
+        let op = ledger.begin_operation(JOURNAL_KIND, std::process::id(), &line)?;
+        let id = ledger.reserve_record(now, &req.message, &issue_ids, Some(&line))?;
+        Ok((op, id))
+    })?;
+    let text = message::compose(&req.message, &issue_ids, &id.to_string());
+    let outcome = repo.record_all(&text);
+    project.with_ledger(|ledger| {
+        match &outcome {
+            Ok(sha) => ledger.complete_record(&id, sha)?,
+            Err(_) => ledger.abandon_record(&id)?,
+        }
+        ledger.end_operation(op)?;
+        Ok(())
+    })?;
+    if let Err(butler_worker::git::GitError::NothingToRecord) = outcome {
+        // Another process recorded the same work first.
+        return Ok(RecordOutcome {
+            record_id: None,
+            issue_ids,
+            files: 0,
+            notes: vec!["Nothing to record: the work was already recorded.".into()],
+        });
+    }
+    outcome?;
+    Ok(RecordOutcome {
+        record_id: Some(id.to_string()),
+        issue_ids,
+        files: status.entries.len(),
+        notes,
+    })
+}
+
+/// Finishes what a Butler process that died mid-record left behind: its stale lock file,
+/// its reserved id (completed if the commit happened, abandoned if not).
+fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(), WorkError> {
+    for op in ledger.open_operations()? {
+        if op.kind != JOURNAL_KIND || process_alive(op.pid) {
+            continue;
+        }
+        if let Some(lock) = repo.index_lock() {
+            let started = UNIX_EPOCH + Duration::from_secs(op.started_at.saturating_sub(2));
+            if lock.modified >= started {
+                repo.remove_index_lock(&lock)?;
+                notes.push("Cleared a lock left by an interrupted earlier save.".into());
+            }
+        }
+        ledger.end_operation(op.id)?;
+    }
+    for pending in ledger.pending_records()? {
+        let commits = repo.recent_commits(20, None)?;
+        let found = commits.iter().find(|c| {
+            message::parse(&c.message).record_id.as_deref() == Some(&pending.id.to_string())
+        });
+        match found {
+            Some(commit) => {
+                ledger.complete_record(&pending.id, &commit.sha)?;
+            }
+            None => ledger.abandon_record(&pending.id)?,
+        }
+    }
+    Ok(())
+}
+
+/// Serialises recording across processes; the OS drops it when its holder dies.
+struct RecordLock {
+    _flock: Flock<File>,
+}
+
+impl RecordLock {
+    fn acquire(repo: &GitRepo) -> Result<Self, WorkError> {
+        let dir = repo.common_dir().join("butler");
+        std::fs::create_dir_all(&dir).map_err(|e| WorkError::Internal(format!("lock dir: {e}")))?;
+        let path = dir.join("record.lock");
+        let deadline = SystemTime::now() + LOCK_WAIT;
+        loop {
+            let file = File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(|e| WorkError::Internal(format!("lock file: {e}")))?;
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(flock) => return Ok(Self { _flock: flock }),
+                Err((_, _)) if SystemTime::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(_) => {
+                    return Err(WorkError::PolicyBlocked {
+                        reason: "Another Butler is saving work in this project right now".into(),
+                        hint: "call work_record again in a moment".into(),
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! Files that look like credentials: `work_record` never saves them silently.
+
+/// Whether a path's file name looks like it holds secrets.
+pub fn looks_like_credentials(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    const EXACT: &[&str] = &[
+        ".env",
+        ".netrc",
+        "_netrc",
+        ".pgpass",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        "credentials",
+        "credentials.json",
+        "service-account.json",
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        ".htpasswd",
+        "secrets.yml",
+        "secrets.yaml",
+        "secrets.json",
+        "secrets.toml",
+    ];
+    const SUFFIXES: &[&str] = &[".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx"];
+    if EXACT.contains(&name.as_str()) || SUFFIXES.iter().any(|s| name.ends_with(s)) {
+        return true;
+    }
+    // `.env.local`, `.env.production` — but not the committed templates.
+    if let Some(rest) = name.strip_prefix(".env.") {
+        return !matches!(rest, "example" | "sample" | "template" | "dist" | "defaults");
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_credentials as creds;
+
+    #[test]
+    fn secrets_are_recognised() {
+        for p in [".env", "app/.env.local", "deploy/server.pem", "id_ed25519", "a/b/tls.key"] {
+            assert!(creds(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn ordinary_files_and_templates_are_not() {
+        for p in [".env.example", "src/env.rs", "keyboard.rs", "README.md", "key.rs", "pem.txt"] {
+            assert!(!creds(p), "{p}");
+        }
+    }
+}

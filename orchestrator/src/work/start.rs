@@ -1,0 +1,50 @@
+//! `work_start`: sets the issue the current work is for. It locks nothing; it only sets the
+//! default link for `work_record`, remembered per project and line of work on disk so a
+//! restarted server (or a Brain after context compaction) still knows it.
+
+use std::sync::Arc;
+
+use butler_worker::issues::IssueError;
+use serde_json::json;
+
+use crate::envelope::Reply;
+use crate::error::WorkError;
+use crate::session::{Project, blocking};
+use crate::work::observe::line_of;
+
+pub async fn start(project: &Arc<Project>, issue: Option<u64>) -> Result<Reply, WorkError> {
+    let mut notes = Vec::new();
+    let mut title = None;
+    if let Some(number) = issue {
+        match project.issues.read(number).await {
+            Ok(found) => {
+                if let Ok(mut cache) = project.titles.lock() {
+                    cache.insert(number, found.title.clone());
+                }
+                title = Some(found.title);
+            }
+            Err(IssueError::NotFound { .. }) => {
+                return Err(WorkError::Issue(IssueError::NotFound { what: format!("issue #{number}") }));
+            }
+            Err(_) => notes.push("The issue tracker did not answer; the issue was set unchecked.".to_string()),
+        }
+    }
+    let line = blocking(project, move |p| {
+        let head = p.repo.head()?;
+        let line = line_of(&head);
+        let key = p.key();
+        p.with_ledger(|l| Ok(l.set_active_issue(&key, &line, issue)?))?;
+        Ok(line)
+    })
+    .await?;
+    let summary = match issue {
+        Some(n) => format!("Working on #{n}; work_record links it by default."),
+        None => "No active issue; records are not linked by default.".to_string(),
+    };
+    let active = issue.map(|number| json!({"number": number, "title": title}));
+    let mut data = json!({"active_issue": active, "line": line});
+    if !notes.is_empty() {
+        data["notes"] = json!(notes);
+    }
+    Ok(Reply::new(summary, data))
+}

@@ -1,0 +1,208 @@
+//! The work-state machine of `work_observe`: from a few facts to the state, the one required
+//! action and the optional next tools (spec §4, seed BWR). Pure, so every state is unit-tested.
+
+use serde::Serialize;
+
+use crate::error::BlockReason;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkState {
+    Uninitialized,
+    CleanIdle,
+    CleanWithActiveIssue,
+    Dirty,
+    RecordedUnpublished,
+    DirtyAndUnpublished,
+    Blocked,
+    Unknown,
+}
+
+/// What the Brain must do next (at most one thing).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequiredAction {
+    pub tool: &'static str,
+    pub reason: String,
+    pub required_args: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_hint: Option<String>,
+}
+
+/// The facts the state is decided from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    pub blocked: Option<BlockReason>,
+    pub changed: usize,
+    /// Unshared records; `None` when there is no shared destination.
+    pub unpublished: Option<usize>,
+    pub active_issue: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub state: WorkState,
+    pub summary: String,
+    pub required_action: Option<RequiredAction>,
+    pub available_next: Vec<&'static str>,
+}
+
+fn action(tool: &'static str, reason: impl Into<String>, args: &[&'static str]) -> RequiredAction {
+    RequiredAction { tool, reason: reason.into(), required_args: args.to_vec(), policy_hint: None }
+}
+
+pub fn uninitialized() -> Decision {
+    Decision {
+        state: WorkState::Uninitialized,
+        summary: "No session yet. Call work_session_start(project_root).".into(),
+        required_action: Some(action(
+            "work_session_start",
+            "The session is not initialised",
+            &["project_root"],
+        )),
+        available_next: vec!["work_session_start"],
+    }
+}
+
+pub fn unknown(why: &str) -> Decision {
+    Decision {
+        state: WorkState::Unknown,
+        summary: format!("The work state cannot be determined: {why}."),
+        required_action: None,
+        available_next: vec!["work_observe", "work_history"],
+    }
+}
+
+pub fn decide(facts: &Facts) -> Decision {
+    if let Some(reason) = &facts.blocked {
+        return Decision {
+            state: WorkState::Blocked,
+            summary: format!("Blocked: {}. {}.", reason.describe(), capitalise(reason.hint())),
+            required_action: None,
+            available_next: vec!["work_vcs", "work_diff", "work_history"],
+        };
+    }
+    let unpublished = facts.unpublished.unwrap_or(0);
+    let issue_hint = match facts.active_issue {
+        Some(n) => format!(" (linked to #{n})"),
+        None => String::new(),
+    };
+    if facts.changed > 0 {
+        let mut record = action("work_record", "There are unrecorded changes", &["message"]);
+        let mut available = vec!["work_record", "work_diff", "work_history"];
+        let mut summary = format!(
+            "{} unrecorded change(s). Save them with work_record{issue_hint}.",
+            facts.changed
+        );
+        if facts.active_issue.is_none() {
+            record.policy_hint = Some(
+                "No active issue: pass issue_ids to link issues, or issue_ids=[] for no link"
+                    .into(),
+            );
+            available.insert(1, "work_start");
+            summary = format!(
+                "{} unrecorded change(s). Save them with work_record; pass issue_ids, or issue_ids=[] for no link.",
+                facts.changed
+            );
+        }
+        if unpublished > 0 {
+            return Decision {
+                state: WorkState::DirtyAndUnpublished,
+                summary: format!(
+                    "{} unrecorded change(s) and {unpublished} unshared record(s). Save with work_record first, then work_publish.",
+                    facts.changed
+                ),
+                required_action: Some(record),
+                available_next: available,
+            };
+        }
+        return Decision {
+            state: WorkState::Dirty,
+            summary,
+            required_action: Some(record),
+            available_next: available,
+        };
+    }
+    if unpublished > 0 {
+        return Decision {
+            state: WorkState::RecordedUnpublished,
+            summary: format!("{unpublished} record(s) not yet shared. Share them with work_publish."),
+            required_action: Some(action("work_publish", "There are unshared records", &[])),
+            available_next: vec!["work_publish", "work_history"],
+        };
+    }
+    match facts.active_issue {
+        Some(n) => {
+            let reason = if facts.unpublished.is_some() {
+                format!("All work on #{n} is recorded and shared")
+            } else {
+                format!("All work on #{n} is recorded; no shared destination is configured")
+            };
+            Decision {
+                state: WorkState::CleanWithActiveIssue,
+                summary: format!("{reason}. Close it out with work_finish."),
+                required_action: Some(action("work_finish", reason, &[])),
+                available_next: vec!["work_finish", "work_history"],
+            }
+        }
+        None => Decision {
+            state: WorkState::CleanIdle,
+            summary: "No work in progress.".into(),
+            required_action: None,
+            available_next: vec!["work_start"],
+        },
+    }
+}
+
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(changed: usize, unpublished: Option<usize>, issue: Option<u64>) -> Facts {
+        Facts { blocked: None, changed, unpublished, active_issue: issue }
+    }
+
+    #[test]
+    fn each_state_from_its_facts() {
+        assert_eq!(decide(&facts(0, Some(0), None)).state, WorkState::CleanIdle);
+        assert_eq!(decide(&facts(0, None, None)).state, WorkState::CleanIdle);
+        assert_eq!(decide(&facts(0, Some(0), Some(5))).state, WorkState::CleanWithActiveIssue);
+        assert_eq!(decide(&facts(2, Some(0), Some(5))).state, WorkState::Dirty);
+        assert_eq!(decide(&facts(0, Some(3), Some(5))).state, WorkState::RecordedUnpublished);
+        assert_eq!(decide(&facts(1, Some(3), None)).state, WorkState::DirtyAndUnpublished);
+        let blocked = Facts { blocked: Some(BlockReason::Detached), ..facts(1, Some(1), None) };
+        assert_eq!(decide(&blocked).state, WorkState::Blocked);
+    }
+
+    #[test]
+    fn dirty_without_issue_hints_at_issue_ids_and_offers_work_start() {
+        let d = decide(&facts(1, Some(0), None));
+        let action = d.required_action.expect("record is required");
+        assert_eq!(action.tool, "work_record");
+        assert!(action.policy_hint.expect("hint").contains("issue_ids=[]"));
+        assert!(d.available_next.contains(&"work_start"));
+        assert!(!d.available_next.contains(&"work_start") || d.available_next[0] == "work_record");
+    }
+
+    #[test]
+    fn diff_is_never_required() {
+        for f in [facts(1, Some(0), Some(1)), facts(1, Some(2), None), facts(0, Some(2), None)] {
+            let d = decide(&f);
+            assert_ne!(d.required_action.map(|a| a.tool), Some("work_diff"));
+        }
+    }
+
+    #[test]
+    fn clean_idle_requires_nothing() {
+        let d = decide(&facts(0, Some(0), None));
+        assert_eq!(d.required_action, None);
+        assert_eq!(d.available_next, vec!["work_start"]);
+    }
+}

@@ -1,0 +1,149 @@
+//! Every `work_state` reached end to end through the real binary over MCP stdio, with the
+//! seed's shapes snapshotted.
+
+mod common;
+
+use common::{World, normalize};
+use insta::assert_json_snapshot;
+use serde_json::json;
+
+#[tokio::test]
+async fn uninitialized_until_the_session_starts() {
+    let w = World::published();
+    let brain = w.brain().await;
+    let obs = brain.observe().await;
+    assert_json_snapshot!("uninitialized", normalize(obs, &w));
+}
+
+#[tokio::test]
+async fn the_whole_cycle_passes_through_every_state() {
+    let w = World::published();
+    let brain = w.session().await;
+    assert_json_snapshot!("clean_idle", normalize(brain.observe().await, &w));
+
+    w.write("src/lib.rs", "pub fn hello() {}\n");
+    assert_json_snapshot!("dirty_without_issue", normalize(brain.observe().await, &w));
+
+    let created = brain
+        .call(
+            "issue_create",
+            json!({"title": "Say hello", "body": "## Current state\nNo greeting.\n\n## Next action\nAdd hello().\n\n## Blockers\nNone."}),
+        )
+        .await;
+    assert_eq!(created.status(), "ok", "{}", created.envelope);
+    let number = created.data()["issue"]["number"].as_u64().expect("issue number");
+    let started = brain.call("work_start", json!({"issue_id": number})).await;
+    assert_eq!(started.status(), "ok", "{}", started.envelope);
+    assert_json_snapshot!("dirty", normalize(brain.observe().await, &w));
+
+    let recorded = brain.call("work_record", json!({"message": "Add hello"})).await;
+    assert_eq!(recorded.status(), "ok", "{}", recorded.envelope);
+    assert_eq!(recorded.data()["issue_ids"], json!([number]));
+    assert_json_snapshot!("recorded_unpublished", normalize(brain.observe().await, &w));
+
+    w.write("src/lib.rs", "pub fn hello() { }\npub fn bye() {}\n");
+    assert_json_snapshot!("dirty_and_unpublished", normalize(brain.observe().await, &w));
+    let blocked = brain.call("work_publish", json!({})).await;
+    assert_eq!(blocked.error_code(), "policy_blocked");
+    assert!(blocked.envelope["hint"].as_str().expect("hint").contains("work_record"));
+
+    let again = brain.call("work_record", json!({"message": "Add bye", "issue_ids": []})).await;
+    assert_eq!(again.data()["issue_ids"], json!([]));
+    let published = brain.call("work_publish", json!({})).await;
+    assert_eq!(published.status(), "ok", "{}", published.envelope);
+    assert_eq!(published.data()["published_records"], json!(2));
+    let obs = brain.observe().await;
+    assert_json_snapshot!("clean_with_active_issue", normalize(obs.clone(), &w));
+    let records = obs["data"]["recent_records"].as_array().expect("records");
+    assert!(records.iter().all(|r| r["published"] == json!(true)));
+    assert_eq!(records[0]["message"], json!("Add bye"));
+    assert_eq!(records[1]["issue_ids"], json!([number]));
+
+    // What a tracker sees in history: the issue reference is in the saved message.
+    let log = w.git(&["log", "-2", "--format=%B"], Some(&w.project));
+    assert!(log.contains(&format!("Refs: #{number}")), "{log}");
+
+    let finish = brain.call("work_finish", json!({})).await;
+    assert_json_snapshot!("finish_proposals", normalize(finish.envelope, &w));
+}
+
+#[tokio::test]
+async fn a_merge_conflict_blocks() {
+    let w = World::published();
+    w.git(&["switch", "-q", "-c", "other"], Some(&w.project));
+    w.write("README.md", "# other\n");
+    w.git(&["commit", "-q", "-am", "other"], Some(&w.project));
+    w.git(&["switch", "-q", "main"], Some(&w.project));
+    w.write("README.md", "# main\n");
+    w.git(&["commit", "-q", "-am", "main"], Some(&w.project));
+    let merge = w.git_raw(&["merge", "other"], Some(&w.project));
+    assert!(!merge.status.success());
+    let brain = w.session().await;
+    let obs = brain.observe().await;
+    assert_json_snapshot!("blocked_merge", normalize(obs, &w));
+    let record = brain.call("work_record", json!({"message": "x"})).await;
+    assert_eq!(record.error_code(), "policy_blocked");
+}
+
+#[tokio::test]
+async fn a_detached_head_blocks() {
+    let w = World::published();
+    w.git(&["switch", "-q", "--detach", "HEAD"], Some(&w.project));
+    let brain = w.session().await;
+    assert_eq!(brain.state().await, "blocked");
+}
+
+#[tokio::test]
+async fn unknown_when_the_project_disappears() {
+    let w = World::published();
+    let brain = w.session().await;
+    std::fs::remove_dir_all(w.project.join(".git")).expect("remove .git");
+    let obs = brain.observe().await;
+    assert_eq!(obs["data"]["work_state"], json!("unknown"), "{obs}");
+}
+
+#[tokio::test]
+async fn no_destination_means_unpublished_is_null_and_publish_says_so() {
+    let w = World::local_only();
+    let brain = w.session().await;
+    let obs = brain.observe().await;
+    assert_eq!(obs["data"]["unpublished_records"], json!(null));
+    let a = brain.call("work_publish", json!({})).await;
+    assert_eq!(a.error_code(), "upstream_not_configured");
+    let finish = brain.call("work_finish", json!({})).await;
+    let actions = &finish.data()["pending_actions"];
+    assert_eq!(actions[0]["action"], json!("configure_destination"), "{actions}");
+}
+
+#[tokio::test]
+async fn commits_made_outside_butler_are_reported_once() {
+    let w = World::published();
+    let brain = w.session().await;
+    brain.observe().await;
+    w.write("x.txt", "x\n");
+    w.git(&["add", "x.txt"], Some(&w.project));
+    w.git(&["commit", "-q", "-m", "Sneaky commit for #3"], Some(&w.project));
+    let obs = brain.observe().await;
+    let summary = obs["summary"].as_str().expect("summary");
+    assert!(summary.contains("outside Butler"), "{summary}");
+    let first = &obs["data"]["recent_records"][0];
+    assert_eq!(first["outside_butler"], json!(true));
+    assert_eq!(first["issue_ids"], json!([3]));
+    let again = brain.observe().await;
+    assert!(!again["summary"].as_str().expect("summary").contains("outside Butler"));
+}
+
+#[tokio::test]
+async fn the_active_issue_survives_a_restart() {
+    let w = World::published();
+    let brain = w.session().await;
+    let created = brain
+        .call("issue_create", json!({"title": "Persist", "current_state": "a", "next_action": "b", "blockers": "none"}))
+        .await;
+    let n = created.data()["issue"]["number"].as_u64().expect("number");
+    brain.call("work_start", json!({"issue_id": n})).await;
+    brain.client.close().await;
+    let restarted = w.session().await;
+    let obs = restarted.observe().await;
+    assert_eq!(obs["data"]["active_issue"], json!({"number": n, "title": "Persist"}));
+}
