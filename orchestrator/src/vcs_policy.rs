@@ -63,10 +63,14 @@ pub fn vet(args: &[String]) -> Verdict {
         return Verdict::PolicyBlocked { reason };
     }
     let Some(sub) = inv.subcommand.clone() else {
-        return Verdict::Invalid { reason: "no git subcommand given".to_owned() };
+        return Verdict::Invalid {
+            reason: "no git subcommand given".to_owned(),
+        };
     };
     if let Some(option) = &inv.unknown_option {
-        return Verdict::Invalid { reason: format!("`{option}` is not a git option") };
+        return Verdict::Invalid {
+            reason: format!("`{option}` is not a git option"),
+        };
     }
     if let Some(decl) = equivalents::proper_tool(&sub) {
         return Verdict::UseProperTool {
@@ -80,7 +84,10 @@ pub fn vet(args: &[String]) -> Verdict {
     }
     if let Some(summary_of_loss) = loss(&sub, &inv.rest) {
         let fingerprint = serde_json::to_string(args).expect("a list of strings serializes");
-        return Verdict::NeedsApproval { summary_of_loss, fingerprint };
+        return Verdict::NeedsApproval {
+            summary_of_loss,
+            fingerprint,
+        };
     }
     Verdict::Run
 }
@@ -115,13 +122,16 @@ fn blocked_global(inv: &GitInvocation) -> Option<String> {
         "-p",
         "--paginate",
     ];
-    inv.globals.iter().find(|g| BLOCKED.contains(&g.name.as_str())).map(|g| {
-        format!(
-            "`{}` is refused: work_vcs runs git in the project with its own configuration, \
+    inv.globals
+        .iter()
+        .find(|g| BLOCKED.contains(&g.name.as_str()))
+        .map(|g| {
+            format!(
+                "`{}` is refused: work_vcs runs git in the project with its own configuration, \
              without other repositories, config overrides or programs",
-            g.name
-        )
-    })
+                g.name
+            )
+        })
 }
 
 /// Subcommands that run other programs, talk to other hosts' shells, or reach outside.
@@ -129,7 +139,10 @@ const BLOCKED_SUBCOMMANDS: &[(&str, &str)] = &[
     ("clone", "clones reach outside the project"),
     ("difftool", "runs an external diff program"),
     ("mergetool", "runs an external merge program"),
-    ("filter-branch", "runs shell snippets over the whole history"),
+    (
+        "filter-branch",
+        "runs shell snippets over the whole history",
+    ),
     ("filter-repo", "rewrites the whole history"),
     ("daemon", "starts a server"),
     ("instaweb", "starts a web server and a browser"),
@@ -152,8 +165,15 @@ const BLOCKED_SUBCOMMANDS: &[(&str, &str)] = &[
 ];
 
 /// Options that name a program to run, whatever the subcommand.
-const PROGRAM_OPTIONS: &[&str] =
-    &["--upload-pack", "--receive-pack", "--exec", "--ext-diff", "--textconv", "--extcmd", "--template"];
+const PROGRAM_OPTIONS: &[&str] = &[
+    "--upload-pack",
+    "--receive-pack",
+    "--exec",
+    "--ext-diff",
+    "--textconv",
+    "--extcmd",
+    "--template",
+];
 
 fn blocked_command(sub: &str, rest: &[String]) -> Option<String> {
     if let Some((_, why)) = BLOCKED_SUBCOMMANDS.iter().find(|(name, _)| *name == sub) {
@@ -169,8 +189,11 @@ fn blocked_command(sub: &str, rest: &[String]) -> Option<String> {
         }
     }
     let has = |options: &[&str]| rest.iter().any(|a| options.contains(&a.as_str()));
-    let positionals: Vec<&str> =
-        rest.iter().map(String::as_str).filter(|a| !a.starts_with('-')).collect();
+    let positionals: Vec<&str> = rest
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     match sub {
         "fetch" | "pull" | "ls-remote" | "archive" if has(&["-u"]) => {
             Some("`-u` (upload-pack) is refused: it runs another program".to_owned())
@@ -190,16 +213,23 @@ fn blocked_command(sub: &str, rest: &[String]) -> Option<String> {
         "bisect" if positionals.first() == Some(&"run") => {
             Some("`bisect run` is refused: it runs a program".to_owned())
         }
-        "maintenance" if matches!(positionals.first(), Some(&("start" | "stop" | "register" | "unregister"))) => {
-            Some("`maintenance start/register` is refused: it edits the system scheduler".to_owned())
+        "maintenance"
+            if matches!(
+                positionals.first(),
+                Some(&("start" | "stop" | "register" | "unregister"))
+            ) =>
+        {
+            Some(
+                "`maintenance start/register` is refused: it edits the system scheduler".to_owned(),
+            )
         }
         "help" if has(&["-w", "--web", "-i", "--info", "-m", "--man"]) => {
             Some("`help` with a viewer is refused: it starts another program".to_owned())
         }
         "config" => config_policy(rest),
-        "worktree" if positionals.first() == Some(&"add") => {
-            positionals.get(1).and_then(|p| outside_path(p, "worktree add"))
-        }
+        "worktree" if positionals.first() == Some(&"add") => positionals
+            .get(1)
+            .and_then(|p| outside_path(p, "worktree add")),
         "init" => positionals.first().and_then(|p| outside_path(p, "init")),
         _ => output_policy(rest),
     }
@@ -304,8 +334,16 @@ fn is_program_key(key: &str) -> bool {
 /// `git config` writes of program-running keys, writes outside the project's config, and
 /// the editor are refused; reads and other writes run.
 fn config_policy(rest: &[String]) -> Option<String> {
-    const WITH_VALUE: &[&str] =
-        &["-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "-t"];
+    const WITH_VALUE: &[&str] = &[
+        "-f",
+        "--file",
+        "--blob",
+        "--type",
+        "--default",
+        "--comment",
+        "--value",
+        "-t",
+    ];
     const WRITE_FLAGS: &[&str] = &["--add", "--replace-all"];
     const OUTSIDE: &[&str] = &["--global", "--system", "-f", "--file", "--worktree"];
     let mut positionals = Vec::new();
@@ -329,9 +367,11 @@ fn config_policy(rest: &[String]) -> Option<String> {
         ["edit", ..] => return Some("`config edit` is refused: it starts an editor".to_owned()),
         ["set", key, ..] => (Some(*key), true),
         ["unset" | "rename-section" | "remove-section", key, ..] => (Some(*key), true),
-        ["get" | "list" | "get-regexp" | "get-all" | "get-urlmatch" | "get-color" | "get-colorbool", ..] => {
-            (None, false)
-        }
+        [
+            "get" | "list" | "get-regexp" | "get-all" | "get-urlmatch" | "get-color"
+            | "get-colorbool",
+            ..,
+        ] => (None, false),
         [key, _value, ..] => (Some(*key), true),
         [key] => (Some(*key), write_flag),
         [] => (None, false),
@@ -352,10 +392,14 @@ fn config_policy(rest: &[String]) -> Option<String> {
 fn loss(sub: &str, rest: &[String]) -> Option<String> {
     let has = |options: &[&str]| rest.iter().any(|a| options.contains(&a.as_str()));
     let short_flag = |flag: char| {
-        rest.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(flag))
+        rest.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(flag))
     };
-    let positionals: Vec<&str> =
-        rest.iter().map(String::as_str).filter(|a| !a.starts_with('-')).collect();
+    let positionals: Vec<&str> = rest
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let first = positionals.first().copied();
     let text = match sub {
         "reset" if has(&["--hard", "--merge"]) => {
@@ -387,7 +431,10 @@ fn loss(sub: &str, rest: &[String]) -> Option<String> {
         "reflog" if matches!(first, Some("expire" | "delete")) => {
             "deletes reflog entries, the last way back to lost commits"
         }
-        "gc" if rest.iter().any(|a| a == "--prune=now" || a == "--prune=all") => {
+        "gc" if rest
+            .iter()
+            .any(|a| a == "--prune=now" || a == "--prune=all") =>
+        {
             "deletes unreachable objects at once (lost commits become unrecoverable)"
         }
         "prune" if !has(&["-n", "--dry-run"]) => "deletes unreachable objects",
@@ -414,7 +461,10 @@ mod tests {
     use super::*;
 
     fn v(args: &str) -> Verdict {
-        vet(&args.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+        vet(&args
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>())
     }
 
     fn blocked(args: &str) -> bool {
@@ -429,7 +479,10 @@ mod tests {
     fn malformed_arguments_are_invalid() {
         assert!(matches!(vet(&[]), Verdict::Invalid { .. }));
         assert!(matches!(vet(&["".to_owned()]), Verdict::Invalid { .. }));
-        assert!(matches!(vet(&["branch".to_owned(), "a\0b".to_owned()]), Verdict::Invalid { .. }));
+        assert!(matches!(
+            vet(&["branch".to_owned(), "a\0b".to_owned()]),
+            Verdict::Invalid { .. }
+        ));
         assert!(matches!(v("git branch"), Verdict::Invalid { .. }));
         assert!(matches!(v("--frobnicate branch"), Verdict::Invalid { .. }));
         assert!(matches!(v("--no-pager"), Verdict::Invalid { .. }));
@@ -437,13 +490,30 @@ mod tests {
 
     #[test]
     fn proper_tools_are_named() {
-        let Verdict::UseProperTool { tool, subcommand, suggestion } = v("log -5 -- src/") else {
+        let Verdict::UseProperTool {
+            tool,
+            subcommand,
+            suggestion,
+        } = v("log -5 -- src/")
+        else {
             panic!("log has a proper tool");
         };
         assert_eq!((tool, subcommand.as_str()), ("work_history", "log"));
         assert_eq!(suggestion, r#"work_history(n=5, path="src/")"#);
-        assert!(matches!(v("--no-pager status"), Verdict::UseProperTool { tool: "work_observe", .. }));
-        assert!(matches!(v("push origin"), Verdict::UseProperTool { tool: "work_publish", .. }));
+        assert!(matches!(
+            v("--no-pager status"),
+            Verdict::UseProperTool {
+                tool: "work_observe",
+                ..
+            }
+        ));
+        assert!(matches!(
+            v("push origin"),
+            Verdict::UseProperTool {
+                tool: "work_publish",
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -499,7 +569,11 @@ mod tests {
             "hook run pre-commit",
             "help -w log",
         ] {
-            assert!(blocked(args), "`{args}` must be policy-blocked, got {:?}", v(args));
+            assert!(
+                blocked(args),
+                "`{args}` must be policy-blocked, got {:?}",
+                v(args)
+            );
         }
     }
 
@@ -534,18 +608,29 @@ mod tests {
             "tag -d v1",
             "worktree remove --force wt",
         ] {
-            assert!(approval(args), "`{args}` must need approval, got {:?}", v(args));
+            assert!(
+                approval(args),
+                "`{args}` must need approval, got {:?}",
+                v(args)
+            );
         }
     }
 
     #[test]
     fn fingerprint_is_the_exact_argument_list() {
-        let Verdict::NeedsApproval { fingerprint, summary_of_loss } = v("reset --hard HEAD") else {
+        let Verdict::NeedsApproval {
+            fingerprint,
+            summary_of_loss,
+        } = v("reset --hard HEAD")
+        else {
             panic!("reset --hard needs approval");
         };
         assert_eq!(fingerprint, r#"["reset","--hard","HEAD"]"#);
         assert!(summary_of_loss.contains("reset"));
-        let Verdict::NeedsApproval { fingerprint: other, .. } = v("reset --hard HEAD~1") else {
+        let Verdict::NeedsApproval {
+            fingerprint: other, ..
+        } = v("reset --hard HEAD~1")
+        else {
             panic!("reset --hard needs approval");
         };
         assert_ne!(fingerprint, other);

@@ -17,14 +17,20 @@ fn corpus() -> Vec<Case> {
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
-        let (head, command) = line.split_once('\t').expect("each case is `decision<TAB>command`");
+        let (head, command) = line
+            .split_once('\t')
+            .expect("each case is `decision<TAB>command`");
         let expected = match head.split_once(' ') {
             None if head == "allow" => None,
             Some(("deny", "-")) => Some(String::new()),
             Some(("deny", sub)) => Some(sub.to_owned()),
             _ => panic!("line {}: bad decision `{head}`", index + 1),
         };
-        cases.push(Case { line: index + 1, command: command.replace('⏎', "\n"), expected });
+        cases.push(Case {
+            line: index + 1,
+            command: command.replace('⏎', "\n"),
+            expected,
+        });
     }
     cases
 }
@@ -35,7 +41,10 @@ fn corpus_is_large_enough() {
     let denies = cases.iter().filter(|c| c.expected.is_some()).count();
     let allows = cases.len() - denies;
     assert!(denies >= 200, "only {denies} commands that run git");
-    assert!(allows >= 100, "only {allows} commands that only mention git");
+    assert!(
+        allows >= 100,
+        "only {allows} commands that only mention git"
+    );
 }
 
 #[test]
@@ -45,8 +54,16 @@ fn every_corpus_command_gets_its_decision() {
         let got = match analyze(&case.command) {
             Decision::Allow => None,
             Decision::Deny { subcommand, reason } => {
-                assert!(reason.contains("was blocked"), "line {}: reason `{reason}`", case.line);
-                assert!(reason.contains("work_"), "line {}: no tool in `{reason}`", case.line);
+                assert!(
+                    reason.contains("was blocked"),
+                    "line {}: reason `{reason}`",
+                    case.line
+                );
+                assert!(
+                    reason.contains("work_"),
+                    "line {}: no tool in `{reason}`",
+                    case.line
+                );
                 Some(subcommand)
             }
         };
@@ -57,7 +74,12 @@ fn every_corpus_command_gets_its_decision() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} corpus failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} corpus failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -66,7 +88,10 @@ fn deny_messages_name_the_mapped_call() {
         Decision::Deny { reason, .. } => reason,
         Decision::Allow => panic!("`{command}` must be denied"),
     };
-    assert_eq!(reason("git status"), "`git status` was blocked. Use work_observe() instead.");
+    assert_eq!(
+        reason("git status"),
+        "`git status` was blocked. Use work_observe() instead."
+    );
     assert!(reason("git log -5 -- src/").contains(r#"work_history(n=5, path="src/")"#));
     assert!(reason("cd x && git diff src/a.rs").contains(r#"work_diff(path="src/a.rs")"#));
     assert!(reason("git diff").contains(r#"work_diff(level="full")"#));
@@ -85,14 +110,25 @@ fn huge_and_deeply_nested_commands_decide_quickly() {
     assert!(matches!(analyze(&big_git), Decision::Deny { .. }));
     let nested = format!("{}git log{}", "$(".repeat(10_000), ")".repeat(10_000));
     assert!(matches!(analyze(&nested), Decision::Deny { .. }));
-    let ifs = format!("{}git log{}", "if true; then ".repeat(2_000), "; fi".repeat(2_000));
+    let ifs = format!(
+        "{}git log{}",
+        "if true; then ".repeat(2_000),
+        "; fi".repeat(2_000)
+    );
     assert!(matches!(analyze(&ifs), Decision::Deny { .. }));
     for levels in [6, 14] {
         let mut script = "git log".to_owned();
         for _ in 0..levels {
             script = format!("sh -c '{}'", script.replace('\'', r"'\''"));
         }
-        assert!(matches!(analyze(&script), Decision::Deny { .. }), "{levels} levels of sh -c");
+        assert!(
+            matches!(analyze(&script), Decision::Deny { .. }),
+            "{levels} levels of sh -c"
+        );
     }
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
 }

@@ -7,7 +7,9 @@
 //! this scan errs towards blocking. It is linear in the input and never recurses.
 
 /// Reserved words after which the next word is in command position.
-const RESERVED: &[&str] = &["then", "do", "else", "elif", "if", "while", "until", "!", "time"];
+const RESERVED: &[&str] = &[
+    "then", "do", "else", "elif", "if", "while", "until", "!", "time",
+];
 
 /// Words after which any later word of the same command may be the command that runs.
 const WRAPPERS: &[&str] = &[
@@ -91,13 +93,17 @@ fn split_words(text: &str) -> (Vec<Word>, Vec<String>) {
     let mut has_word = false;
     let mut after_operator = true;
     let mut chars = text.chars().peekable();
-    let flush = |words: &mut Vec<Word>, current: &mut String, has_word: &mut bool, after: &mut bool| {
-        if *has_word {
-            words.push(Word { text: std::mem::take(current), after_operator: *after });
-            *has_word = false;
-            *after = false;
-        }
-    };
+    let flush =
+        |words: &mut Vec<Word>, current: &mut String, has_word: &mut bool, after: &mut bool| {
+            if *has_word {
+                words.push(Word {
+                    text: std::mem::take(current),
+                    after_operator: *after,
+                });
+                *has_word = false;
+                *after = false;
+            }
+        };
     while let Some(c) = chars.next() {
         match c {
             '\'' | '"' => {

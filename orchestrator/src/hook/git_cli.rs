@@ -96,7 +96,10 @@ pub fn parse(args: &[String]) -> GitInvocation {
             _ => {}
         }
         if FLAGS.contains(&arg) {
-            inv.globals.push(GlobalOption { name: arg.to_owned(), value: None });
+            inv.globals.push(GlobalOption {
+                name: arg.to_owned(),
+                value: None,
+            });
             i += 1;
             continue;
         }
@@ -104,18 +107,27 @@ pub fn parse(args: &[String]) -> GitInvocation {
             && (WITH_VALUE.contains(&name) || OPTIONAL_ATTACHED.contains(&name))
             && name.starts_with("--")
         {
-            inv.globals.push(GlobalOption { name: name.to_owned(), value: Some(value.to_owned()) });
+            inv.globals.push(GlobalOption {
+                name: name.to_owned(),
+                value: Some(value.to_owned()),
+            });
             i += 1;
             continue;
         }
         if OPTIONAL_ATTACHED.contains(&arg) {
-            inv.globals.push(GlobalOption { name: arg.to_owned(), value: None });
+            inv.globals.push(GlobalOption {
+                name: arg.to_owned(),
+                value: None,
+            });
             i += 1;
             continue;
         }
         if WITH_VALUE.contains(&arg) {
             let value = args.get(i + 1).cloned();
-            inv.globals.push(GlobalOption { name: arg.to_owned(), value });
+            inv.globals.push(GlobalOption {
+                name: arg.to_owned(),
+                value,
+            });
             i += 2;
             continue;
         }
@@ -147,7 +159,10 @@ mod tests {
         assert_eq!(inv.subcommand.as_deref(), Some("log"));
         assert_eq!(inv.rest, vec!["-5"]);
         let names: Vec<_> = inv.globals.iter().map(|g| g.name.as_str()).collect();
-        assert_eq!(names, ["-C", "-c", "--no-pager", "--git-dir", "--work-tree"]);
+        assert_eq!(
+            names,
+            ["-C", "-c", "--no-pager", "--git-dir", "--work-tree"]
+        );
         assert_eq!(inv.globals[3].value.as_deref(), Some(".git"));
         assert_eq!(inv.globals[4].value.as_deref(), Some("w"));
     }

@@ -119,10 +119,16 @@ fn decision_for(git_args: Option<Vec<String>>) -> Decision {
 /// failure, with the reason on stderr).
 pub fn run_stdio() -> i32 {
     let mut input = Vec::new();
-    let read = std::io::stdin().lock().take(MAX_STDIN_BYTES + 1).read_to_end(&mut input);
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_STDIN_BYTES + 1)
+        .read_to_end(&mut input);
     let (decision, failed) = match read {
         Ok(_) if input.len() as u64 <= MAX_STDIN_BYTES => decide_input(&input),
-        _ => (decision_for(scan_without_parsing(&String::from_utf8_lossy(&input))), true),
+        _ => (
+            decision_for(scan_without_parsing(&String::from_utf8_lossy(&input))),
+            true,
+        ),
     };
     let Decision::Deny { reason, .. } = decision else {
         return 0;
@@ -151,7 +157,10 @@ fn decide_input(input: &[u8]) -> (Decision, bool) {
     if value.get("tool_name").and_then(|t| t.as_str()) != Some("Bash") {
         return (Decision::Allow, false);
     }
-    let command = value.get("tool_input").and_then(|i| i.get("command")).and_then(|c| c.as_str());
+    let command = value
+        .get("tool_input")
+        .and_then(|i| i.get("command"))
+        .and_then(|c| c.as_str());
     match command {
         Some(command) => analyze_reporting_failure(command),
         None => (Decision::Allow, false),
@@ -176,12 +185,16 @@ mod tests {
 
     #[test]
     fn deny_names_subcommand_and_tool() {
-        let Decision::Deny { subcommand, reason } = analyze("cd /tmp && git -C x --no-pager status")
+        let Decision::Deny { subcommand, reason } =
+            analyze("cd /tmp && git -C x --no-pager status")
         else {
             panic!("git status must be denied");
         };
         assert_eq!(subcommand, "status");
-        assert_eq!(reason, "`git status` was blocked. Use work_observe() instead.");
+        assert_eq!(
+            reason,
+            "`git status` was blocked. Use work_observe() instead."
+        );
     }
 
     #[test]

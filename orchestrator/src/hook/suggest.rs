@@ -21,7 +21,10 @@ pub fn replacement_call(inv: &GitInvocation) -> String {
         "work_record" => vec![("message", quote("…"))],
         _ => Vec::new(),
     };
-    let params: Vec<String> = params.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let params: Vec<String> = params
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     format!("{}({})", decl.tool, params.join(", "))
 }
 
@@ -56,7 +59,11 @@ fn shown_command(inv: &GitInvocation) -> String {
             shown.push_str(&arg);
         }
         if shown.len() > 120 {
-            let cut = shown.char_indices().map(|(i, _)| i).take_while(|&i| i <= 117).last();
+            let cut = shown
+                .char_indices()
+                .map(|(i, _)| i)
+                .take_while(|&i| i <= 117)
+                .last();
             shown.truncate(cut.unwrap_or(0));
             shown.push_str("...");
             break;
@@ -74,7 +81,10 @@ fn paths(rest: &[String]) -> Vec<&str> {
     if let Some(pos) = rest.iter().position(|a| a == "--") {
         return rest[pos + 1..].iter().map(String::as_str).collect();
     }
-    rest.iter().map(String::as_str).filter(|a| !a.starts_with('-') && looks_like_path(a)).collect()
+    rest.iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-') && looks_like_path(a))
+        .collect()
 }
 
 fn looks_like_path(arg: &str) -> bool {
@@ -92,18 +102,31 @@ fn looks_like_sha(arg: &str) -> bool {
 }
 
 fn diff_params(rest: &[String]) -> Vec<(&'static str, String)> {
-    let summary = ["--stat", "--shortstat", "--numstat", "--name-only", "--name-status"];
+    let summary = [
+        "--stat",
+        "--shortstat",
+        "--numstat",
+        "--name-only",
+        "--name-status",
+    ];
     if let Some(path) = paths(rest).first() {
         return vec![("path", quote(path))];
     }
-    if rest.iter().any(|a| summary.iter().any(|s| a.starts_with(s))) {
+    if rest
+        .iter()
+        .any(|a| summary.iter().any(|s| a.starts_with(s)))
+    {
         return Vec::new();
     }
     vec![("level", quote("full"))]
 }
 
 fn show_params(rest: &[String]) -> Vec<(&'static str, String)> {
-    let commit = rest.iter().find(|a| !a.starts_with('-')).map(String::as_str).unwrap_or("HEAD");
+    let commit = rest
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .unwrap_or("HEAD");
     let commit = commit.split(':').next().unwrap_or(commit);
     vec![("record_id", quote(commit))]
 }
@@ -158,7 +181,11 @@ fn commit_params(rest: &[String]) -> Vec<(&'static str, String)> {
             }
         }
     }
-    let message = if messages.is_empty() { "…".to_owned() } else { messages.join("\n\n") };
+    let message = if messages.is_empty() {
+        "…".to_owned()
+    } else {
+        messages.join("\n\n")
+    };
     vec![("message", quote(&message))]
 }
 
@@ -174,16 +201,25 @@ mod tests {
 
     #[test]
     fn maps_arguments_to_butler_parameters() {
-        assert_eq!(call(&["log", "-5", "--", "src/"]), r#"work_history(n=5, path="src/")"#);
+        assert_eq!(
+            call(&["log", "-5", "--", "src/"]),
+            r#"work_history(n=5, path="src/")"#
+        );
         assert_eq!(call(&["log", "-n", "3"]), "work_history(n=3)");
         assert_eq!(call(&["log", "--oneline", "-10"]), "work_history(n=10)");
         assert_eq!(call(&["log", "--max-count=7"]), "work_history(n=7)");
         assert_eq!(call(&["diff", "src/a.rs"]), r#"work_diff(path="src/a.rs")"#);
         assert_eq!(call(&["diff", "--stat"]), "work_diff()");
         assert_eq!(call(&["diff"]), r#"work_diff(level="full")"#);
-        assert_eq!(call(&["show", "abc1234"]), r#"work_diff(record_id="abc1234")"#);
+        assert_eq!(
+            call(&["show", "abc1234"]),
+            r#"work_diff(record_id="abc1234")"#
+        );
         assert_eq!(call(&["commit", "-m", "x"]), r#"work_record(message="x")"#);
-        assert_eq!(call(&["commit", "-am", "fix it"]), r#"work_record(message="fix it")"#);
+        assert_eq!(
+            call(&["commit", "-am", "fix it"]),
+            r#"work_record(message="fix it")"#
+        );
         assert_eq!(call(&["add", "."]), r#"work_record(message="…")"#);
         assert_eq!(call(&["push"]), "work_publish()");
         assert_eq!(call(&["status"]), "work_observe()");
@@ -193,7 +229,10 @@ mod tests {
     #[test]
     fn reason_names_command_and_tool() {
         let inv = git_cli::parse(&["status".to_owned()]);
-        assert_eq!(deny_reason(&inv), "`git status` was blocked. Use work_observe() instead.");
+        assert_eq!(
+            deny_reason(&inv),
+            "`git status` was blocked. Use work_observe() instead."
+        );
         let inv = git_cli::parse(&["stash".to_owned(), "list".to_owned()]);
         assert!(deny_reason(&inv).contains(r#"work_vcs(["stash", "list"])"#));
     }

@@ -83,7 +83,10 @@ impl Walker {
         if self.found.is_none()
             && let Some(args) = fallback::git_in_command_position(text)
         {
-            self.found = Some(GitHit { args, by_fallback: true });
+            self.found = Some(GitHit {
+                args,
+                by_fallback: true,
+            });
         }
     }
 
@@ -145,7 +148,10 @@ impl Walker {
         match compound {
             C::Arithmetic(a) => self.raw_text(&a.expr.value),
             C::ArithmeticForClause(f) => {
-                for expr in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                for expr in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
                     self.raw_text(&expr.value);
                 }
                 self.compound_list(&f.body.list);
@@ -209,9 +215,8 @@ impl Walker {
     fn redirect(&mut self, redirect: &ast::IoRedirect) -> Option<String> {
         match redirect {
             ast::IoRedirect::File(_, _, target) => match target {
-                ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w) => {
-                    self.word(&w.value)
-                }
+                ast::IoFileRedirectTarget::Filename(w)
+                | ast::IoFileRedirectTarget::Duplicate(w) => self.word(&w.value),
                 ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
                     self.compound_list(&sub.list)
                 }
@@ -242,7 +247,10 @@ impl Walker {
         let prefix = simple.prefix.iter().flat_map(|p| &p.0);
         let suffix = simple.suffix.iter().flat_map(|s| &s.0);
         let name = simple.word_or_name.iter().map(ItemRef::Word);
-        let items = prefix.map(ItemRef::Item).chain(name).chain(suffix.map(ItemRef::Item));
+        let items = prefix
+            .map(ItemRef::Item)
+            .chain(name)
+            .chain(suffix.map(ItemRef::Item));
         for item in items {
             match item {
                 ItemRef::Word(w) | ItemRef::Item(ast::CommandPrefixOrSuffixItem::Word(w)) => {
@@ -257,8 +265,10 @@ impl Walker {
                 ItemRef::Item(ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)) => {
                     self.word(&w.value);
                     if words.is_empty() {
-                        if let (ast::AssignmentName::VariableName(n), ast::AssignmentValue::Scalar(v)) =
-                            (&a.name, &a.value)
+                        if let (
+                            ast::AssignmentName::VariableName(n),
+                            ast::AssignmentValue::Scalar(v),
+                        ) = (&a.name, &a.value)
                         {
                             assignments.push((n, &v.value));
                         }
@@ -289,7 +299,10 @@ impl Walker {
 
     /// `export NAME=value` / `declare`, `local`, `readonly`, `typeset`.
     fn remember_exports(&mut self, argv: &[String]) {
-        if matches!(argv[0].as_str(), "export" | "declare" | "local" | "readonly" | "typeset") {
+        if matches!(
+            argv[0].as_str(),
+            "export" | "declare" | "local" | "readonly" | "typeset"
+        ) {
             for arg in &argv[1..] {
                 if let Some((name, value)) = arg.split_once('=') {
                     self.vars.insert(name.to_owned(), value.to_owned());
@@ -306,7 +319,10 @@ impl Walker {
             Runs::Nothing => {}
             Runs::Git(args) => {
                 let args = args.into_iter().map(|a| a.replace(DYNAMIC, "…")).collect();
-                self.found = Some(GitHit { args, by_fallback: false });
+                self.found = Some(GitHit {
+                    args,
+                    by_fallback: false,
+                });
             }
             Runs::Commands(commands) => {
                 for command in commands {
@@ -321,7 +337,10 @@ impl Walker {
             }
             Runs::ForeignCode(code) => {
                 if let Some(args) = git_in_foreign_code(&code) {
-                    self.found = Some(GitHit { args, by_fallback: false });
+                    self.found = Some(GitHit {
+                        args,
+                        by_fallback: false,
+                    });
                 }
             }
         }
@@ -433,7 +452,10 @@ fn locates_git(script: &str) -> bool {
     let words: Vec<&str> = script.split_whitespace().collect();
     matches!(
         words.as_slice(),
-        ["which", "git"] | ["command", "-v", "git"] | ["type", "-p" | "-P", "git"] | ["whereis", "-b", "git"]
+        ["which", "git"]
+            | ["command", "-v", "git"]
+            | ["type", "-p" | "-P", "git"]
+            | ["whereis", "-b", "git"]
     )
 }
 
@@ -443,8 +465,11 @@ fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
     match name {
         "cat" if argv[1..].iter().all(|a| a.starts_with('-')) => stdin,
         "echo" => {
-            let args: Vec<&str> =
-                argv[1..].iter().map(String::as_str).skip_while(|a| a.starts_with('-')).collect();
+            let args: Vec<&str> = argv[1..]
+                .iter()
+                .map(String::as_str)
+                .skip_while(|a| a.starts_with('-'))
+                .collect();
             Some(args.join(" ").replace("\\n", "\n"))
         }
         "printf" => Some(argv[1..].join(" ").replace("\\n", "\n")),
@@ -487,7 +512,9 @@ fn ansi_c(s: &str) -> String {
             }
             Some(d @ '0'..='7') => {
                 let mut oct = String::from(d);
-                oct.extend(std::iter::from_fn(|| chars.next_if(|c| ('0'..='7').contains(c))).take(2));
+                oct.extend(
+                    std::iter::from_fn(|| chars.next_if(|c| ('0'..='7').contains(c))).take(2),
+                );
                 out.extend(u32::from_str_radix(&oct, 8).ok().and_then(char::from_u32));
             }
             Some(other) => out.push(other),

@@ -26,12 +26,26 @@ pub enum Runs {
 }
 
 const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "ksh93", "mksh", "ash", "yash", "posh", "rbash", "fish",
-    "csh", "tcsh", "busybox-sh",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "ksh93",
+    "mksh",
+    "ash",
+    "yash",
+    "posh",
+    "rbash",
+    "fish",
+    "csh",
+    "tcsh",
+    "busybox-sh",
 ];
 
-const INTERPRETERS: &[&str] =
-    &["python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "deno", "bun"];
+const INTERPRETERS: &[&str] = &[
+    "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "deno", "bun",
+];
 
 /// A wrapper that runs its operand as a command: options that take a value, and how many
 /// positional words come before the command.
@@ -42,51 +56,315 @@ struct Wrapper {
 }
 
 const WRAPPERS: &[Wrapper] = &[
-    Wrapper { name: "sudo", with_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout", "--chroot"], positionals: 0 },
-    Wrapper { name: "doas", with_value: &["-u", "-C"], positionals: 0 },
-    Wrapper { name: "env", with_value: &["-u", "--unset", "-C", "--chdir", "-a", "--argv0", "-P"], positionals: 0 },
-    Wrapper { name: "time", with_value: &["-f", "--format", "-o", "--output"], positionals: 0 },
-    Wrapper { name: "nohup", with_value: &[], positionals: 0 },
-    Wrapper { name: "nice", with_value: &["-n", "--adjustment"], positionals: 0 },
-    Wrapper { name: "renice", with_value: &["-n"], positionals: 0 },
-    Wrapper { name: "timeout", with_value: &["-s", "--signal", "-k", "--kill-after"], positionals: 1 },
-    Wrapper { name: "gtimeout", with_value: &["-s", "--signal", "-k", "--kill-after"], positionals: 1 },
-    Wrapper { name: "command", with_value: &[], positionals: 0 },
-    Wrapper { name: "exec", with_value: &["-a"], positionals: 0 },
-    Wrapper { name: "builtin", with_value: &[], positionals: 0 },
-    Wrapper { name: "xargs", with_value: &["-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--max-lines", "--eof", "--process-slot-var"], positionals: 0 },
-    Wrapper { name: "stdbuf", with_value: &["-i", "-o", "-e", "--input", "--output", "--error"], positionals: 0 },
-    Wrapper { name: "ionice", with_value: &["-c", "-n", "--class", "--classdata"], positionals: 0 },
-    Wrapper { name: "chronic", with_value: &[], positionals: 0 },
-    Wrapper { name: "setsid", with_value: &[], positionals: 0 },
-    Wrapper { name: "unbuffer", with_value: &[], positionals: 0 },
-    Wrapper { name: "nocorrect", with_value: &[], positionals: 0 },
-    Wrapper { name: "noglob", with_value: &[], positionals: 0 },
-    Wrapper { name: "fakeroot", with_value: &["-l", "-s", "-i", "-b", "--lib", "--faked"], positionals: 0 },
-    Wrapper { name: "eatmydata", with_value: &[], positionals: 0 },
-    Wrapper { name: "catchsegv", with_value: &[], positionals: 0 },
-    Wrapper { name: "dbus-run-session", with_value: &["--config-file", "--dbus-daemon"], positionals: 0 },
-    Wrapper { name: "xvfb-run", with_value: &["-n", "-s", "-f", "-e", "-p", "--server-num", "--server-args", "--auth-file", "--error-file"], positionals: 0 },
-    Wrapper { name: "strace", with_value: &["-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"], positionals: 0 },
-    Wrapper { name: "ltrace", with_value: &["-o", "-e", "-p", "-s", "-u", "-n", "-a", "-A", "-D", "-F", "-l", "-L"], positionals: 0 },
-    Wrapper { name: "valgrind", with_value: &[], positionals: 0 },
-    Wrapper { name: "taskset", with_value: &[], positionals: 1 },
-    Wrapper { name: "chroot", with_value: &["--userspec", "--groups"], positionals: 1 },
-    Wrapper { name: "runuser", with_value: &["-u", "-g", "-G", "-s", "--user", "--group", "--shell"], positionals: 0 },
-    Wrapper { name: "proxychains", with_value: &["-f"], positionals: 0 },
-    Wrapper { name: "proxychains4", with_value: &["-f"], positionals: 0 },
-    Wrapper { name: "torsocks", with_value: &["-u", "-p", "-a", "-P"], positionals: 0 },
-    Wrapper { name: "firejail", with_value: &[], positionals: 0 },
-    Wrapper { name: "unshare", with_value: &["-S", "-G", "--setuid", "--setgid", "-R", "-w", "--root", "--wd"], positionals: 0 },
-    Wrapper { name: "nsenter", with_value: &["-t", "--target", "-S", "-G", "-r", "-w"], positionals: 0 },
-    Wrapper { name: "prlimit", with_value: &["-p", "--pid"], positionals: 0 },
-    Wrapper { name: "cpulimit", with_value: &["-l", "--limit", "-p", "--pid", "-e", "--exe"], positionals: 0 },
-    Wrapper { name: "systemd-run", with_value: &["-u", "--unit", "-p", "--property", "-E", "--setenv", "--slice", "-M", "--machine", "--uid", "--gid", "--nice", "--working-directory", "-H", "--host", "--description"], positionals: 0 },
-    Wrapper { name: "caffeinate", with_value: &["-t", "-w"], positionals: 0 },
-    Wrapper { name: "rlwrap", with_value: &["-a", "-f", "-H", "-l", "-P", "-S", "-z"], positionals: 0 },
-    Wrapper { name: "numactl", with_value: &["-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"], positionals: 0 },
-    Wrapper { name: "watch", with_value: &["-n", "--interval", "-q", "--equexit"], positionals: 0 },
-    Wrapper { name: "sg", with_value: &[], positionals: 1 },
+    Wrapper {
+        name: "sudo",
+        with_value: &[
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "-R",
+            "--user",
+            "--group",
+            "--close-from",
+            "--chdir",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--other-user",
+            "--command-timeout",
+            "--chroot",
+        ],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "doas",
+        with_value: &["-u", "-C"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "env",
+        with_value: &["-u", "--unset", "-C", "--chdir", "-a", "--argv0", "-P"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "time",
+        with_value: &["-f", "--format", "-o", "--output"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "nohup",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "nice",
+        with_value: &["-n", "--adjustment"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "renice",
+        with_value: &["-n"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "timeout",
+        with_value: &["-s", "--signal", "-k", "--kill-after"],
+        positionals: 1,
+    },
+    Wrapper {
+        name: "gtimeout",
+        with_value: &["-s", "--signal", "-k", "--kill-after"],
+        positionals: 1,
+    },
+    Wrapper {
+        name: "command",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "exec",
+        with_value: &["-a"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "builtin",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "xargs",
+        with_value: &[
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "-d",
+            "-E",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--max-lines",
+            "--eof",
+            "--process-slot-var",
+        ],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "stdbuf",
+        with_value: &["-i", "-o", "-e", "--input", "--output", "--error"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "ionice",
+        with_value: &["-c", "-n", "--class", "--classdata"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "chronic",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "setsid",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "unbuffer",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "nocorrect",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "noglob",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "fakeroot",
+        with_value: &["-l", "-s", "-i", "-b", "--lib", "--faked"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "eatmydata",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "catchsegv",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "dbus-run-session",
+        with_value: &["--config-file", "--dbus-daemon"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "xvfb-run",
+        with_value: &[
+            "-n",
+            "-s",
+            "-f",
+            "-e",
+            "-p",
+            "--server-num",
+            "--server-args",
+            "--auth-file",
+            "--error-file",
+        ],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "strace",
+        with_value: &[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X",
+        ],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "ltrace",
+        with_value: &[
+            "-o", "-e", "-p", "-s", "-u", "-n", "-a", "-A", "-D", "-F", "-l", "-L",
+        ],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "valgrind",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "taskset",
+        with_value: &[],
+        positionals: 1,
+    },
+    Wrapper {
+        name: "chroot",
+        with_value: &["--userspec", "--groups"],
+        positionals: 1,
+    },
+    Wrapper {
+        name: "runuser",
+        with_value: &["-u", "-g", "-G", "-s", "--user", "--group", "--shell"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "proxychains",
+        with_value: &["-f"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "proxychains4",
+        with_value: &["-f"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "torsocks",
+        with_value: &["-u", "-p", "-a", "-P"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "firejail",
+        with_value: &[],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "unshare",
+        with_value: &[
+            "-S", "-G", "--setuid", "--setgid", "-R", "-w", "--root", "--wd",
+        ],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "nsenter",
+        with_value: &["-t", "--target", "-S", "-G", "-r", "-w"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "prlimit",
+        with_value: &["-p", "--pid"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "cpulimit",
+        with_value: &["-l", "--limit", "-p", "--pid", "-e", "--exe"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "systemd-run",
+        with_value: &[
+            "-u",
+            "--unit",
+            "-p",
+            "--property",
+            "-E",
+            "--setenv",
+            "--slice",
+            "-M",
+            "--machine",
+            "--uid",
+            "--gid",
+            "--nice",
+            "--working-directory",
+            "-H",
+            "--host",
+            "--description",
+        ],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "caffeinate",
+        with_value: &["-t", "-w"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "rlwrap",
+        with_value: &["-a", "-f", "-H", "-l", "-P", "-S", "-z"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "numactl",
+        with_value: &[
+            "-C",
+            "-N",
+            "-m",
+            "-p",
+            "-i",
+            "--physcpubind",
+            "--cpunodebind",
+            "--membind",
+            "--preferred",
+            "--interleave",
+        ],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "watch",
+        with_value: &["-n", "--interval", "-q", "--equexit"],
+        positionals: 0,
+    },
+    Wrapper {
+        name: "sg",
+        with_value: &[],
+        positionals: 1,
+    },
 ];
 
 /// `X run …` / `X exec …` launchers: the first words, then the command.
@@ -129,7 +407,10 @@ pub fn resolve(argv: &[String]) -> Runs {
     if SHELLS.contains(&name) {
         return shell(argv);
     }
-    if INTERPRETERS.iter().any(|i| name == *i || name.starts_with(&format!("{i}3."))) {
+    if INTERPRETERS
+        .iter()
+        .any(|i| name == *i || name.starts_with(&format!("{i}3.")))
+    {
         return interpreter(argv);
     }
     match name {
@@ -138,7 +419,11 @@ pub fn resolve(argv: &[String]) -> Runs {
         "find" => return find_exec(argv),
         "su" | "script" => return option_script(argv, &["-c", "--command"]),
         "flock" => return flock(argv),
-        "trap" => return argv.get(1).map_or(Runs::Nothing, |s| Runs::Script(s.clone())),
+        "trap" => {
+            return argv
+                .get(1)
+                .map_or(Runs::Nothing, |s| Runs::Script(s.clone()));
+        }
         "alias" => return alias(argv),
         "parallel" => return parallel(argv),
         "command" if argv[1..].iter().any(|a| a == "-v" || a == "-V") => return Runs::Nothing,
@@ -165,9 +450,13 @@ fn wrapped(wrapper: &Wrapper, argv: &[String]) -> Runs {
             break;
         }
         if wrapper.name == "env" && (arg == "-S" || arg == "--split-string") {
-            return argv.get(i + 1).map_or(Runs::Nothing, |s| Runs::Script(s.clone()));
+            return argv
+                .get(i + 1)
+                .map_or(Runs::Nothing, |s| Runs::Script(s.clone()));
         }
-        if wrapper.name == "env" && let Some(s) = arg.strip_prefix("--split-string=") {
+        if wrapper.name == "env"
+            && let Some(s) = arg.strip_prefix("--split-string=")
+        {
             return Runs::Script(s.to_owned());
         }
         if wrapper.name == "env" && is_assignment(arg) {
@@ -181,12 +470,20 @@ fn wrapped(wrapper: &Wrapper, argv: &[String]) -> Runs {
             break;
         }
         if arg.starts_with("--") {
-            i += if arg.contains('=') || !wrapper.with_value.contains(&arg) { 1 } else { 2 };
+            i += if arg.contains('=') || !wrapper.with_value.contains(&arg) {
+                1
+            } else {
+                2
+            };
             continue;
         }
         // A short option, possibly with its value attached (`-n5`, `-I{}`).
         let opt = &arg[..arg.char_indices().nth(2).map_or(arg.len(), |(p, _)| p)];
-        i += if wrapper.with_value.contains(&opt) && arg.len() == opt.len() { 2 } else { 1 };
+        i += if wrapper.with_value.contains(&opt) && arg.len() == opt.len() {
+            2
+        } else {
+            1
+        };
     }
     i += wrapper.positionals;
     let command = argv.get(i..).unwrap_or_default();
@@ -249,8 +546,13 @@ fn shell(argv: &[String]) -> Runs {
 fn interpreter(argv: &[String]) -> Runs {
     let mut iter = argv[1..].iter();
     while let Some(arg) = iter.next() {
-        if matches!(arg.as_str(), "-c" | "-e" | "-E" | "-r" | "--eval" | "-p" | "--print") {
-            return iter.next().map_or(Runs::Nothing, |code| Runs::ForeignCode(code.clone()));
+        if matches!(
+            arg.as_str(),
+            "-c" | "-e" | "-E" | "-r" | "--eval" | "-p" | "--print"
+        ) {
+            return iter
+                .next()
+                .map_or(Runs::Nothing, |code| Runs::ForeignCode(code.clone()));
         }
         if !arg.starts_with('-') {
             break;
@@ -275,7 +577,11 @@ fn find_exec(argv: &[String]) -> Runs {
         }
         i += 1;
     }
-    if commands.is_empty() { Runs::Nothing } else { Runs::Commands(commands) }
+    if commands.is_empty() {
+        Runs::Nothing
+    } else {
+        Runs::Commands(commands)
+    }
 }
 
 /// `su -c CMD`, `script -c CMD`: the value of one of `options` is a shell script.
@@ -283,7 +589,9 @@ fn option_script(argv: &[String], options: &[&str]) -> Runs {
     let mut iter = argv[1..].iter();
     while let Some(arg) = iter.next() {
         if options.contains(&arg.as_str()) {
-            return iter.next().map_or(Runs::Nothing, |s| Runs::Script(s.clone()));
+            return iter
+                .next()
+                .map_or(Runs::Nothing, |s| Runs::Script(s.clone()));
         }
         if let Some(s) = arg.strip_prefix("--command=") {
             return Runs::Script(s.to_owned());
@@ -300,7 +608,11 @@ fn flock(argv: &[String]) -> Runs {
     let with_value = ["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"];
     let mut i = 1;
     while i < argv.len() && argv[i].starts_with('-') {
-        i += if with_value.contains(&argv[i].as_str()) { 2 } else { 1 };
+        i += if with_value.contains(&argv[i].as_str()) {
+            2
+        } else {
+            1
+        };
     }
     match argv.get(i + 1..) {
         Some(command) if !command.is_empty() => Runs::Commands(vec![command.to_vec()]),
@@ -310,23 +622,48 @@ fn flock(argv: &[String]) -> Runs {
 
 /// `alias g='git status'`: defining an alias that runs git counts as running it.
 fn alias(argv: &[String]) -> Runs {
-    let bodies: Vec<&str> = argv[1..].iter().filter_map(|a| a.split_once('=')).map(|(_, v)| v).collect();
-    if bodies.is_empty() { Runs::Nothing } else { Runs::Script(bodies.join("\n")) }
+    let bodies: Vec<&str> = argv[1..]
+        .iter()
+        .filter_map(|a| a.split_once('='))
+        .map(|(_, v)| v)
+        .collect();
+    if bodies.is_empty() {
+        Runs::Nothing
+    } else {
+        Runs::Script(bodies.join("\n"))
+    }
 }
 
 /// `parallel [opts] CMD… ::: args`: the command words are run through a shell.
 fn parallel(argv: &[String]) -> Runs {
-    let with_value = ["-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "--delay", "--timeout"];
+    let with_value = [
+        "-j",
+        "--jobs",
+        "-S",
+        "--sshlogin",
+        "-a",
+        "--arg-file",
+        "--delay",
+        "--timeout",
+    ];
     let mut i = 1;
     while i < argv.len() && argv[i].starts_with('-') {
-        i += if with_value.contains(&argv[i].as_str()) { 2 } else { 1 };
+        i += if with_value.contains(&argv[i].as_str()) {
+            2
+        } else {
+            1
+        };
     }
     let command: Vec<&str> = argv[i.min(argv.len())..]
         .iter()
         .map(String::as_str)
         .take_while(|a| !a.starts_with(":::"))
         .collect();
-    if command.is_empty() { Runs::Nothing } else { Runs::Script(command.join(" ")) }
+    if command.is_empty() {
+        Runs::Nothing
+    } else {
+        Runs::Script(command.join(" "))
+    }
 }
 
 /// `uv run CMD…`, `bundle exec CMD…`, `direnv exec DIR CMD…`, `nix-shell --run SCRIPT`.
@@ -335,7 +672,9 @@ fn launcher(argv: &[String], verb: &str) -> Runs {
         return Runs::Nothing;
     };
     if verb == "--run" {
-        return argv.get(pos + 1).map_or(Runs::Nothing, |s| Runs::Script(s.clone()));
+        return argv
+            .get(pos + 1)
+            .map_or(Runs::Nothing, |s| Runs::Script(s.clone()));
     }
     let mut i = pos + 1;
     while i < argv.len() && argv[i].starts_with('-') {
