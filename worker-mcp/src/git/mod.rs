@@ -18,6 +18,8 @@ mod publish;
 mod record;
 mod repo;
 mod status;
+mod task;
+mod vcs;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,8 @@ pub use path::RepoPath;
 pub use publish::PublishOutcome;
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
 pub use status::{Change, StatusEntry, WorkTreeStatus};
+pub use task::{Baseline, BroughtIn, MAID_EMAIL, MAID_NAME, TaskGit, Tampering};
+pub use vcs::VcsOutput;
 
 /// An opened (non-bare) repository: where its working tree and git directories are.
 #[derive(Debug, Clone)]

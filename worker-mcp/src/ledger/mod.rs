@@ -12,6 +12,7 @@ mod error;
 mod journal;
 mod records;
 mod schema;
+mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -22,6 +23,7 @@ pub use self::approvals::APPROVAL_VALID_SECS;
 pub use self::error::LedgerError;
 pub use self::journal::{Operation, process_alive};
 pub use self::records::{AdoptCommit, Origin, PendingRecord, Record, RecordId, RecordIdError};
+pub use self::tasks::{AttemptRow, NoteKind, TaskNote, TaskRow};
 
 /// How long a call waits for another process's write before giving up with `Busy`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

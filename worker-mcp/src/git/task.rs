@@ -1,0 +1,690 @@
+//! Git for the ImplementMaid's tasks: the task's worktree and branch, the baseline taken before
+//! an attempt, detection and restoration of what the agent did to git, the Maid's own commit,
+//! and bringing a finished task into the Brain's line or retiring it.
+//!
+//! Every process is hardened, because an agent may have planted programs in the repository's
+//! configuration: `core.fsmonitor` and hooks are off, the untracked cache and commit signing
+//! are off, system and global configuration are ignored, and the Maid's own identity is used.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::GitRepo;
+use super::command::GitCommand;
+use super::error::GitError;
+
+/// The identity of the Maid's own records.
+pub const MAID_NAME: &str = "Butler Maid";
+/// The e-mail of the Maid's own records.
+pub const MAID_EMAIL: &str = "maid@butler.invalid";
+
+/// Settings that would let a repository run programs, all turned off.
+const HARDENING: &[&str] = &[
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "commit.gpgSign=false",
+    "-c",
+    "tag.gpgSign=false",
+];
+
+/// A repository (the Brain's tree or a task's worktree) driven with hardened git.
+#[derive(Debug, Clone)]
+pub struct TaskGit {
+    repo: GitRepo,
+}
+
+/// What the agent did to git, found against a [`Baseline`] (all of it restored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Tampering {
+    /// Commits the agent made; unwound into the working tree, their changes kept.
+    Commits {
+        count: u32,
+        subjects: Vec<String>,
+    },
+    /// HEAD was switched to another branch or detached.
+    BranchSwitched {
+        from: String,
+        to: String,
+    },
+    RefCreated {
+        name: String,
+    },
+    RefDeleted {
+        name: String,
+    },
+    RefMoved {
+        name: String,
+    },
+    /// Files were staged.
+    IndexChanged,
+    /// Repository configuration changed (e.g. `core.fsmonitor`, `core.hooksPath`).
+    ConfigChanged {
+        keys: Vec<String>,
+    },
+    HooksChanged {
+        names: Vec<String>,
+    },
+}
+
+/// How a task's line came into the Brain's line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BroughtIn {
+    /// The Brain's line had not moved: it now points at the task's tip.
+    FastForward { head: String },
+    /// The Brain's line had moved on: a merge commit (with the given message) joins them.
+    Merged { head: String },
+}
+
+impl TaskGit {
+    /// Opens the repository whose working tree contains `path`.
+    pub fn open(path: &Path) -> Result<TaskGit, GitError> {
+        Ok(TaskGit {
+            repo: GitRepo::discover(path)?,
+        })
+    }
+
+    /// Wraps an already opened handle (its extra command environment is kept).
+    pub fn from_repo(repo: GitRepo) -> TaskGit {
+        TaskGit { repo }
+    }
+
+    /// The top level of the working tree.
+    pub fn workdir(&self) -> &Path {
+        self.repo.workdir()
+    }
+
+    /// This working tree's own git directory.
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// The git directory shared by all worktrees.
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
+    fn command(&self, op: &'static str) -> GitCommand {
+        GitCommand::new(&self.repo, op)
+            .args(HARDENING)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", MAID_NAME)
+            .env("GIT_AUTHOR_EMAIL", MAID_EMAIL)
+            .env("GIT_COMMITTER_NAME", MAID_NAME)
+            .env("GIT_COMMITTER_EMAIL", MAID_EMAIL)
+    }
+
+    /// Runs hardened git; stdout (lossy UTF-8) on success.
+    fn run<I, S>(&self, op: &'static str, args: I) -> Result<String, GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.command(op).args(args).run_ok()?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Like [`TaskGit::run`], but a non-zero exit is `Ok(None)`.
+    fn try_run<I, S>(&self, op: &'static str, args: I) -> Result<Option<String>, GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.command(op).args(args).run()?;
+        Ok(out
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
+    }
+
+    /// The commit `what` names, if any.
+    pub fn rev(&self, what: &str) -> Result<Option<String>, GitError> {
+        Ok(self
+            .try_run("rev-parse", ["rev-parse", "--verify", "-q", what])?
+            .map(|s| s.trim().to_owned()))
+    }
+
+    /// The commit HEAD points at (an error when there is none).
+    pub fn head_sha(&self) -> Result<String, GitError> {
+        self.rev("HEAD^{commit}")?.ok_or(GitError::UnknownCommit)
+    }
+
+    /// `refs/heads/x`, or `None` when HEAD is detached.
+    pub fn head_ref(&self) -> Result<Option<String>, GitError> {
+        Ok(self
+            .try_run("symbolic-ref", ["symbolic-ref", "-q", "HEAD"])?
+            .map(|s| s.trim().to_owned()))
+    }
+
+    /// Changed paths against HEAD (staged, unstaged, untracked; ignore rules respected),
+    /// relative to the top, sorted.
+    pub fn changed_paths(&self) -> Result<Vec<String>, GitError> {
+        let out = self.run(
+            "status",
+            [
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--no-renames",
+            ],
+        )?;
+        let paths: BTreeSet<String> = out
+            .split('\0')
+            .filter(|e| e.len() > 3)
+            .map(|e| e[3..].to_owned())
+            .collect();
+        Ok(paths.into_iter().collect())
+    }
+
+    /// Every ref and the object it points at.
+    pub fn refs(&self) -> Result<BTreeMap<String, String>, GitError> {
+        let out = self.run(
+            "for-each-ref",
+            ["for-each-ref", "--format=%(refname) %(objectname)"],
+        )?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(name, sha)| (name.to_owned(), sha.to_owned()))
+            .collect())
+    }
+
+    /// Subjects of the commits in `from..to`, newest first.
+    pub fn subjects(&self, from: &str, to: &str) -> Result<Vec<String>, GitError> {
+        let out = self.run("log", ["log", "--format=%s", &format!("{from}..{to}")])?;
+        Ok(out.lines().map(str::to_owned).collect())
+    }
+
+    /// Full messages of the commits in `from..to`, oldest first, with their ids.
+    pub fn commits_between(&self, from: &str, to: &str) -> Result<Vec<(String, String)>, GitError> {
+        let out = self.run(
+            "log",
+            [
+                "log",
+                "--reverse",
+                "--format=%H%x00%B%x00",
+                &format!("{from}..{to}"),
+            ],
+        )?;
+        let parts: Vec<&str> = out.split('\0').collect();
+        Ok(parts
+            .chunks(2)
+            .filter(|c| c.len() == 2)
+            .map(|c| (c[0].trim().to_owned(), c[1].to_owned()))
+            .filter(|(sha, _)| !sha.is_empty())
+            .collect())
+    }
+
+    /// Creates branch `branch` at `base` checked out in a new worktree at `path` (which must
+    /// not exist), and opens it.
+    pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<TaskGit, GitError> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| GitError::io("worktree", e))?;
+        }
+        self.run(
+            "worktree",
+            [
+                OsStr::new("worktree"),
+                OsStr::new("add"),
+                OsStr::new("-q"),
+                OsStr::new("-b"),
+                OsStr::new(branch),
+                path.as_os_str(),
+                OsStr::new(base),
+            ],
+        )?;
+        let repo = GitRepo::discover(path)?;
+        let repo = repo.with_command_env(self.repo.command_env().iter().cloned());
+        Ok(TaskGit { repo })
+    }
+
+    /// The patch between two commits (text, binary shown as such).
+    pub fn diff(&self, from: &str, to: &str) -> Result<String, GitError> {
+        self.run("diff", ["diff", from, to])
+    }
+
+    /// Puts paths back as they are in `head`; paths `head` does not have are removed.
+    pub fn restore_paths(&self, head: &str, paths: &[String]) -> Result<(), GitError> {
+        for path in paths {
+            let tracked = self
+                .try_run("cat-file", ["cat-file", "-e", &format!("{head}:{path}")])?
+                .is_some();
+            if tracked {
+                self.run("checkout", ["checkout", "-q", head, "--", path])?;
+            } else {
+                let full = self.workdir().join(path);
+                let _ = std::fs::remove_file(&full).or_else(|_| std::fs::remove_dir_all(&full));
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes changes to `paths` out of the tree: returns them as a binary patch against HEAD
+    /// (untracked files included), then restores the paths as HEAD has them.
+    pub fn set_aside(&self, paths: &[String]) -> Result<String, GitError> {
+        if paths.is_empty() {
+            return Ok(String::new());
+        }
+        let mut add = vec!["add", "-N", "--"];
+        add.extend(paths.iter().map(String::as_str));
+        self.run("add", &add)?;
+        let mut diff = vec!["diff", "HEAD", "--binary", "--"];
+        diff.extend(paths.iter().map(String::as_str));
+        let patch = self.run("diff", &diff)?;
+        let mut reset = vec!["reset", "-q", "--"];
+        reset.extend(paths.iter().map(String::as_str));
+        self.run("reset", &reset)?;
+        let head = self.head_sha()?;
+        self.restore_paths(&head, paths)?;
+        Ok(patch)
+    }
+
+    /// The Maid's own commit of `paths` (added with deletions), with `message` verbatim.
+    /// Returns the new commit's id.
+    pub fn commit_paths(&self, paths: &[String], message: &str) -> Result<String, GitError> {
+        let mut add = vec!["add", "-A", "--"];
+        add.extend(paths.iter().map(String::as_str));
+        self.run("add", &add)?;
+        self.command("commit")
+            .args([
+                "commit",
+                "-q",
+                "--no-verify",
+                "--cleanup=verbatim",
+                "-F",
+                "-",
+            ])
+            .stdin(message.as_bytes().to_vec())
+            .run_ok()?;
+        self.head_sha()
+    }
+
+    /// Brings `tip` into the current line: fast-forward when possible, else a merge commit with
+    /// `merge_message`. A conflicting merge is aborted and reported as `Rejected`.
+    pub fn bring_in(&self, tip: &str, merge_message: &str) -> Result<BroughtIn, GitError> {
+        if self
+            .try_run("merge", ["merge", "-q", "--ff-only", tip])?
+            .is_some()
+        {
+            return Ok(BroughtIn::FastForward {
+                head: self.head_sha()?,
+            });
+        }
+        let merged = self
+            .command("merge")
+            .args(["merge", "-q", "--no-ff", "--no-verify", "-F", "-", tip])
+            .stdin(merge_message.as_bytes().to_vec())
+            .run()?;
+        if !merged.status.success() {
+            let _ = self.try_run("merge", ["merge", "--abort"]);
+            return Err(GitError::Rejected);
+        }
+        Ok(BroughtIn::Merged {
+            head: self.head_sha()?,
+        })
+    }
+
+    /// Removes the worktree at `worktree` (forcefully: its changes were recorded or set aside),
+    /// keeps `branch`'s tip as `keep_ref`, then deletes the branch.
+    pub fn retire_task(
+        &self,
+        worktree: &Path,
+        branch: &str,
+        keep_ref: &str,
+    ) -> Result<(), GitError> {
+        let branch_ref = format!("refs/heads/{branch}");
+        let tip = self.rev(&branch_ref)?.ok_or(GitError::UnknownCommit)?;
+        if worktree.exists() {
+            self.run(
+                "worktree",
+                [
+                    OsStr::new("worktree"),
+                    OsStr::new("remove"),
+                    OsStr::new("--force"),
+                    worktree.as_os_str(),
+                ],
+            )?;
+        }
+        let _ = self.try_run("worktree", ["worktree", "prune"]);
+        self.run("update-ref", ["update-ref", keep_ref, &tip])?;
+        self.run("branch", ["branch", "-q", "-D", branch])?;
+        Ok(())
+    }
+
+    /// Records the state an attempt starts from.
+    pub fn baseline(&self, branch_ref: &str) -> Result<Baseline, GitError> {
+        let mut config = BTreeMap::new();
+        for path in [
+            self.common_dir().join("config"),
+            self.git_dir().join("config.worktree"),
+        ] {
+            let bytes = std::fs::read(&path).ok();
+            config.insert(path, bytes);
+        }
+        let hooks_dir = self.common_dir().join("hooks");
+        Ok(Baseline {
+            branch_ref: branch_ref.to_owned(),
+            head: self.head_sha()?,
+            refs: self.refs()?,
+            index: self.run("ls-files", ["ls-files", "-s"])?,
+            config,
+            hooks: read_hooks(&hooks_dir),
+            hooks_dir,
+        })
+    }
+}
+
+/// Git state recorded before an attempt, to find and undo what the agent did to git.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Baseline {
+    pub branch_ref: String,
+    pub head: String,
+    pub refs: BTreeMap<String, String>,
+    /// `git ls-files -s` of the worktree's index.
+    pub index: String,
+    /// Raw bytes of the config files (shared `config`, the worktree's `config.worktree`).
+    pub config: BTreeMap<PathBuf, Option<Vec<u8>>>,
+    /// Hook files of the shared hooks directory and their bytes.
+    pub hooks: BTreeMap<String, Vec<u8>>,
+    pub hooks_dir: PathBuf,
+}
+
+impl Baseline {
+    /// Compares the repository with the baseline, restores it, and reports what was found.
+    /// Config and hooks are restored first (until then git could run the agent's programs).
+    /// Commits the agent made on the task branch are unwound into the working tree (their
+    /// changes stay); other refs are put back, the agent's values kept under
+    /// `refs/butler/agent/<task>/…` so nothing is lost.
+    pub fn detect_and_restore(&self, wt: &TaskGit, task: &str) -> Result<Vec<Tampering>, GitError> {
+        let mut findings = Vec::new();
+        let mut changed_keys = BTreeSet::new();
+        for (path, before) in &self.config {
+            let now = std::fs::read(path).ok();
+            if &now != before {
+                changed_keys.extend(changed_config_keys(before.as_deref(), now.as_deref()));
+                let result = match before {
+                    Some(bytes) => std::fs::write(path, bytes),
+                    None => std::fs::remove_file(path),
+                };
+                if let Err(e) = result {
+                    tracing::warn!(path = %path.display(), %e, "could not restore git config");
+                }
+            }
+        }
+        if !changed_keys.is_empty() {
+            findings.push(Tampering::ConfigChanged {
+                keys: changed_keys.into_iter().collect(),
+            });
+        }
+        let hooks_now = read_hooks(&self.hooks_dir);
+        if hooks_now != self.hooks {
+            let names: BTreeSet<String> = hooks_now
+                .keys()
+                .chain(self.hooks.keys())
+                .filter(|n| hooks_now.get(*n) != self.hooks.get(*n))
+                .cloned()
+                .collect();
+            for name in &names {
+                let path = self.hooks_dir.join(name);
+                let result = match self.hooks.get(name) {
+                    Some(bytes) => std::fs::write(&path, bytes),
+                    None => std::fs::remove_file(&path),
+                };
+                if let Err(e) = result {
+                    tracing::warn!(path = %path.display(), %e, "could not restore a hook");
+                }
+            }
+            findings.push(Tampering::HooksChanged {
+                names: names.into_iter().collect(),
+            });
+        }
+
+        // HEAD switched or detached: note where it points, then put it back on the task branch.
+        let head_ref = wt.head_ref()?;
+        let head_now = wt.rev("HEAD")?.unwrap_or_default();
+        if head_ref.as_deref() != Some(self.branch_ref.as_str()) {
+            let to = head_ref
+                .clone()
+                .unwrap_or_else(|| "a detached HEAD".to_owned());
+            findings.push(Tampering::BranchSwitched {
+                from: short(&self.branch_ref),
+                to: short(&to),
+            });
+            wt.run("symbolic-ref", ["symbolic-ref", "HEAD", &self.branch_ref])?;
+        }
+        // Refs other than the task branch are put back; the agent's values are kept.
+        let refs_now = wt.refs()?;
+        let keep_ns = format!("refs/butler/agent/{task}");
+        for (name, sha) in &refs_now {
+            if name.starts_with("refs/butler/") || *name == self.branch_ref {
+                continue;
+            }
+            match self.refs.get(name) {
+                None => {
+                    findings.push(Tampering::RefCreated { name: name.clone() });
+                    keep(wt, &keep_ns, name, sha)?;
+                    wt.run("update-ref", ["update-ref", "-d", name])?;
+                }
+                Some(old) if old != sha => {
+                    findings.push(Tampering::RefMoved { name: name.clone() });
+                    keep(wt, &keep_ns, name, sha)?;
+                    wt.run("update-ref", ["update-ref", name, old])?;
+                }
+                Some(_) => {}
+            }
+        }
+        for (name, sha) in &self.refs {
+            if !refs_now.contains_key(name) && !name.starts_with("refs/butler/") {
+                findings.push(Tampering::RefDeleted { name: name.clone() });
+                wt.run("update-ref", ["update-ref", name, sha])?;
+            }
+        }
+        // Commits: on the task branch or wherever HEAD went. Their changes stay in the working
+        // tree (the branch is moved back, the tree is not touched); the commits are kept.
+        let branch_now = refs_now.get(&self.branch_ref).cloned().unwrap_or_default();
+        let mut subjects = Vec::new();
+        for tip in [&branch_now, &head_now] {
+            if !tip.is_empty() && *tip != self.head {
+                for subject in wt.subjects(&self.head, tip).unwrap_or_default() {
+                    if !subjects.contains(&subject) {
+                        subjects.push(subject);
+                    }
+                }
+                let kept = format!("{keep_ns}/commits-{}", &tip[..tip.len().min(12)]);
+                wt.run("update-ref", ["update-ref", &kept, tip])?;
+            }
+        }
+        if !subjects.is_empty() {
+            let count = u32::try_from(subjects.len()).unwrap_or(u32::MAX);
+            findings.push(Tampering::Commits { count, subjects });
+        }
+        if branch_now != self.head {
+            wt.run("update-ref", ["update-ref", &self.branch_ref, &self.head])?;
+        }
+        // Index: staged files (or the unwound commits) become plain working-tree changes.
+        let index_now = wt.run("ls-files", ["ls-files", "-s"])?;
+        if index_now != self.index {
+            if !findings.iter().any(|f| {
+                matches!(
+                    f,
+                    Tampering::Commits { .. } | Tampering::BranchSwitched { .. }
+                )
+            }) {
+                findings.push(Tampering::IndexChanged);
+            }
+            wt.run("reset", ["reset", "-q", "--mixed", &self.head])?;
+        }
+        Ok(findings)
+    }
+}
+
+fn keep(git: &TaskGit, keep_ns: &str, name: &str, sha: &str) -> Result<(), GitError> {
+    let kept = format!("{keep_ns}/{}", name.trim_start_matches("refs/"));
+    git.run("update-ref", ["update-ref", &kept, sha]).map(drop)
+}
+
+fn short(r: &str) -> String {
+    r.strip_prefix("refs/heads/").unwrap_or(r).to_owned()
+}
+
+fn read_hooks(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return BTreeMap::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_owned();
+            let bytes = std::fs::read(e.path()).ok()?;
+            Some((name, bytes))
+        })
+        .collect()
+}
+
+/// Keys whose lines differ between two config texts (`[core] fsmonitor = x` → `core.fsmonitor`).
+fn changed_config_keys(before: Option<&[u8]>, after: Option<&[u8]>) -> BTreeSet<String> {
+    let parse = |bytes: Option<&[u8]>| -> BTreeSet<(String, String)> {
+        let text = String::from_utf8_lossy(bytes.unwrap_or_default()).into_owned();
+        let mut section = String::new();
+        let mut out = BTreeSet::new();
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                let inner = line.trim_start_matches('[').split(']').next().unwrap_or("");
+                section = match inner.split_once(' ') {
+                    Some((s, sub)) => {
+                        format!("{}.{}", s.to_ascii_lowercase(), sub.trim_matches('"'))
+                    }
+                    None => inner.to_ascii_lowercase(),
+                };
+            } else if !line.is_empty() && !line.starts_with(['#', ';']) {
+                let (key, value) = line.split_once('=').unwrap_or((line, ""));
+                out.insert((
+                    format!("{section}.{}", key.trim().to_ascii_lowercase()),
+                    value.trim().to_owned(),
+                ));
+            }
+        }
+        out
+    };
+    let (a, b) = (parse(before), parse(after));
+    a.symmetric_difference(&b).map(|(k, _)| k.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+
+    #[test]
+    fn config_key_changes_are_named() {
+        let before = b"[core]\n\tbare = false\n[remote \"origin\"]\n\turl = x\n";
+        let after =
+            b"[core]\n\tbare = false\n\tfsmonitor = /tmp/evil\n[remote \"origin\"]\n\turl = y\n";
+        let keys: Vec<String> = changed_config_keys(Some(before), Some(after))
+            .into_iter()
+            .collect();
+        assert_eq!(keys, vec!["core.fsmonitor", "remote.origin.url"]);
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    }
+
+    fn scratch() -> (tempfile::TempDir, TaskGit) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(&root).expect("mkdir");
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("a.txt"), "a\n").expect("write");
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "initial"]);
+        let tg = TaskGit::open(&root).expect("open");
+        (dir, tg)
+    }
+
+    #[test]
+    fn an_agents_commit_and_fsmonitor_are_undone_and_its_changes_kept() {
+        let (dir, main) = scratch();
+        let wt_path = dir.path().join("wt");
+        let base = main.head_sha().expect("head");
+        let wt = main
+            .add_worktree(&wt_path, "butler/task-t1", &base)
+            .expect("worktree");
+        let baseline = wt.baseline("refs/heads/butler/task-t1").expect("baseline");
+        // The agent commits and plants a program-running setting.
+        std::fs::write(wt_path.join("b.txt"), "b\n").expect("write");
+        git(&wt_path, &["add", "b.txt"]);
+        git(&wt_path, &["commit", "-q", "-m", "agent commit"]);
+        let marker = dir.path().join("fsmonitor-ran");
+        git(
+            &wt_path,
+            &[
+                "config",
+                "core.fsmonitor",
+                &format!("touch {}; false", marker.display()),
+            ],
+        );
+        let found = baseline.detect_and_restore(&wt, "t1").expect("detect");
+        assert!(found.contains(&Tampering::ConfigChanged {
+            keys: vec!["core.fsmonitor".into()]
+        }));
+        assert!(found.contains(&Tampering::Commits {
+            count: 1,
+            subjects: vec!["agent commit".into()]
+        }));
+        assert_eq!(wt.head_sha().expect("head"), base);
+        assert_eq!(wt.changed_paths().expect("status"), vec!["b.txt"]);
+        assert!(!marker.exists(), "no program of the agent ran");
+        let sha = wt
+            .commit_paths(&["b.txt".into()], "Maid\n\nButler-Task: t1\n")
+            .expect("commit");
+        assert_ne!(sha, base);
+        // The Brain's tree never moved; accepting fast-forwards it.
+        assert_eq!(main.head_sha().expect("head"), base);
+        let brought = main.bring_in(&sha, "merge").expect("bring in");
+        assert_eq!(brought, BroughtIn::FastForward { head: sha.clone() });
+        main.retire_task(&wt_path, "butler/task-t1", "refs/butler/accepted/task-t1")
+            .expect("retire");
+        assert!(!wt_path.exists());
+        assert_eq!(
+            main.rev("refs/butler/accepted/task-t1").expect("rev"),
+            Some(sha)
+        );
+        assert_eq!(main.rev("refs/heads/butler/task-t1").expect("rev"), None);
+    }
+
+    #[test]
+    fn set_aside_returns_a_patch_and_restores_the_paths() {
+        let (_dir, main) = scratch();
+        std::fs::write(main.workdir().join("a.txt"), "changed\n").expect("write");
+        std::fs::write(main.workdir().join("new.txt"), "new\n").expect("write");
+        let patch = main
+            .set_aside(&["a.txt".into(), "new.txt".into()])
+            .expect("set aside");
+        assert!(
+            patch.contains("+changed") && patch.contains("+new"),
+            "{patch}"
+        );
+        assert!(main.changed_paths().expect("status").is_empty());
+        assert!(!main.workdir().join("new.txt").exists());
+    }
+}
