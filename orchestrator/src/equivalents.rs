@@ -1,9 +1,11 @@
 //! The git-equivalents registry: which git subcommands each Brain-facing tool replaces.
 //!
 //! Every tool declares its git equivalents beside its definition (`GIT_EQUIVALENTS` in
-//! `crate::tools::*`); this module only collects them. The hook's block messages and
+//! `crate::work::*`); this module only collects them. The hook's block messages and
 //! `work_vcs`'s `use_proper_tool` refusals are both built from [`proper_tool`], so adding a
 //! tool updates both.
+
+use crate::work;
 
 /// One Brain-facing tool and the git subcommands it stands in for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,11 +18,11 @@ pub struct ToolEquivalents {
 
 /// Every declaration, in the order tools are listed to the Brain.
 pub const REGISTRY: &[ToolEquivalents] = &[
-    ToolEquivalents { tool: "work_observe", git: &["status"] },
-    ToolEquivalents { tool: "work_diff", git: &["diff", "show"] },
-    ToolEquivalents { tool: "work_history", git: &["log", "whatchanged", "shortlog"] },
-    ToolEquivalents { tool: "work_record", git: &["commit", "add"] },
-    ToolEquivalents { tool: "work_publish", git: &["push"] },
+    ToolEquivalents { tool: "work_observe", git: work::observe::GIT_EQUIVALENTS },
+    ToolEquivalents { tool: "work_diff", git: work::diff::GIT_EQUIVALENTS },
+    ToolEquivalents { tool: "work_history", git: work::history::GIT_EQUIVALENTS },
+    ToolEquivalents { tool: "work_record", git: work::record::GIT_EQUIVALENTS },
+    ToolEquivalents { tool: "work_publish", git: work::publish::GIT_EQUIVALENTS },
 ];
 
 /// The tool that replaces `subcommand`, if one does; `None` means the operation belongs to

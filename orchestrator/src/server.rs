@@ -18,7 +18,7 @@ use crate::error::{ToolError, WorkError};
 use crate::instructions::INSTRUCTIONS;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
-use crate::work::{diff, finish, history, observe, publish, record};
+use crate::work::{diff, finish, history, observe, publish, record, vcs};
 use butler_worker::issues::IssueState;
 
 /// The input schema of a tool, trimmed of keys the Brain does not need (they cost tokens in
@@ -27,6 +27,8 @@ fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     let mut schema = (*rmcp::handler::server::common::schema_for_type::<T>()).clone();
     schema.remove("$schema");
     schema.remove("title");
+    // Unknown arguments are still refused (`deny_unknown_fields`), with a clear message.
+    schema.remove("additionalProperties");
     if let Some(serde_json::Value::Object(props)) = schema.get_mut("properties") {
         for prop in props.values_mut() {
             if let serde_json::Value::Object(p) = prop {
@@ -185,6 +187,19 @@ impl ButlerServer {
             Ok(Reply::new(summary, json!({"records": records})))
         };
         finish_call("work_history", outcome.await)
+    }
+
+    /// Other version-control operations with no proper tool (branch, stash, fetch, blame, …), without a shell. Discarding work needs the user's approval.
+    #[tool(input_schema = schema::<VcsArgs>(), annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    async fn work_vcs(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: VcsArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            let (summary, out) =
+                blocking(&project, move |p| vcs::vcs(p, a.args, a.approval)).await?;
+            Ok(Reply::new(summary, out))
+        };
+        finish_call("work_vcs", outcome.await)
     }
 
     /// Reads an issue; comments only when asked (last_n_comments).

@@ -10,6 +10,7 @@ pub mod record;
 pub mod records;
 pub mod sensitive;
 pub mod start;
+pub mod vcs;
 pub mod state;
 
 use crate::error::WorkError;
