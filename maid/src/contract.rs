@@ -76,6 +76,9 @@ pub struct ImplementRequest {
     pub agent: Option<String>,
     #[serde(default)]
     pub timeout_s: Option<u64>,
+    /// The issue the task works on: the Maid's records refer to it.
+    #[serde(default)]
+    pub issue_id: Option<u64>,
 }
 
 /// One file check as the Brain writes it: `{path, exists: true}`, `{path, absent: true}` or
@@ -246,6 +249,9 @@ pub struct TaskContract {
     pub success_criteria: SuccessCriteria,
     pub requested_by: String,
     pub requested_at: DateTime<Utc>,
+    /// The issue the task works on, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_id: Option<u64>,
 }
 
 impl TaskContract {
@@ -292,6 +298,7 @@ impl TaskContract {
             },
             requested_by: requested_by.into(),
             requested_at,
+            issue_id: request.issue_id,
         })
     }
 }
@@ -459,6 +466,24 @@ pub struct AttemptEvidence {
     /// The ledger record the Maid made of this attempt's work, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
+    /// Whether the restricted worker MCP was started for this attempt (an agent such as goose
+    /// silently runs without an extension that failed to start).
+    #[serde(default)]
+    pub worker_mcp_reached: bool,
+    /// Notes the agent left through the worker MCP during the attempt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_notes: Vec<AgentNote>,
+    /// Things the Brain should know that are not failures (e.g. `worker MCP not reached`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// A note the agent left through the worker MCP.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentNote {
+    /// `note`, `progress` or `blocked`.
+    pub kind: String,
+    pub text: String,
 }
 
 /// Git the agent ran itself, and tampering found against the baseline.
@@ -517,6 +542,22 @@ pub enum DirectGitFinding {
     AgentConfigPlanted {
         path: String,
     },
+}
+
+impl From<butler_worker::git::Tampering> for DirectGitFinding {
+    fn from(t: butler_worker::git::Tampering) -> Self {
+        use butler_worker::git::Tampering as T;
+        match t {
+            T::Commits { count, subjects } => Self::Commits { count, subjects },
+            T::BranchSwitched { from, to } => Self::BranchSwitched { from, to },
+            T::RefCreated { name } => Self::RefCreated { name },
+            T::RefDeleted { name } => Self::RefDeleted { name },
+            T::RefMoved { name } => Self::RefMoved { name },
+            T::IndexChanged => Self::IndexChanged,
+            T::ConfigChanged { keys } => Self::ConfigChanged { keys },
+            T::HooksChanged { names } => Self::HooksChanged { names },
+        }
+    }
 }
 
 /// The verifiers' findings for one attempt.
@@ -784,9 +825,13 @@ mod tests {
                     ..Default::default()
                 },
                 record: None,
+                worker_mcp_reached: false,
+                agent_notes: vec![],
+                warnings: vec!["worker MCP not reached".into()],
             }],
         };
         let v = serde_json::to_value(&result).expect("serialises");
+        assert_eq!(v["attempts"][0]["warnings"][0], "worker MCP not reached");
         assert_eq!(v["outcome"], "failed");
         let a = &v["attempts"][0];
         assert_eq!(

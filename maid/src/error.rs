@@ -27,9 +27,12 @@ pub enum MaidError {
     /// The Brain's tree has unrecorded changes: the task is not started (`need_input`).
     #[error("the project has unrecorded changes ({}): record or discard them first", .0.join(", "))]
     UnrecordedChanges(Vec<String>),
-    /// A git operation of the task sequence failed.
+    /// A git operation of the task sequence failed (run by the git worker).
     #[error(transparent)]
-    Git(#[from] crate::taskgit::GitError),
+    Git(#[from] butler_worker::git::GitError),
+    /// The ledger (tasks, attempts, evidence, records) could not be read or written.
+    #[error(transparent)]
+    Ledger(#[from] butler_worker::ledger::LedgerError),
     /// No task with this id has a branch or worktree.
     #[error("no task `{0}`")]
     NoSuchTask(String),

@@ -1,8 +1,8 @@
 //! The ImplementMaid: runs an implementation agent on a task branch under supervision.
 //!
-//! Phase A (this crate so far): the contracts, child supervision, the agent's environment, the
-//! agent adapters, prompts, scope, and verification. The task sequence that ties them to git
-//! and the ledger comes next.
+//! The contracts, child supervision, the agent's environment, the agent adapters, prompts,
+//! scope, verification, and the task sequence that ties them to the git worker and the ledger.
+//! This crate spawns no git: every git operation goes through `butler_worker::git::TaskGit`.
 
 pub mod agent;
 pub mod contract;
@@ -12,14 +12,14 @@ pub mod output;
 pub mod prompt;
 pub mod scope;
 pub mod supervise;
+pub mod record;
 pub mod task;
-pub mod taskgit;
 pub mod verify;
 
 pub use contract::{
-    AgentKind, AttemptEvidence, ContractError, DirectGit, DirectGitFinding, ImplementRequest,
+    AgentKind, AgentNote, AttemptEvidence, ContractError, DirectGit, DirectGitFinding, ImplementRequest,
     Outcome, ResultContract, TaskContract, TaskId, Verification,
 };
 pub use error::MaidError;
 pub use supervise::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};
-pub use task::{MaidContext, Progress, accept, discard, run_task};
+pub use task::{Accepted, MaidContext, Progress, accept, discard, prepare_task, run_task};

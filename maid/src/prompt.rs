@@ -359,6 +359,9 @@ mod tests {
                 ..Default::default()
             },
             record: None,
+            worker_mcp_reached: true,
+            agent_notes: vec![],
+            warnings: vec![],
         }
     }
 

@@ -1,27 +1,34 @@
 //! The task sequence of seed 004, [0]–[8]: precheck, task branch in its own worktree, baseline,
-//! prompt, launch under supervision, detection and restoration of direct git use, the Maid's own
-//! commit, verification, and retries with a compact prompt — then the Result Contract.
+//! prompt, launch under supervision, detection and restoration of direct git use and of writes
+//! to the Brain's tree, the Maid's own commit as a ledger record, verification, and retries with
+//! a compact prompt — then the Result Contract.
 //!
-//! Evidence is written as JSON files in the task's directory
-//! (`<git common dir>/butler/tasks/<id>/`) until the ledger offers task and attempt storage.
+//! Tasks, attempts with their evidence, and the agent's notes are stored in the ledger. Every git
+//! operation goes through the git worker's [`TaskGit`]. Files kept as evidence (attempt logs,
+//! out-of-scope patches, files the agent wrote into the Brain's tree) live in the task's
+//! directory `<git common dir>/butler/tasks/<id>/`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use butler_worker::git::{BroughtIn, GitError, TaskGit};
+use butler_worker::ledger::{Ledger, NoteKind};
+use chrono::{Local, Utc};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentConfig, Launch, WorkerMcpCommand, adapter};
 use crate::contract::{
-    AgentKind, AttemptEvidence, DirectGit, DirectGitFinding, Outcome, ResultContract, TaskContract,
-    Verification,
+    AgentKind, AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, ImplementRequest, Outcome,
+    ResultContract, TaskContract, TaskId, Verification,
 };
 use crate::env::{EnvPolicy, EnvVars, GitIdentity, HomeChoice, agent_env, prepare_isolated_home};
 use crate::error::MaidError;
 use crate::prompt::{WorkerTools, first_prompt, retry_prompt};
+use crate::record::{compose, record_id_of, subject};
 use crate::scope::scope_violations;
 use crate::supervise::{ChildSpec, Ending, Limits, Stagnation, supervise};
-use crate::taskgit::{Baseline, Git};
 use crate::verify::{TestSettings, check_files, run_tests, stubs, weakened_tests};
 
 /// Files an agent reads as configuration; one planted in the tree steers the next run.
@@ -35,6 +42,9 @@ const AGENT_CONFIG_FILES: &[&str] = &[
 ];
 const AGENT_CONFIG_DIRS: &[&str] = &[".claude/", ".codex/", ".goose/", ".aider/"];
 
+/// The evidence line when the agent never started the worker MCP.
+pub const WORKER_MCP_NOT_REACHED: &str = "worker MCP not reached";
+
 /// What the Maid needs from Butler's configuration.
 #[derive(Debug, Clone)]
 pub struct MaidContext {
@@ -42,7 +52,11 @@ pub struct MaidContext {
     pub project_root: PathBuf,
     pub default_agent: AgentKind,
     pub agents: HashMap<AgentKind, AgentConfig>,
+    /// The restricted worker MCP's command without the task: the Maid appends
+    /// `--ledger <path> --task <id>` (e.g. `<abs butler exe>` with args `["worker-mcp"]`).
     pub worker_mcp: WorkerMcpCommand,
+    /// The ledger file; `None` for the repository's own (`<git common dir>/butler/ledger.db`).
+    pub ledger_path: Option<PathBuf>,
     /// Extra variables passed to agents (see [`EnvPolicy::allow`]).
     pub env_allow: Vec<String>,
     /// Give agents the real `HOME` instead of an isolated one.
@@ -53,6 +67,8 @@ pub struct MaidContext {
     pub stagnation: Duration,
     pub test_timeout: Duration,
     pub grace: Duration,
+    /// Git worker handles get these variables (tests: a hermetic git configuration).
+    pub git_env: Vec<(String, String)>,
 }
 
 impl MaidContext {
@@ -62,14 +78,40 @@ impl MaidContext {
             default_agent: AgentKind::Goose,
             agents: HashMap::new(),
             worker_mcp,
+            ledger_path: None,
             env_allow: Vec::new(),
             real_home: false,
             parent_env: crate::env::parent_env(),
             stagnation: Duration::from_secs(300),
             test_timeout: Duration::from_secs(600),
             grace: Duration::from_secs(5),
+            git_env: Vec::new(),
         }
     }
+
+    fn main_git(&self) -> Result<TaskGit, MaidError> {
+        open_git(&self.project_root, &self.git_env)
+    }
+
+    fn ledger_file(&self, main: &TaskGit) -> PathBuf {
+        self.ledger_path.clone().unwrap_or_else(|| {
+            main.common_dir()
+                .join(butler_worker::ledger::LEDGER_DIR)
+                .join(butler_worker::ledger::LEDGER_FILE)
+        })
+    }
+}
+
+fn open_git(path: &Path, env: &[(String, String)]) -> Result<TaskGit, MaidError> {
+    let repo = butler_worker::git::GitRepo::discover(path)?.with_command_env(env.iter().cloned());
+    Ok(TaskGit::from_repo(repo))
+}
+
+fn open_ledger(path: &Path) -> Result<Ledger, MaidError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| MaidError::io("creating", dir, e))?;
+    }
+    Ok(Ledger::open_file(path)?)
 }
 
 /// Progress of a running task, for MCP progress notifications.
@@ -82,48 +124,224 @@ pub enum Progress {
     Finished { outcome: Outcome },
 }
 
+impl Progress {
+    /// A one-line description and a fraction of the task's work (attempts count equally).
+    pub fn describe(&self, max_attempts: u32) -> (String, f64) {
+        let max = f64::from(max_attempts.max(1));
+        let at = |attempt: u32, within: f64| (f64::from(attempt - 1) + within) / max;
+        match self {
+            Progress::AttemptStarted { attempt } => {
+                (format!("attempt {attempt} started"), at(*attempt, 0.0))
+            }
+            Progress::AgentRunning { attempt } => (
+                format!("attempt {attempt}: agent running"),
+                at(*attempt, 0.1),
+            ),
+            Progress::Verifying { attempt } => {
+                (format!("attempt {attempt}: verifying"), at(*attempt, 0.8))
+            }
+            Progress::Retrying { attempt } => (
+                format!("retrying: attempt {attempt} next"),
+                at(*attempt, 0.0),
+            ),
+            Progress::Finished { outcome } => (format!("finished: {outcome:?}"), 1.0),
+        }
+    }
+}
+
+/// Runs blocking work (git, SQLite) off the async executor.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, MaidError> + Send + 'static,
+) -> Result<T, MaidError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+type SharedLedger = Arc<Mutex<Ledger>>;
+
+fn with_ledger<T>(
+    ledger: &SharedLedger,
+    f: impl FnOnce(&Ledger) -> Result<T, MaidError>,
+) -> Result<T, MaidError> {
+    let guard = ledger.lock().expect("the ledger lock is never poisoned");
+    f(&guard)
+}
+
+/// [0] and the task's creation: refuses when the Brain's tree has unrecorded changes, validates
+/// the request into a Task Contract, and stores it in the ledger under a new task id.
+pub async fn prepare_task(
+    ctx: &MaidContext,
+    request: ImplementRequest,
+    requested_by: &str,
+) -> Result<TaskContract, MaidError> {
+    let requested_at = Utc::now();
+    let draft = TaskContract::from_request(
+        request,
+        TaskId::new("t0").expect("t0 is a valid id"),
+        requested_by,
+        requested_at,
+    )?;
+    let ctx = ctx.clone();
+    blocking(move || {
+        let main = ctx.main_git()?;
+        let dirty = main.changed_paths()?;
+        if !dirty.is_empty() {
+            return Err(MaidError::UnrecordedChanges(dirty));
+        }
+        let ledger = open_ledger(&ctx.ledger_file(&main))?;
+        let mut contract = draft;
+        let id = ledger.create_task(
+            |id| format!("butler/task-{id}"),
+            |id| {
+                let mut c = contract.clone();
+                c.task_id = TaskId::new(id).expect("ledger task ids are branch-safe");
+                serde_json::to_string(&c).expect("contracts always serialise")
+            },
+        )?;
+        contract.task_id = TaskId::new(id).expect("ledger task ids are branch-safe");
+        Ok(contract)
+    })
+    .await
+}
+
 struct Paths {
     worktree: PathBuf,
     task_dir: PathBuf,
 }
 
-async fn task_paths(main: &Git, task: &str) -> Result<Paths, MaidError> {
-    let common = main.common_dir().await?;
-    Ok(Paths {
-        worktree: common
-            .join("butler")
-            .join("worktrees")
-            .join(format!("task-{task}")),
-        task_dir: common.join("butler").join("tasks").join(task),
-    })
+fn task_paths(common_dir: &Path, task: &str) -> Paths {
+    let butler = common_dir.join(butler_worker::ledger::LEDGER_DIR);
+    Paths {
+        worktree: butler.join("worktrees").join(format!("task-{task}")),
+        task_dir: butler.join("tasks").join(task),
+    }
 }
 
-/// Runs one task to its end and returns the Result Contract.
+/// Runs one task (created by [`prepare_task`]) to its end and returns the Result Contract.
+/// The task's end (or the error that stopped it) is stored in the ledger.
 pub async fn run_task(
     ctx: MaidContext,
     contract: TaskContract,
     progress: impl Fn(Progress) + Send + Sync,
     cancel: CancellationToken,
 ) -> Result<ResultContract, MaidError> {
-    let main = Git::new(&ctx.project_root);
-    // [0] Unrecorded changes in the Brain's tree: stop before anything starts.
-    let dirty = main.changed_paths().await?;
-    if !dirty.is_empty() {
-        return Err(MaidError::UnrecordedChanges(dirty));
+    let main = {
+        let ctx = ctx.clone();
+        blocking(move || ctx.main_git()).await?
+    };
+    let ledger_file = ctx.ledger_file(&main);
+    let ledger: SharedLedger = {
+        let file = ledger_file.clone();
+        Arc::new(Mutex::new(blocking(move || open_ledger(&file)).await?))
+    };
+    let id = contract.task_id.to_string();
+    let known = {
+        let (ledger, id) = (ledger.clone(), id.clone());
+        blocking(move || with_ledger(&ledger, |l| Ok(l.task(&id)?.is_some()))).await?
+    };
+    if !known {
+        return Err(MaidError::NoSuchTask(id));
     }
-    // [1] Task branch from the current record, in a worktree inside the git directory.
-    let id = contract.task_id.as_str();
+    let result = sequence(
+        &ctx,
+        &main,
+        &ledger,
+        &ledger_file,
+        &contract,
+        &progress,
+        &cancel,
+    )
+    .await;
+    let (status, json) = match &result {
+        Ok(r) => (
+            outcome_name(r.outcome),
+            serde_json::to_string(r).expect("contracts always serialise"),
+        ),
+        Err(e) => (
+            "error",
+            serde_json::json!({ "error": e.to_string() }).to_string(),
+        ),
+    };
+    let stored = {
+        let ledger = ledger.clone();
+        blocking(move || with_ledger(&ledger, |l| Ok(l.finish_task(&id, status, &json)?))).await
+    };
+    if let Err(e) = stored {
+        tracing::warn!(%e, "the task's end could not be stored in the ledger");
+    }
+    if let Ok(r) = &result {
+        progress(Progress::Finished { outcome: r.outcome });
+    }
+    result
+}
+
+fn outcome_name(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Succeeded => "succeeded",
+        Outcome::Failed => "failed",
+        Outcome::Cancelled => "cancelled",
+    }
+}
+
+/// The state of the Brain's tree before an attempt, to find what the agent wrote there.
+struct BrainState {
+    head_ref: Option<String>,
+    head: Option<String>,
+    changed: BTreeSet<String>,
+}
+
+impl BrainState {
+    fn take(main: &TaskGit) -> Result<Self, MaidError> {
+        Ok(Self {
+            head_ref: main.head_ref()?,
+            head: main.rev("HEAD")?,
+            changed: main.changed_paths()?.into_iter().collect(),
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn sequence(
+    ctx: &MaidContext,
+    main: &TaskGit,
+    ledger: &SharedLedger,
+    ledger_file: &Path,
+    contract: &TaskContract,
+    progress: &(impl Fn(Progress) + Send + Sync),
+    cancel: &CancellationToken,
+) -> Result<ResultContract, MaidError> {
+    let id = contract.task_id.to_string();
     let branch = contract.task_id.branch();
     let branch_ref = format!("refs/heads/{branch}");
-    let paths = task_paths(&main, id).await?;
-    let base = main.rev("HEAD").await?;
-    std::fs::create_dir_all(&paths.task_dir)
-        .map_err(|e| MaidError::io("creating", &paths.task_dir, e))?;
-    let wt_arg = paths.worktree.to_string_lossy().into_owned();
-    main.run(["worktree", "add", "-q", "-b", &branch, &wt_arg, &base])
-        .await?;
-    write_json(&paths.task_dir.join("contract.json"), &contract)?;
-    let wt = Git::new(&paths.worktree);
+    let paths = task_paths(main.common_dir(), &id);
+    // [0] Unrecorded changes in the Brain's tree: stop before anything starts.
+    // [1] Task branch from the current record, in a worktree inside the git directory.
+    let (wt, base) = {
+        let (main, worktree, task_dir, branch) = (
+            main.clone(),
+            paths.worktree.clone(),
+            paths.task_dir.clone(),
+            branch.clone(),
+        );
+        let (ledger, id) = (ledger.clone(), id.clone());
+        blocking(move || {
+            let dirty = main.changed_paths()?;
+            if !dirty.is_empty() {
+                return Err(MaidError::UnrecordedChanges(dirty));
+            }
+            let base = main.head_sha()?;
+            std::fs::create_dir_all(&task_dir)
+                .map_err(|e| MaidError::io("creating", &task_dir, e))?;
+            let wt = main.add_worktree(&worktree, &branch, &base)?;
+            with_ledger(&ledger, |l| {
+                Ok(l.set_task_worktree(&id, &worktree.to_string_lossy())?)
+            })?;
+            Ok((wt, base))
+        })
+        .await?
+    };
 
     let kind = contract.constraints.agent.unwrap_or(ctx.default_agent);
     let agent = adapter(kind, ctx.agents.get(&kind).cloned().unwrap_or_default());
@@ -141,25 +359,43 @@ pub async fn run_task(
         prepare_isolated_home(&home, &policy.git_identity)?;
     }
     let env = agent_env(&ctx.parent_env, &policy, &agent.env_needs());
+    let mut worker_mcp = ctx.worker_mcp.clone();
+    worker_mcp.args.extend([
+        "--ledger".to_owned(),
+        ledger_file.to_string_lossy().into_owned(),
+        "--task".to_owned(),
+        id.clone(),
+    ]);
     let tools = WorkerTools::default();
     let mut attempts: Vec<AttemptEvidence> = Vec::new();
     let mut outcome = Outcome::Failed;
 
     for attempt in 1..=contract.constraints.max_attempts {
         progress(Progress::AttemptStarted { attempt });
-        // [2] Baseline.
-        let baseline = Baseline::record(&wt, &branch_ref).await?;
+        // [2] Baseline (the task's worktree, and the Brain's tree for outside writes).
+        let (baseline, brain, note_mark) = {
+            let (wt, main, branch_ref) = (wt.clone(), main.clone(), branch_ref.clone());
+            let (ledger, id) = (ledger.clone(), id.clone());
+            blocking(move || {
+                let mark = with_ledger(&ledger, |l| {
+                    l.begin_attempt(&id, attempt)?;
+                    Ok(l.last_note_id()?)
+                })?;
+                Ok((wt.baseline(&branch_ref)?, BrainState::take(&main)?, mark))
+            })
+            .await?
+        };
         // [3] Prompt.
         let prompt = match attempts.last() {
-            None => first_prompt(&contract, &tools),
-            Some(last) => retry_prompt(&contract, &tools, attempt, last),
+            None => first_prompt(contract, &tools),
+            Some(last) => retry_prompt(contract, &tools, attempt, last),
         };
         // [4] Launch and watch.
         let launch = Launch {
             prompt: &prompt,
             workdir: &paths.worktree,
             task_dir: &paths.task_dir,
-            worker_mcp: &ctx.worker_mcp,
+            worker_mcp: &worker_mcp,
             targets: &contract.target.target_paths,
             env: &env,
         };
@@ -182,87 +418,117 @@ pub async fn run_task(
                 stdin: command.stdin,
             },
             &limits,
-            &cancel,
+            cancel,
         )
         .await;
-        std::fs::write(
-            paths.task_dir.join(format!("attempt-{attempt}.log")),
-            run.stdout.text() + &run.stderr.text(),
-        )
-        .map_err(|e| MaidError::io("writing", &paths.task_dir, e))?;
-        // [5] Direct git use and tampering, restored before the Maid's own git.
-        let mut findings = baseline.detect_and_restore(&wt, id).await?;
-        findings.extend(remove_planted_config(&wt, &baseline.head).await?);
-        let changed = wt.changed_paths().await?;
-        // [7a] Scope: out-of-scope changes are saved aside, then undone.
-        let scope_violation = scope_violations(&changed, &contract.target.target_paths);
-        set_aside(
-            &wt,
-            &scope_violation,
-            &paths
-                .task_dir
-                .join(format!("attempt-{attempt}-out-of-scope.patch")),
-        )
-        .await?;
-        // [6] The Maid records the in-scope work.
-        let in_scope: Vec<String> = changed
-            .iter()
-            .filter(|p| !scope_violation.contains(p))
-            .cloned()
-            .collect();
-        let record = if in_scope.is_empty() || matches!(run.ending, Ending::Cancelled) {
-            None
+        let log = paths.task_dir.join(format!("attempt-{attempt}.log"));
+        std::fs::write(&log, run.stdout.text() + &run.stderr.text())
+            .map_err(|e| MaidError::io("writing", &log, e))?;
+        let cancelled = matches!(run.ending, Ending::Cancelled);
+        // [5] Direct git use and tampering, restored before the Maid's own git; writes to the
+        // Brain's tree; planted agent configuration. [7a] Scope. [6] The Maid's record.
+        let after = {
+            let (wt, main, task_dir) = (wt.clone(), main.clone(), paths.task_dir.clone());
+            let (ledger, id, contract) = (ledger.clone(), id.clone(), contract.clone());
+            blocking(move || {
+                let mut findings: Vec<DirectGitFinding> = baseline
+                    .detect_and_restore(&wt, &id)?
+                    .into_iter()
+                    .map(DirectGitFinding::from)
+                    .collect();
+                findings.extend(outside_writes(&main, &brain, &task_dir, attempt)?);
+                findings.extend(remove_planted_config(&wt, &baseline.head)?);
+                let changed = wt.changed_paths()?;
+                let scope_violation = scope_violations(&changed, &contract.target.target_paths);
+                let patch = wt.set_aside(&scope_violation)?;
+                if !patch.is_empty() {
+                    let file = task_dir.join(format!("attempt-{attempt}-out-of-scope.patch"));
+                    std::fs::write(&file, patch).map_err(|e| MaidError::io("writing", &file, e))?;
+                }
+                let in_scope: Vec<String> = changed
+                    .iter()
+                    .filter(|p| !scope_violation.contains(p))
+                    .cloned()
+                    .collect();
+                let record = if in_scope.is_empty() || cancelled {
+                    None
+                } else {
+                    Some(with_ledger(&ledger, |l| {
+                        record_attempt(&wt, l, &contract, attempt, &in_scope)
+                    })?)
+                };
+                let patch = wt.diff(&baseline.head, "HEAD")?;
+                let head = wt.head_sha()?;
+                Ok((findings, changed, scope_violation, record, patch, head))
+            })
+            .await?
+        };
+        let (findings, changed, scope_violation, record, patch, head) = after;
+        let verify = if cancelled {
+            Verification {
+                scope_violation,
+                ..Default::default()
+            }
         } else {
-            Some(commit(&wt, &contract, attempt, &in_scope).await?)
+            // [7b] Tests, file checks, guards.
+            progress(Progress::Verifying { attempt });
+            let settings = TestSettings {
+                grace: ctx.grace,
+                ..TestSettings::new(ctx.test_timeout, crate::env::verify_env(&ctx.parent_env))
+            };
+            let tests = run_tests(
+                &paths.worktree,
+                &contract.success_criteria.test_commands,
+                &settings,
+                cancel,
+            )
+            .await;
+            Verification {
+                scope_violation,
+                tests,
+                file_checks: check_files(&paths.worktree, &contract.success_criteria.file_checks),
+                weakened_tests: weakened_tests(&patch),
+                stubs: stubs(&patch),
+            }
         };
-        if matches!(run.ending, Ending::Cancelled) {
-            attempts.push(evidence(
-                attempt,
-                run.ending,
-                started,
-                changed,
-                findings,
-                Verification {
-                    scope_violation,
-                    ..Default::default()
-                },
-                record,
-            ));
-            outcome = Outcome::Cancelled;
-            break;
+        let has_work = head != base;
+        let passed = !cancelled && verify.passed() && has_work && !cancel.is_cancelled();
+        let notes = {
+            let (ledger, id) = (ledger.clone(), id.clone());
+            blocking(move || with_ledger(&ledger, |l| Ok(l.task_notes(&id, note_mark)?))).await?
+        };
+        let worker_mcp_reached = notes.iter().any(|n| n.kind == NoteKind::Connected);
+        let item = AttemptEvidence {
+            attempt,
+            agent_exit: run.ending,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            changed_files: changed,
+            direct_git: DirectGit::from_findings(findings),
+            verify,
+            record,
+            worker_mcp_reached,
+            agent_notes: notes
+                .iter()
+                .filter(|n| n.kind != NoteKind::Connected)
+                .map(|n| AgentNote {
+                    kind: n.kind.as_str().to_owned(),
+                    text: n.body.clone(),
+                })
+                .collect(),
+            warnings: if worker_mcp_reached {
+                Vec::new()
+            } else {
+                vec![WORKER_MCP_NOT_REACHED.to_owned()]
+            },
+        };
+        {
+            let json = serde_json::to_string(&item).expect("evidence always serialises");
+            let (ledger, id) = (ledger.clone(), id.clone());
+            blocking(move || with_ledger(&ledger, |l| Ok(l.finish_attempt(&id, attempt, &json)?)))
+                .await?;
         }
-        // [7b] Tests, file checks, guards.
-        progress(Progress::Verifying { attempt });
-        let patch = wt.run(["diff", &baseline.head, "HEAD"]).await?;
-        let settings = TestSettings {
-            grace: ctx.grace,
-            ..TestSettings::new(ctx.test_timeout, crate::env::verify_env(&ctx.parent_env))
-        };
-        let tests = run_tests(
-            &paths.worktree,
-            &contract.success_criteria.test_commands,
-            &settings,
-            &cancel,
-        )
-        .await;
-        let verify = Verification {
-            scope_violation,
-            tests,
-            file_checks: check_files(&paths.worktree, &contract.success_criteria.file_checks),
-            weakened_tests: weakened_tests(&patch),
-            stubs: stubs(&patch),
-        };
-        let has_work = wt.rev("HEAD").await? != base;
-        let passed = verify.passed() && has_work && !cancel.is_cancelled();
-        let item = evidence(
-            attempt, run.ending, started, changed, findings, verify, record,
-        );
-        write_json(
-            &paths.task_dir.join(format!("attempt-{attempt}.json")),
-            &item,
-        )?;
         attempts.push(item);
-        if cancel.is_cancelled() {
+        if cancelled || cancel.is_cancelled() {
             outcome = Outcome::Cancelled;
             break;
         }
@@ -277,35 +543,93 @@ pub async fn run_task(
             });
         }
     }
-    let result = ResultContract {
+    Ok(ResultContract {
         task_id: contract.task_id.clone(),
         branch,
         outcome,
         attempts,
-    };
-    write_json(&paths.task_dir.join("result.json"), &result)?;
-    progress(Progress::Finished { outcome });
-    Ok(result)
+    })
 }
 
-fn evidence(
+/// The Maid's own commit of the in-scope changes, as a ledger record linked to the task (and
+/// its issue). Returns the record id.
+fn record_attempt(
+    wt: &TaskGit,
+    ledger: &Ledger,
+    contract: &TaskContract,
     attempt: u32,
-    agent_exit: Ending,
-    started: Instant,
-    changed_files: Vec<String>,
-    findings: Vec<DirectGitFinding>,
-    verify: Verification,
-    record: Option<String>,
-) -> AttemptEvidence {
-    AttemptEvidence {
-        attempt,
-        agent_exit,
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        changed_files,
-        direct_git: DirectGit::from_findings(findings),
-        verify,
-        record,
+    paths: &[String],
+) -> Result<String, MaidError> {
+    let message = format!(
+        "{}\n\nWork of an implementation agent (attempt {attempt}), recorded by the ImplementMaid.",
+        subject(&contract.target.goal)
+    );
+    let issues: Vec<u64> = contract.issue_id.into_iter().collect();
+    let branch = contract.task_id.branch();
+    let id = ledger.reserve_record(
+        Local::now().fixed_offset(),
+        &message,
+        &issues,
+        Some(&branch),
+    )?;
+    let text = compose(&message, &issues, contract.task_id.as_str(), id.as_str());
+    match wt.commit_paths(paths, &text) {
+        Ok(sha) => {
+            ledger.complete_record(&id, &sha)?;
+            Ok(id.to_string())
+        }
+        Err(e) => {
+            let _ = ledger.abandon_record(&id);
+            Err(e.into())
+        }
     }
+}
+
+/// Changes the agent made to the Brain's tree during the attempt (compared with the state
+/// before it). Files it created are moved into the task's directory as evidence; files it
+/// changed or deleted are copied there (when they exist) and put back as the Brain's HEAD has
+/// them; a moved or switched HEAD is reported (left as it is: it may be the Brain's own doing).
+fn outside_writes(
+    main: &TaskGit,
+    before: &BrainState,
+    task_dir: &Path,
+    attempt: u32,
+) -> Result<Vec<DirectGitFinding>, MaidError> {
+    let mut found = Vec::new();
+    let now = BrainState::take(main)?;
+    if now.head_ref != before.head_ref || now.head != before.head {
+        found.push(DirectGitFinding::OutsideWrite {
+            path: "HEAD".to_owned(),
+        });
+    }
+    let new: Vec<String> = now.changed.difference(&before.changed).cloned().collect();
+    if new.is_empty() {
+        return Ok(found);
+    }
+    let head = now.head.clone().unwrap_or_default();
+    let evidence = task_dir.join(format!("attempt-{attempt}-outside"));
+    main.unstage(&new)?;
+    for path in &new {
+        let source = main.workdir().join(path);
+        let kept = evidence.join(path);
+        let tracked = !head.is_empty() && main.is_tracked(&head, path)?;
+        if source.is_file() {
+            if let Some(dir) = kept.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| MaidError::io("creating", dir, e))?;
+            }
+            let moved = if tracked {
+                std::fs::copy(&source, &kept).map(drop)
+            } else {
+                std::fs::rename(&source, &kept).or_else(|_| std::fs::copy(&source, &kept).map(drop))
+            };
+            moved.map_err(|e| MaidError::io("keeping", &source, e))?;
+        }
+        if tracked {
+            main.restore_paths(&head, std::slice::from_ref(path))?;
+        }
+        found.push(DirectGitFinding::OutsideWrite { path: path.clone() });
+    }
+    Ok(found)
 }
 
 fn is_agent_config(path: &str) -> bool {
@@ -317,146 +641,146 @@ fn is_agent_config(path: &str) -> bool {
 }
 
 /// Agent configuration planted in the tree is put back as it was at `head` and reported.
-async fn remove_planted_config(wt: &Git, head: &str) -> Result<Vec<DirectGitFinding>, MaidError> {
-    let mut found = Vec::new();
-    for path in wt
-        .changed_paths()
-        .await?
+fn remove_planted_config(wt: &TaskGit, head: &str) -> Result<Vec<DirectGitFinding>, MaidError> {
+    let planted: Vec<String> = wt
+        .changed_paths()?
         .into_iter()
         .filter(|p| is_agent_config(p))
-    {
-        restore_path(wt, head, &path).await?;
-        found.push(DirectGitFinding::AgentConfigPlanted { path });
-    }
-    Ok(found)
-}
-
-/// Puts one path back as it is in `head` (removing it if `head` does not have it).
-async fn restore_path(wt: &Git, head: &str, path: &str) -> Result<(), MaidError> {
-    let tracked = wt
-        .run(["cat-file", "-e", &format!("{head}:{path}")])
-        .await
-        .is_ok();
-    if tracked {
-        wt.run(["checkout", "-q", head, "--", path]).await?;
-    } else {
-        let full = wt.dir().join(path);
-        let _ = std::fs::remove_file(&full).or_else(|_| std::fs::remove_dir_all(&full));
-    }
-    Ok(())
-}
-
-/// Saves the out-of-scope changes as a patch (untracked files included), then undoes them.
-async fn set_aside(wt: &Git, paths: &[String], patch_file: &Path) -> Result<(), MaidError> {
-    if paths.is_empty() {
-        return Ok(());
-    }
-    let mut args = vec!["add".to_owned(), "-N".to_owned(), "--".to_owned()];
-    args.extend(paths.iter().cloned());
-    wt.run(&args).await?;
-    let mut diff = vec![
-        "diff".to_owned(),
-        "HEAD".to_owned(),
-        "--binary".to_owned(),
-        "--".to_owned(),
-    ];
-    diff.extend(paths.iter().cloned());
-    let patch = wt.run(&diff).await?;
-    std::fs::write(patch_file, patch).map_err(|e| MaidError::io("writing", patch_file, e))?;
-    let mut reset = vec!["reset".to_owned(), "-q".to_owned(), "--".to_owned()];
-    reset.extend(paths.iter().cloned());
-    wt.run(&reset).await?;
-    let head = wt.rev("HEAD").await?;
-    for path in paths {
-        restore_path(wt, &head, path).await?;
-    }
-    Ok(())
-}
-
-/// The Maid's own commit of the in-scope changes; returns its sha.
-async fn commit(
-    wt: &Git,
-    contract: &TaskContract,
-    attempt: u32,
-    paths: &[String],
-) -> Result<String, MaidError> {
-    let mut add = vec!["add".to_owned(), "-A".to_owned(), "--".to_owned()];
-    add.extend(paths.iter().cloned());
-    wt.run(&add).await?;
-    let goal: String = contract
-        .target
-        .goal
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .take(72)
         .collect();
-    let message = format!(
-        "{goal}\n\nWork of an implementation agent, recorded by the ImplementMaid.\n\n\
-         Butler-Task: {}\nButler-Attempt: {attempt}\n",
-        contract.task_id
-    );
-    wt.run(["commit", "-q", "--no-verify", "-m", &message])
-        .await?;
-    Ok(wt.rev("HEAD").await?)
+    wt.restore_paths(head, &planted)?;
+    Ok(planted
+        .into_iter()
+        .map(|path| DirectGitFinding::AgentConfigPlanted { path })
+        .collect())
 }
 
-fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), MaidError> {
-    let text = serde_json::to_string_pretty(value).expect("contracts always serialise");
-    std::fs::write(path, text).map_err(|e| MaidError::io("writing", path, e))
+/// What accepting a task did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Accepted {
+    pub task_id: String,
+    /// The Brain's line now points here.
+    pub head: String,
+    /// Whether a merge record was needed (the Brain's line had moved on).
+    pub merged: bool,
+    /// The records brought in (the task's, then the merge record if any).
+    pub records: Vec<String>,
 }
 
-/// Brings a finished task's records into the Brain's line (fast-forward, or a merge when the
-/// line moved on), then removes the task's worktree. The branch is kept under
-/// `refs/butler/accepted/`.
-pub async fn accept(project_root: &Path, task_id: &str) -> Result<String, MaidError> {
-    let main = Git::new(project_root);
-    let branch_ref = format!("refs/heads/butler/task-{task_id}");
-    let tip = main
-        .rev(&branch_ref)
-        .await
-        .map_err(|_| MaidError::NoSuchTask(task_id.to_owned()))?;
-    let dirty = main.changed_paths().await?;
-    if !dirty.is_empty() {
-        return Err(MaidError::UnrecordedChanges(dirty));
-    }
-    if main.run(["merge", "-q", "--ff-only", &tip]).await.is_err() {
-        let message = format!("Accept task {task_id}\n\nButler-Task: {task_id}\n");
-        if let Err(err) = main
-            .run(["merge", "-q", "--no-ff", "-m", &message, &tip])
-            .await
-        {
-            let _ = main.run(["merge", "--abort"]).await;
-            return Err(MaidError::Conflict(err.message));
+fn ledger_of(main: &TaskGit) -> Result<Ledger, MaidError> {
+    open_ledger(
+        &main
+            .common_dir()
+            .join(butler_worker::ledger::LEDGER_DIR)
+            .join(butler_worker::ledger::LEDGER_FILE),
+    )
+}
+
+fn task_tip(main: &TaskGit, task_id: &str) -> Result<String, MaidError> {
+    TaskId::new(task_id).map_err(|_| MaidError::NoSuchTask(task_id.to_owned()))?;
+    main.rev(&format!("refs/heads/butler/task-{task_id}"))?
+        .ok_or_else(|| MaidError::NoSuchTask(task_id.to_owned()))
+}
+
+/// Brings a finished task's records into the Brain's line (fast-forward, or a merge record when
+/// the line moved on), then removes the task's worktree. The branch is kept under
+/// `refs/butler/accepted/`. Refused while the Brain's tree has unrecorded changes.
+pub async fn accept(project_root: &Path, task_id: &str) -> Result<Accepted, MaidError> {
+    let (root, task_id) = (project_root.to_path_buf(), task_id.to_owned());
+    blocking(move || {
+        let main = TaskGit::open(&root)?;
+        let tip = task_tip(&main, &task_id)?;
+        let dirty = main.changed_paths()?;
+        if !dirty.is_empty() {
+            return Err(MaidError::UnrecordedChanges(dirty));
         }
-    }
-    retire(&main, task_id, "accepted", &tip).await?;
-    Ok(main.rev("HEAD").await?)
+        let ledger = ledger_of(&main)?;
+        let before = main.head_sha()?;
+        let mut records: Vec<String> = main
+            .commits_between(&before, &tip)?
+            .iter()
+            .filter_map(|(_, message)| record_id_of(message))
+            .collect();
+        let merged = if main.is_ancestor(&before, &tip)? {
+            main.bring_in(&tip, "")?;
+            false
+        } else {
+            let goal = ledger
+                .task(&task_id)?
+                .and_then(|t| serde_json::from_str::<TaskContract>(&t.contract_json).ok());
+            let issues: Vec<u64> = goal.as_ref().and_then(|c| c.issue_id).into_iter().collect();
+            let message = match &goal {
+                Some(c) => format!("Accept task {task_id}: {}", subject(&c.target.goal)),
+                None => format!("Accept task {task_id}"),
+            };
+            let line = main
+                .head_ref()?
+                .map(|r| r.trim_start_matches("refs/heads/").to_owned());
+            let id = ledger.reserve_record(
+                Local::now().fixed_offset(),
+                &message,
+                &issues,
+                line.as_deref(),
+            )?;
+            let text = compose(&message, &issues, &task_id, id.as_str());
+            match main.bring_in(&tip, &text) {
+                Ok(BroughtIn::Merged { head }) => {
+                    ledger.complete_record(&id, &head)?;
+                    records.push(id.to_string());
+                }
+                Ok(BroughtIn::FastForward { .. }) => {
+                    let _ = ledger.abandon_record(&id);
+                }
+                Err(GitError::Rejected) => {
+                    let _ = ledger.abandon_record(&id);
+                    return Err(MaidError::Conflict(
+                        "the task's changes conflict with the current line; discard the task \
+                         or bring the line back to where the task started"
+                            .to_owned(),
+                    ));
+                }
+                Err(e) => {
+                    let _ = ledger.abandon_record(&id);
+                    return Err(e.into());
+                }
+            }
+            true
+        };
+        let paths = task_paths(main.common_dir(), &task_id);
+        main.retire_task(
+            &paths.worktree,
+            &format!("butler/task-{task_id}"),
+            &format!("refs/butler/accepted/task-{task_id}"),
+        )?;
+        if ledger.task(&task_id)?.is_some() {
+            ledger.set_task_status(&task_id, "accepted")?;
+        }
+        Ok(Accepted {
+            task_id,
+            head: main.head_sha()?,
+            merged,
+            records,
+        })
+    })
+    .await
 }
 
 /// Drops a task: its worktree is removed, its branch kept under `refs/butler/discarded/`.
 pub async fn discard(project_root: &Path, task_id: &str) -> Result<(), MaidError> {
-    let main = Git::new(project_root);
-    let branch_ref = format!("refs/heads/butler/task-{task_id}");
-    let tip = main
-        .rev(&branch_ref)
-        .await
-        .map_err(|_| MaidError::NoSuchTask(task_id.to_owned()))?;
-    retire(&main, task_id, "discarded", &tip).await
-}
-
-async fn retire(main: &Git, task_id: &str, state: &str, tip: &str) -> Result<(), MaidError> {
-    let paths = task_paths(main, task_id).await?;
-    let wt = paths.worktree.to_string_lossy().into_owned();
-    main.run(["worktree", "remove", "--force", &wt]).await?;
-    main.run([
-        "update-ref",
-        &format!("refs/butler/{state}/task-{task_id}"),
-        tip,
-    ])
-    .await?;
-    main.run(["branch", "-q", "-D", &format!("butler/task-{task_id}")])
-        .await?;
-    Ok(())
+    let (root, task_id) = (project_root.to_path_buf(), task_id.to_owned());
+    blocking(move || {
+        let main = TaskGit::open(&root)?;
+        task_tip(&main, &task_id)?;
+        let paths = task_paths(main.common_dir(), &task_id);
+        main.retire_task(
+            &paths.worktree,
+            &format!("butler/task-{task_id}"),
+            &format!("refs/butler/discarded/task-{task_id}"),
+        )?;
+        let ledger = ledger_of(&main)?;
+        if ledger.task(&task_id)?.is_some() {
+            ledger.set_task_status(&task_id, "discarded")?;
+        }
+        Ok(())
+    })
+    .await
 }

@@ -11,8 +11,9 @@ use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
 use butler_maid::contract::{FileCheckSpec, ImplementRequest};
 use butler_maid::{
     AgentKind, DirectGitFinding, MaidContext, MaidError, Outcome, Progress, TaskContract, TaskId,
-    accept, discard, run_task,
+    accept, discard, prepare_task, run_task,
 };
+use butler_worker::ledger::Ledger;
 use tokio_util::sync::CancellationToken;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
@@ -100,8 +101,8 @@ fn context(repo: &Repo) -> MaidContext {
     ctx
 }
 
-fn contract(id: &str, tests: &[&str]) -> TaskContract {
-    let request = ImplementRequest {
+fn request(tests: &[&str]) -> ImplementRequest {
+    ImplementRequest {
         goal: "Add a greeting".into(),
         spec: "src/greet.rs holds `pub fn greet`".into(),
         target_paths: vec!["src/".into()],
@@ -109,14 +110,19 @@ fn contract(id: &str, tests: &[&str]) -> TaskContract {
         file_checks: vec![],
         agent: None,
         timeout_s: Some(60),
-    };
-    TaskContract::from_request(
-        request,
-        TaskId::new(id).expect("id"),
-        "test",
-        chrono::Utc::now(),
-    )
-    .expect("valid")
+        issue_id: None,
+    }
+}
+
+/// Validates the request and creates the task in the repository's ledger.
+async fn contract(repo: &Repo, tests: &[&str]) -> TaskContract {
+    prepare_task(&context(repo), request(tests), "test")
+        .await
+        .expect("prepared")
+}
+
+fn ledger(repo: &Repo) -> Ledger {
+    Ledger::open(&repo.root.join(".git")).expect("ledger")
 }
 
 fn worktree(repo: &Repo, id: &str) -> PathBuf {
@@ -153,7 +159,7 @@ async fn a_task_succeeds_on_its_own_branch_and_the_brains_tree_is_untouched() {
     let head_before = git(&repo.root, &["rev-parse", "HEAD"]);
     let (result, progress) = run(
         &repo,
-        contract("t1", &["grep -q 'pub fn greet' src/greet.rs"]),
+        contract(&repo, &["grep -q 'pub fn greet' src/greet.rs"]).await,
     )
     .await;
     let result = result.expect("runs");
@@ -188,20 +194,44 @@ async fn a_task_succeeds_on_its_own_branch_and_the_brains_tree_is_untouched() {
             outcome: Outcome::Succeeded
         })
     );
-    assert!(repo.root.join(".git/butler/tasks/t1/result.json").is_file());
+    let task = ledger(&repo).task("t1").expect("read").expect("stored");
+    assert_eq!(task.status, "succeeded");
+    let stored: butler_maid::ResultContract =
+        serde_json::from_str(task.result_json.as_deref().expect("result")).expect("json");
+    assert_eq!(stored, result);
+    let attempts = ledger(&repo).task_attempts("t1").expect("attempts");
+    assert_eq!(attempts.len(), 1);
+    assert!(attempts[0].evidence_json.is_some());
+    // The Maid's commit is a complete ledger record linked to the task.
+    let record = a.record.as_deref().expect("record");
+    let body = git(&repo.root, &["log", "-1", "--format=%B", "butler/task-t1"]);
+    assert!(
+        body.ends_with(&format!("Butler-Task: t1\nButler-Record: {record}")),
+        "{body}"
+    );
+    let stored = ledger(&repo)
+        .record_by_id(record)
+        .expect("read")
+        .expect("record");
+    assert_eq!(
+        stored.sha,
+        git(&repo.root, &["rev-parse", "butler/task-t1"])
+    );
+    assert!(!a.worker_mcp_reached);
+    assert_eq!(a.warnings, vec!["worker MCP not reached"]);
 }
 
 #[tokio::test]
 async fn unrecorded_changes_stop_the_task_before_it_starts() {
     let repo = repo(&[attempt(&[r#"{"do":"write","path":"src/x.rs","text":"x"}"#])]);
     std::fs::write(repo.root.join("README.md"), "edited\n").expect("write");
-    let (result, progress) = run(&repo, contract("t2", &[])).await;
+    let result = prepare_task(&context(&repo), request(&[]), "test").await;
     assert!(
         matches!(result, Err(MaidError::UnrecordedChanges(ref p)) if p == &["README.md"]),
         "{result:?}"
     );
-    assert!(progress.is_empty());
-    assert!(!worktree(&repo, "t2").exists());
+    assert!(ledger(&repo).tasks(10).expect("list").is_empty());
+    assert!(!repo.root.join(".git/butler/worktrees").exists());
     assert!(
         !repo.script.with_extension("jsonl.attempt").exists(),
         "the agent never started"
@@ -217,11 +247,11 @@ async fn direct_commits_and_out_of_scope_files_are_undone_reported_and_retried()
             r#"{"do":"write","path":"Cargo.toml","text":"[package]\n"}"#,
         ]),
         attempt(&[
-            r#"{"do":"record_prompt","path":"../../tasks/t3/prompt-2.txt"}"#,
+            r#"{"do":"record_prompt","path":"../../tasks/t1/prompt-2.txt"}"#,
             r#"{"do":"write","path":"src/done","text":"ok"}"#,
         ]),
     ]);
-    let (result, progress) = run(&repo, contract("t3", &["test -f src/done"])).await;
+    let (result, progress) = run(&repo, contract(&repo, &["test -f src/done"]).await).await;
     let result = result.expect("runs");
     assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
     assert_eq!(result.attempts.len(), 2);
@@ -236,21 +266,21 @@ async fn direct_commits_and_out_of_scope_files_are_undone_reported_and_retried()
     assert_eq!(first.changed_files, vec!["Cargo.toml", "src/a.rs"]);
     assert!(!first.verify.tests[0].passed);
     // The agent's change was kept and recorded by the Maid; the out-of-scope file was not.
-    let wt = worktree(&repo, "t3");
+    let wt = worktree(&repo, "t1");
     assert!(wt.join("src/a.rs").is_file());
     assert!(!wt.join("Cargo.toml").exists());
     let files = git(
         &repo.root,
-        &["log", "--format=", "--name-only", "main..butler/task-t3"],
+        &["log", "--format=", "--name-only", "main..butler/task-t1"],
     );
     assert!(
         files.contains("src/a.rs") && files.contains("src/done") && !files.contains("Cargo.toml"),
         "{files}"
     );
-    let authors = git(&repo.root, &["log", "--format=%an", "main..butler/task-t3"]);
+    let authors = git(&repo.root, &["log", "--format=%an", "main..butler/task-t1"]);
     assert!(authors.lines().all(|a| a == "Butler Maid"), "{authors}");
     // The retry prompt says what failed.
-    let prompt = std::fs::read_to_string(repo.root.join(".git/butler/tasks/t3/prompt-2.txt"))
+    let prompt = std::fs::read_to_string(repo.root.join(".git/butler/tasks/t1/prompt-2.txt"))
         .expect("prompt");
     assert!(prompt.contains("attempt 2 of 3"), "{prompt}");
     assert!(prompt.contains("1 commit(s) of your own"), "{prompt}");
@@ -259,7 +289,7 @@ async fn direct_commits_and_out_of_scope_files_are_undone_reported_and_retried()
     assert!(progress.contains(&Progress::Retrying { attempt: 2 }));
     assert!(
         repo.root
-            .join(".git/butler/tasks/t3/attempt-1-out-of-scope.patch")
+            .join(".git/butler/tasks/t1/attempt-1-out-of-scope.patch")
             .is_file()
     );
 }
@@ -272,7 +302,7 @@ async fn config_tampering_and_branch_switches_are_restored() {
         r#"{"do":"sh","cmd":"git checkout -q -b agent-branch && git branch -q extra && git config core.fsmonitor 'touch fsmonitor-ran'"}"#,
         r#"{"do":"write","path":".goosehints","text":"run evil"}"#,
     ])]);
-    let (result, _) = run(&repo, contract("t4", &[])).await;
+    let (result, _) = run(&repo, contract(&repo, &[]).await).await;
     let result = result.expect("runs");
     let findings = &result.attempts[0].direct_git.findings;
     assert!(
@@ -301,10 +331,10 @@ async fn config_tampering_and_branch_switches_are_restored() {
     );
     let config = std::fs::read_to_string(repo.root.join(".git/config")).expect("config");
     assert!(!config.contains("fsmonitor"), "{config}");
-    let wt = worktree(&repo, "t4");
+    let wt = worktree(&repo, "t1");
     assert_eq!(
         git(&wt, &["symbolic-ref", "HEAD"]),
-        "refs/heads/butler/task-t4"
+        "refs/heads/butler/task-t1"
     );
     assert!(!wt.join(".goosehints").exists());
     assert_eq!(git(&repo.root, &["branch", "--list", "extra"]), "");
@@ -319,7 +349,7 @@ async fn config_tampering_and_branch_switches_are_restored() {
 #[tokio::test]
 async fn three_attempts_at_most() {
     let repo = repo(&[attempt(&[r#"{"do":"print","text":"I did it!"}"#])]);
-    let (result, _) = run(&repo, contract("t5", &[])).await;
+    let (result, _) = run(&repo, contract(&repo, &[]).await).await;
     let result = result.expect("runs");
     assert_eq!(result.outcome, Outcome::Failed);
     assert_eq!(result.attempts.len(), 3);
@@ -338,7 +368,7 @@ async fn cancellation_stops_the_agent_and_ends_the_task() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         trigger.cancel();
     });
-    let result = run_task(context(&repo), contract("t6", &[]), |_| {}, cancel)
+    let result = run_task(context(&repo), contract(&repo, &[]).await, |_| {}, cancel)
         .await
         .expect("runs");
     assert_eq!(result.outcome, Outcome::Cancelled);
@@ -354,7 +384,7 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     let repo = repo(&[attempt(&[
         r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#,
     ])]);
-    let mut c = contract("t7", &[]);
+    let mut c = contract(&repo, &[]).await;
     c.success_criteria.file_checks = butler_maid::contract::TaskContract::from_request(
         ImplementRequest {
             goal: "g".into(),
@@ -376,13 +406,23 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     let (result, _) = run(&repo, c).await;
     let result = result.expect("runs");
     assert_eq!(result.outcome, Outcome::Succeeded);
-    let tip = git(&repo.root, &["rev-parse", "butler/task-t7"]);
-    let head = accept(&repo.root, "t7").await.expect("accepted");
-    assert_eq!(head, tip, "fast-forward");
-    assert!(repo.root.join("src/greet.rs").is_file());
-    assert!(!worktree(&repo, "t7").exists());
+    let tip = git(&repo.root, &["rev-parse", "butler/task-t1"]);
+    let accepted = accept(&repo.root, "t1").await.expect("accepted");
+    assert_eq!(accepted.head, tip, "fast-forward");
+    assert!(!accepted.merged);
+    assert_eq!(accepted.records.len(), 1);
     assert_eq!(
-        git(&repo.root, &["rev-parse", "refs/butler/accepted/task-t7"]),
+        ledger(&repo)
+            .task("t1")
+            .expect("read")
+            .expect("task")
+            .status,
+        "accepted"
+    );
+    assert!(repo.root.join("src/greet.rs").is_file());
+    assert!(!worktree(&repo, "t1").exists());
+    assert_eq!(
+        git(&repo.root, &["rev-parse", "refs/butler/accepted/task-t1"]),
         tip
     );
 
@@ -391,18 +431,78 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
         attempt(&[r#"{"do":"write","path":"src/other.rs","text":"x"}"#]),
     )
     .expect("script");
-    let (result, _) = run(&repo, contract("t8", &[])).await;
+    let (result, _) = run(&repo, contract(&repo, &[]).await).await;
     assert_eq!(result.expect("runs").outcome, Outcome::Succeeded);
-    let tip = git(&repo.root, &["rev-parse", "butler/task-t8"]);
-    discard(&repo.root, "t8").await.expect("discarded");
-    assert!(!worktree(&repo, "t8").exists());
+    let tip = git(&repo.root, &["rev-parse", "butler/task-t2"]);
+    discard(&repo.root, "t2").await.expect("discarded");
+    assert!(!worktree(&repo, "t2").exists());
     assert_eq!(
-        git(&repo.root, &["rev-parse", "refs/butler/discarded/task-t8"]),
+        git(&repo.root, &["rev-parse", "refs/butler/discarded/task-t2"]),
         tip
     );
     assert!(!repo.root.join("src/other.rs").exists());
     assert!(matches!(
-        discard(&repo.root, "t8").await,
+        discard(&repo.root, "t2").await,
         Err(MaidError::NoSuchTask(_))
     ));
+}
+
+#[tokio::test]
+async fn writes_into_the_brains_tree_are_reported_and_undone_without_loss() {
+    let repo = repo(&[attempt(&[
+        r#"{"do":"write","path":"src/c.rs","text":"pub fn c() {}\n"}"#,
+        r#"{"do":"write","path":"../../../../README.md","text":"hijacked\n"}"#,
+        r#"{"do":"write","path":"../../../../stray.txt","text":"agent file\n"}"#,
+        r#"{"do":"sh","cmd":"git -C ../../../.. add stray.txt"}"#,
+    ])]);
+    let (result, _) = run(&repo, contract(&repo, &[]).await).await;
+    let result = result.expect("runs");
+    let findings = &result.attempts[0].direct_git.findings;
+    for path in ["README.md", "stray.txt"] {
+        assert!(
+            findings.contains(&DirectGitFinding::OutsideWrite { path: path.into() }),
+            "{path}: {findings:?}"
+        );
+    }
+    // The Brain's tree is as it was; nothing the agent wrote is lost.
+    assert_eq!(git(&repo.root, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join("README.md")).expect("read"),
+        "project\n"
+    );
+    let kept = repo.root.join(".git/butler/tasks/t1/attempt-1-outside");
+    assert_eq!(
+        std::fs::read_to_string(kept.join("stray.txt")).expect("kept"),
+        "agent file\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(kept.join("README.md")).expect("kept"),
+        "hijacked\n"
+    );
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+}
+
+#[tokio::test]
+async fn accepting_after_the_line_moved_on_makes_a_merge_record() {
+    let repo = repo(&[attempt(&[
+        r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#,
+    ])]);
+    let (result, _) = run(&repo, contract(&repo, &[]).await).await;
+    assert_eq!(result.expect("runs").outcome, Outcome::Succeeded);
+    std::fs::write(repo.root.join("README.md"), "moved on\n").expect("write");
+    git(
+        &repo.root,
+        &["commit", "-q", "-am", "the Brain's own record"],
+    );
+    let accepted = accept(&repo.root, "t1").await.expect("accepted");
+    assert!(accepted.merged);
+    assert_eq!(accepted.records.len(), 2, "{accepted:?}");
+    let merge = ledger(&repo)
+        .record_by_id(&accepted.records[1])
+        .expect("read")
+        .expect("merge record");
+    assert_eq!(merge.sha, accepted.head);
+    assert!(merge.message.starts_with("Accept task t1: Add a greeting"));
+    assert!(repo.root.join("src/greet.rs").is_file());
+    assert_eq!(git(&repo.root, &["status", "--porcelain"]), "");
 }

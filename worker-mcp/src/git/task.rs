@@ -225,6 +225,30 @@ impl TaskGit {
             .collect())
     }
 
+    /// Whether `ancestor` is an ancestor of (or equal to) `of`.
+    pub fn is_ancestor(&self, ancestor: &str, of: &str) -> Result<bool, GitError> {
+        Ok(self
+            .try_run("merge-base", ["merge-base", "--is-ancestor", ancestor, of])?
+            .is_some())
+    }
+
+    /// Whether `head` has `path`.
+    pub fn is_tracked(&self, head: &str, path: &str) -> Result<bool, GitError> {
+        Ok(self
+            .try_run("cat-file", ["cat-file", "-e", &format!("{head}:{path}")])?
+            .is_some())
+    }
+
+    /// Takes `paths` out of the index (their files are not touched).
+    pub fn unstage(&self, paths: &[String]) -> Result<(), GitError> {
+        if paths.is_empty() || self.rev("HEAD")?.is_none() {
+            return Ok(());
+        }
+        let mut reset = vec!["reset", "-q", "--"];
+        reset.extend(paths.iter().map(String::as_str));
+        self.run("reset", &reset).map(drop)
+    }
+
     /// Creates branch `branch` at `base` checked out in a new worktree at `path` (which must
     /// not exist), and opens it.
     pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<TaskGit, GitError> {
@@ -256,10 +280,7 @@ impl TaskGit {
     /// Puts paths back as they are in `head`; paths `head` does not have are removed.
     pub fn restore_paths(&self, head: &str, paths: &[String]) -> Result<(), GitError> {
         for path in paths {
-            let tracked = self
-                .try_run("cat-file", ["cat-file", "-e", &format!("{head}:{path}")])?
-                .is_some();
-            if tracked {
+            if self.is_tracked(head, path)? {
                 self.run("checkout", ["checkout", "-q", head, "--", path])?;
             } else {
                 let full = self.workdir().join(path);
@@ -322,8 +343,15 @@ impl TaskGit {
         }
         let merged = self
             .command("merge")
-            .args(["merge", "-q", "--no-ff", "--no-verify", "-F", "-", tip])
-            .stdin(merge_message.as_bytes().to_vec())
+            .args([
+                "merge",
+                "-q",
+                "--no-ff",
+                "--no-verify",
+                "--cleanup=verbatim",
+                "-m",
+            ])
+            .args([merge_message, tip])
             .run()?;
         if !merged.status.success() {
             let _ = self.try_run("merge", ["merge", "--abort"]);
