@@ -506,3 +506,66 @@ async fn accepting_after_the_line_moved_on_makes_a_merge_record() {
     assert!(repo.root.join("src/greet.rs").is_file());
     assert_eq!(git(&repo.root, &["status", "--porcelain"]), "");
 }
+
+#[tokio::test]
+async fn notes_through_the_worker_mcp_reach_the_ledger_and_the_evidence() {
+    let repo = repo(&[attempt(&[
+        r#"{"do":"mcp","record":"../../tasks/t1/mcp.jsonl","calls":[
+            {"tool":"read_task"},
+            {"tool":"leave_note","arguments":{"text":"greet needs a name"}},
+            {"tool":"save_progress","arguments":{"summary":"half done"}},
+            {"tool":"report_blocked","arguments":{"reason":"no network"}},
+            {"tool":"leave_note","arguments":{"text":"  "}}]}"#
+            .replace('\n', " ")
+            .as_str(),
+        r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#,
+    ])]);
+    let mut ctx = context(&repo);
+    ctx.worker_mcp = WorkerMcpCommand {
+        program: env!("CARGO_BIN_EXE_agent-mcp").into(),
+        args: vec!["worker-mcp".into()],
+        env: vec![],
+    };
+    let c = prepare_task(&ctx, request(&[]), "test")
+        .await
+        .expect("prepared");
+    let result = run_task(ctx, c, |_| {}, CancellationToken::new())
+        .await
+        .expect("runs");
+    let a = &result.attempts[0];
+    assert!(a.worker_mcp_reached, "{a:#?}");
+    assert!(a.warnings.is_empty());
+    let notes: Vec<(&str, &str)> = a
+        .agent_notes
+        .iter()
+        .map(|n| (n.kind.as_str(), n.text.as_str()))
+        .collect();
+    assert_eq!(
+        notes,
+        vec![
+            ("note", "greet needs a name"),
+            ("progress", "half done"),
+            ("blocked", "no network")
+        ]
+    );
+    let stored = ledger(&repo).task_notes("t1", 0).expect("notes");
+    assert_eq!(stored.len(), 4, "connected + three notes: {stored:?}");
+    let responses = std::fs::read_to_string(repo.root.join(".git/butler/tasks/t1/mcp.jsonl"))
+        .expect("responses");
+    let lines: Vec<serde_json::Value> = responses
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(
+        lines[1]["result"]["structuredContent"]["goal"],
+        "Add a greeting"
+    );
+    assert_eq!(
+        lines[1]["result"]["structuredContent"]["target_paths"][0],
+        "src/"
+    );
+    assert_eq!(
+        lines[5]["result"]["isError"], true,
+        "an empty note is refused"
+    );
+}

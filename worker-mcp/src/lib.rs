@@ -3,6 +3,7 @@
 //! It knows nothing of the Brain or of MCP sessions; the orchestrator and the ImplementMaid call
 //! it. Only this crate spawns git.
 
+pub mod agent_mcp;
 pub mod config;
 pub mod git;
 pub mod issues;

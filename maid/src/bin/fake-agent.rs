@@ -11,8 +11,11 @@
 //! `write {path, text}`, `append {path, text}`, `delete {path}`, `sh {cmd}` (`sh -c`, e.g.
 //! `git commit`), `sleep {ms}`, `hang`, `print {text?, bytes?}` (stdout), `eprint {text}`
 //! (stderr), `exit {code}`, `crash` (abort), `record_prompt {path}`, `record_args {path}`,
-//! `record_env {path}`. Relative paths are relative to the working directory. Without an
-//! `exit` it exits 0.
+//! `record_env {path}`, `mcp {calls: [{tool, arguments}], record?}` (starts the MCP server
+//! named by the first `--with-extension` argument, in goose's syntax, and speaks
+//! newline-delimited JSON-RPC to it: `initialize`, `notifications/initialized`, then one
+//! `tools/call` per call; the responses are written to `record` when given). Relative paths
+//! are relative to the working directory. Without an `exit` it exits 0.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -63,6 +66,18 @@ enum Action {
     RecordEnv {
         path: PathBuf,
     },
+    Mcp {
+        calls: Vec<McpCall>,
+        #[serde(default)]
+        record: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+struct McpCall {
+    tool: String,
+    #[serde(default)]
+    arguments: serde_json::Value,
 }
 
 fn main() {
@@ -175,12 +190,125 @@ fn run(action: Action, prompt: &str, args: &[String]) {
         Action::Crash => std::process::abort(),
         Action::RecordPrompt { path } => write(&path, prompt.as_bytes()),
         Action::RecordArgs { path } => write(&path, args.join("\n").as_bytes()),
+        Action::Mcp { calls, record } => {
+            let responses = call_mcp(args, &calls);
+            if let Some(path) = record {
+                write(&path, responses.join("\n").as_bytes());
+            }
+        }
         Action::RecordEnv { path } => {
             let mut vars: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
             vars.sort();
             write(&path, vars.join("\n").as_bytes());
         }
     }
+}
+
+/// Splits a `--with-extension` value as goose does: leading `KEY=VAL` tokens are the server's
+/// environment; `"…"` groups a token; no escapes.
+fn split_extension(spec: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let mut tokens = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in spec.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    tokens.push(std::mem::take(&mut current));
+                    any = false;
+                }
+            }
+            c => {
+                current.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        tokens.push(current);
+    }
+    let mut env = Vec::new();
+    let mut rest = tokens.into_iter().peekable();
+    while let Some(token) = rest.peek() {
+        match token.split_once('=') {
+            Some((k, v)) if !k.is_empty() && !k.contains('/') => {
+                env.push((k.to_owned(), v.to_owned()));
+                rest.next();
+            }
+            _ => break,
+        }
+    }
+    (env, rest.collect())
+}
+
+/// Starts the first extension and calls its tools; returns the raw response lines.
+fn call_mcp(args: &[String], calls: &[McpCall]) -> Vec<String> {
+    use std::io::BufRead;
+    let Some(spec) = flag_value(args, "--with-extension") else {
+        fail("no --with-extension to call");
+    };
+    let (env, command) = split_extension(&spec);
+    let Some((program, rest)) = command.split_first() else {
+        fail("empty --with-extension");
+    };
+    let mut child = std::process::Command::new(program)
+        .args(rest)
+        .envs(env)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("cannot start {program}: {e}")));
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let mut output = std::io::BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let mut send = |value: serde_json::Value| {
+        let mut line = value.to_string();
+        line.push('\n');
+        input
+            .write_all(line.as_bytes())
+            .unwrap_or_else(|e| fail(&format!("mcp write: {e}")));
+    };
+    let mut read = || {
+        let mut line = String::new();
+        let n = output
+            .read_line(&mut line)
+            .unwrap_or_else(|e| fail(&format!("mcp read: {e}")));
+        if n == 0 {
+            fail("the MCP server closed its output");
+        }
+        line.trim_end().to_owned()
+    };
+    let mut responses = Vec::new();
+    send(serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "fake-agent", "version": "0"}
+        }
+    }));
+    responses.push(read());
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (i, call) in calls.iter().enumerate() {
+        let arguments = if call.arguments.is_null() {
+            serde_json::json!({})
+        } else {
+            call.arguments.clone()
+        };
+        send(serde_json::json!({
+            "jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": call.tool, "arguments": arguments}
+        }));
+        responses.push(read());
+    }
+    drop(send);
+    drop(input);
+    let _ = child.wait();
+    responses
 }
 
 fn write(path: &Path, bytes: &[u8]) {

@@ -1,0 +1,242 @@
+//! The restricted worker MCP: the only MCP server an implementation agent is given
+//! (`butler worker-mcp --ledger <path> --task <id>`, started by the agent over stdio).
+//!
+//! It offers only what an implementation agent needs: read its task, leave a note, save a
+//! summary of its progress, report that it is blocked. Notes go into the ledger's `task_notes`;
+//! the Maid relays them with its own credentials. There are no git tools, no `run_implement`,
+//! no issue operations and no token here. On start it records a `connected` note, so the Maid
+//! can tell that the agent really reached it (goose silently runs without an extension that
+//! failed to start).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::ledger::{Ledger, NoteKind};
+
+/// Longest note, summary or reason accepted (characters).
+pub const MAX_NOTE_CHARS: usize = 4000;
+
+const INSTRUCTIONS: &str = "Tools of the Butler task you are working on. Read the task with \
+read_task. You cannot save work here and you must not use git: edit the files, and the Maid \
+records your work when you finish. Leave notes for the task's issue with leave_note, a summary \
+of what is done with save_progress, and use report_blocked when you cannot go on.";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoteArgs {
+    /// The note, in plain words (at most 4000 characters).
+    text: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ProgressArgs {
+    /// What is done so far and what is left (at most 4000 characters).
+    summary: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct BlockedArgs {
+    /// Why you cannot go on, and what you would need (at most 4000 characters).
+    reason: String,
+}
+
+fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = (*rmcp::handler::server::common::schema_for_type::<T>()).clone();
+    schema.remove("$schema");
+    schema.remove("title");
+    Arc::new(schema)
+}
+
+fn parse<T: DeserializeOwned>(raw: JsonObject) -> Result<T, String> {
+    serde_json::from_value(Value::Object(raw)).map_err(|e| {
+        let mut reason = format!("invalid arguments: {e}");
+        reason.truncate(300);
+        reason
+    })
+}
+
+fn reply(outcome: Result<Value, String>) -> CallToolResult {
+    match outcome {
+        Ok(value) => CallToolResult::structured(value),
+        Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+    }
+}
+
+/// The restricted server for one task.
+#[derive(Clone)]
+pub struct AgentMcp {
+    ledger: Arc<Mutex<Ledger>>,
+    task: String,
+    tool_router: ToolRouter<Self>,
+}
+
+impl AgentMcp {
+    /// Opens the ledger, checks the task exists, and records that the server started for it.
+    pub fn start(ledger: &std::path::Path, task: &str) -> Result<AgentMcp, std::io::Error> {
+        let ledger = Ledger::open_file(ledger).map_err(std::io::Error::other)?;
+        if ledger.task(task).map_err(std::io::Error::other)?.is_none() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("no task {task} in the ledger"),
+            ));
+        }
+        ledger
+            .add_task_note(task, NoteKind::Connected, "worker MCP started")
+            .map_err(std::io::Error::other)?;
+        Ok(AgentMcp {
+            ledger: Arc::new(Mutex::new(ledger)),
+            task: task.to_owned(),
+            tool_router: Self::tool_router(),
+        })
+    }
+
+    fn note(&self, kind: NoteKind, text: &str) -> Result<Value, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err("the text is empty".into());
+        }
+        let len = text.chars().count();
+        if len > MAX_NOTE_CHARS {
+            return Err(format!(
+                "the text has {len} characters; at most {MAX_NOTE_CHARS} are accepted"
+            ));
+        }
+        let ledger = self
+            .ledger
+            .lock()
+            .map_err(|_| "internal error".to_owned())?;
+        let id = ledger
+            .add_task_note(&self.task, kind, text)
+            .map_err(|e| e.to_string())?;
+        Ok(json!({ "status": "ok", "note_id": id, "kind": kind.as_str() }))
+    }
+
+    fn read(&self) -> Result<Value, String> {
+        let ledger = self
+            .ledger
+            .lock()
+            .map_err(|_| "internal error".to_owned())?;
+        let row = ledger
+            .task(&self.task)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("task {} is gone", self.task))?;
+        let c: Value = serde_json::from_str(&row.contract_json).unwrap_or(Value::Null);
+        Ok(json!({
+            "task_id": row.task_id,
+            "goal": c["target"]["goal"],
+            "spec": c["target"]["spec"],
+            "target_paths": c["target"]["target_paths"],
+            "test_commands": c["success_criteria"]["test_commands"],
+            "file_checks": c["success_criteria"]["file_checks"],
+            "rules": "Edit only the target paths. Do not use git (no commit, add, checkout, \
+                      switch, reset, stash, config); the Maid records your work.",
+        }))
+    }
+}
+
+#[tool_router]
+impl AgentMcp {
+    /// Reads your task: goal, spec, the paths you may change, and how it will be checked.
+    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true))]
+    async fn read_task(&self, raw: JsonObject) -> CallToolResult {
+        reply(parse::<NoArgs>(raw).and_then(|_| self.read()))
+    }
+
+    /// Leaves a note on the task (passed on to its issue).
+    #[tool(input_schema = schema::<NoteArgs>(), annotations(read_only_hint = false, destructive_hint = false))]
+    async fn leave_note(&self, raw: JsonObject) -> CallToolResult {
+        reply(parse::<NoteArgs>(raw).and_then(|a| self.note(NoteKind::Note, &a.text)))
+    }
+
+    /// Saves a summary of your progress. Your files are saved by the Maid, not by this tool.
+    #[tool(input_schema = schema::<ProgressArgs>(), annotations(read_only_hint = false, destructive_hint = false))]
+    async fn save_progress(&self, raw: JsonObject) -> CallToolResult {
+        reply(parse::<ProgressArgs>(raw).and_then(|a| self.note(NoteKind::Progress, &a.summary)))
+    }
+
+    /// Reports that you cannot go on, and why. Then stop.
+    #[tool(input_schema = schema::<BlockedArgs>(), annotations(read_only_hint = false, destructive_hint = false))]
+    async fn report_blocked(&self, raw: JsonObject) -> CallToolResult {
+        reply(parse::<BlockedArgs>(raw).and_then(|a| self.note(NoteKind::Blocked, &a.reason)))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for AgentMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "butler-worker",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// Serves the restricted worker MCP for `task` on stdin/stdout until the agent disconnects.
+pub async fn serve_agent_mcp(ledger: PathBuf, task: String) -> Result<(), std::io::Error> {
+    use rmcp::ServiceExt;
+    let server = tokio::task::spawn_blocking(move || AgentMcp::start(&ledger, &task))
+        .await
+        .map_err(std::io::Error::other)??;
+    let service = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_four_task_tools_are_offered_and_start_is_recorded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("l.db");
+        {
+            let l = Ledger::open_file(&path).expect("open");
+            l.create_task(|_| "b".into(), |_| "{}".into())
+                .expect("task");
+        }
+        assert!(AgentMcp::start(&path, "t9").is_err(), "unknown task");
+        let server = AgentMcp::start(&path, "t1").expect("start");
+        let mut names: Vec<String> = server
+            .tool_router
+            .list_all()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["leave_note", "read_task", "report_blocked", "save_progress"]
+        );
+        let l = Ledger::open_file(&path).expect("open");
+        let notes = l.task_notes("t1", 0).expect("notes");
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].kind, NoteKind::Connected);
+        let long = "x".repeat(MAX_NOTE_CHARS + 1);
+        assert!(server.note(NoteKind::Note, &long).is_err());
+    }
+}
