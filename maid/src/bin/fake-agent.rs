@@ -305,7 +305,6 @@ fn call_mcp(args: &[String], calls: &[McpCall]) -> Vec<String> {
         }));
         responses.push(read());
     }
-    drop(send);
     drop(input);
     let _ = child.wait();
     responses
