@@ -28,6 +28,8 @@ const OWNER: &str = "acme";
 const REPO: &str = "widgets";
 /// What `GET /api/v1/version` answers.
 const GITEA_VERSION: &str = "1.27.1";
+/// What a Forgejo 11 answers there.
+const FORGEJO_VERSION: &str = "11.0.3+gitea-1.22.0";
 
 // ---------------------------------------------------------------------------------------------
 // A Brain whose server logs (stderr) are kept.
@@ -197,11 +199,16 @@ struct FakeGitea {
     state: Arc<Mutex<GiteaState>>,
     /// When set, every request gets this answer (an outage, a slow or broken tracker).
     outage: Arc<Mutex<Option<ResponseTemplate>>>,
+    /// The web root, including the sub-path of the install (`http://127.0.0.1:1234/git`).
     web: String,
+    /// The sub-path (`""` or e.g. `/git`).
+    sub_path: String,
+    /// Forgejo 11 instead of Gitea 1.27: its version string and its issue and user shapes.
+    forgejo: bool,
 }
 
 impl FakeGitea {
-    fn new(web: String) -> Self {
+    fn new(server_uri: &str, sub_path: &str, forgejo: bool) -> Self {
         let state = GiteaState {
             next_comment: 5001,
             ..GiteaState::default()
@@ -209,7 +216,9 @@ impl FakeGitea {
         Self {
             state: Arc::new(Mutex::new(state)),
             outage: Arc::default(),
-            web,
+            web: format!("{server_uri}{sub_path}"),
+            sub_path: sub_path.to_string(),
+            forgejo,
         }
     }
 
@@ -220,7 +229,7 @@ impl FakeGitea {
             .filter_map(|id| LABELS.iter().find(|(l, _)| l == id))
             .map(|(id, name)| label_json(*id, name))
             .collect();
-        json!({
+        let mut issue = json!({
             "id": 1000 + number,
             "url": format!("{}/api/v1/repos/{OWNER}/{REPO}/issues/{number}", self.web),
             "html_url": format!("{}/{OWNER}/{REPO}/issues/{number}", self.web),
@@ -233,7 +242,16 @@ impl FakeGitea {
             "due_date": null, "time_estimate": 0, "pull_request": null,
             "repository": {"id": 9, "name": REPO, "owner": OWNER, "full_name": format!("{OWNER}/{REPO}")},
             "pin_order": 0, "content_version": 1, "projects": []
-        })
+        });
+        if self.forgejo {
+            // Forgejo 11's Issue lacks these; its User has `pronouns`.
+            let obj = issue.as_object_mut().expect("an object");
+            for field in ["content_version", "projects", "time_estimate"] {
+                obj.remove(field);
+            }
+            obj["user"]["pronouns"] = json!("");
+        }
+        issue
     }
 
     fn comment_json(&self, id: u64, c: &StoredComment) -> Value {
@@ -258,11 +276,19 @@ impl FakeGitea {
 
     fn route(&self, r: &Request) -> ResponseTemplate {
         let path = r.url.path().to_string();
-        let Some(api) = path.strip_prefix("/api/v1") else {
+        let Some(api) = path
+            .strip_prefix(self.sub_path.as_str())
+            .and_then(|p| p.strip_prefix("/api/v1"))
+        else {
             return not_found();
         };
         if api == "/version" && r.method.as_str() == "GET" {
-            return ResponseTemplate::new(200).set_body_json(json!({"version": GITEA_VERSION}));
+            let version = if self.forgejo {
+                FORGEJO_VERSION
+            } else {
+                GITEA_VERSION
+            };
+            return ResponseTemplate::new(200).set_body_json(json!({"version": version}));
         }
         let authorized = r
             .headers
@@ -480,8 +506,13 @@ struct GiteaServer {
 
 impl GiteaServer {
     async fn start() -> Self {
+        Self::start_as("", false).await
+    }
+
+    /// A server installed under `sub_path`, Forgejo when `forgejo`.
+    async fn start_as(sub_path: &str, forgejo: bool) -> Self {
         let server = MockServer::start().await;
-        let fake = FakeGitea::new(server.uri());
+        let fake = FakeGitea::new(&server.uri(), sub_path, forgejo);
         Mock::given(any())
             .respond_with(fake.clone())
             .mount(&server)
@@ -490,7 +521,7 @@ impl GiteaServer {
     }
 
     fn origin(&self) -> String {
-        format!("{}/{OWNER}/{REPO}.git", self.server.uri())
+        format!("{}/{OWNER}/{REPO}.git", self.fake.web)
     }
 
     async fn requests(&self) -> Vec<Request> {
@@ -1168,6 +1199,60 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
     let a = unreachable.call("issue_read", json!({"issue_id": 1})).await;
     assert_clean_error(&a, "backend_error", &dead_url);
     let (answers, log) = unreachable.close().await;
+    assert_no_token(&answers, "an answer");
+    assert_no_token(
+        &log.lines().map(String::from).collect::<Vec<_>>(),
+        "the server log",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forgejo, installed under a sub-path.
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forgejo_under_a_sub_path_is_found_from_the_remote_and_used() {
+    let forgejo = GiteaServer::start_as("/git", true).await;
+    let w = project_with_origin(&forgejo.origin());
+    let env = env_with(&w, &[("BUTLER_GITEA_TOKEN", TOKEN)]); // `auto`, the default
+    let mut env: Vec<_> = env
+        .into_iter()
+        .filter(|(k, _)| k != "BUTLER_ISSUE_BACKEND")
+        .collect();
+    env.push(("BUTLER_ISSUE_BACKEND".into(), String::new())); // empty counts as unset
+    let brain = spawn_with_stderr(&w.project, &env).await;
+    let start = brain
+        .ok("work_session_start", json!({"project_root": w.root()}))
+        .await;
+    assert_eq!(start["data"]["issue_backend"], "forgejo", "{start}");
+    assert_eq!(
+        start["data"]["issue_backend_note"],
+        format!("forgejo issues of acme/widgets (version {FORGEJO_VERSION}) (detected)")
+    );
+    let created = brain
+        .ok(
+            "issue_create",
+            json!({"title": "On Forgejo", "body": BODY_V2, "label_names": ["bug"]}),
+        )
+        .await;
+    assert_eq!(created["data"]["issue"]["labels"], json!(["bug"]));
+    let read = brain.ok("issue_read", json!({"issue_id": 1})).await;
+    assert_eq!(read["data"]["issue"]["title"], "On Forgejo");
+    assert_eq!(
+        read["data"]["issue"]["url"],
+        format!("{}/acme/widgets/issues/1", forgejo.fake.web)
+    );
+    let sent: Vec<String> = forgejo.requests().await.iter().map(line).collect();
+    assert_eq!(
+        sent,
+        [
+            "GET /git/api/v1/version".to_string(),
+            "GET /git/api/v1/repos/acme/widgets/labels?page=1&limit=50".into(),
+            "POST /git/api/v1/repos/acme/widgets/issues".into(),
+            "GET /git/api/v1/repos/acme/widgets/issues/1".into(),
+        ]
+    );
+    let (answers, log) = brain.close().await;
     assert_no_token(&answers, "an answer");
     assert_no_token(
         &log.lines().map(String::from).collect::<Vec<_>>(),
