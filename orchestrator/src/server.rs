@@ -121,7 +121,7 @@ impl ButlerServer {
             };
             let done = blocking(&project, move |p| record::record(p, req)).await?;
             let summary = match &done.record_id {
-                Some(id) => format!("Recorded {} file(s) as {id}.", done.files),
+                Some(id) => format!("Recorded as {id} ({} changed path(s)).", done.files),
                 None => "Nothing to record.".to_string(),
             };
             Ok(Reply::new(summary, done))

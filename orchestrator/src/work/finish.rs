@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::error::WorkError;
 use crate::session::Project;
-use crate::work::observe::line_of;
+use crate::work::observe::{Snapshot, line_of, snapshot};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PendingAction {
@@ -34,8 +34,13 @@ fn one(action: &'static str, reason: String, args: &[&'static str]) -> FinishPla
 /// The checklist, in order; the first unmet step stops it.
 pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
     let repo = &project.repo;
-    let head = repo.head()?;
-    let status = repo.status()?;
+    let Snapshot { head, status, blocked } = snapshot(repo)?;
+    if let Some(reason) = blocked {
+        return Ok((
+            format!("The work is blocked: {}.", reason.describe()),
+            one("work_vcs", reason.hint().to_string(), &["args"]),
+        ));
+    }
     if !status.entries.is_empty() {
         let reason = format!("{} unrecorded change(s)", status.entries.len());
         return Ok((

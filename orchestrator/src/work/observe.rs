@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use butler_worker::git::{GitRepo, HeadInfo, InProgress};
+use butler_worker::git::{GitRepo, HeadInfo, InProgress, WorkTreeStatus};
 use serde::Serialize;
 
 use crate::envelope::Reply;
@@ -142,7 +142,7 @@ pub fn line_of(head: &HeadInfo) -> String {
 }
 
 /// Why the repository cannot take a record, if it cannot.
-pub fn block_reason(repo: &GitRepo, head: &HeadInfo, conflicted: &[String]) -> Option<BlockReason> {
+fn block_reason(repo: &GitRepo, head: &HeadInfo, conflicted: &[String]) -> Option<BlockReason> {
     if let Some(op) = repo.operation_in_progress() {
         return Some(BlockReason::InProgress(match op {
             InProgress::Merge => "merge",
@@ -162,13 +162,26 @@ pub fn block_reason(repo: &GitRepo, head: &HeadInfo, conflicted: &[String]) -> O
     None
 }
 
-fn gather(project: &Project) -> Result<Gathered, WorkError> {
-    let repo = &project.repo;
+/// The line, the working tree and whether the project can take a record: what every tool
+/// that changes or judges the work reads first.
+pub struct Snapshot {
+    pub head: HeadInfo,
+    pub status: WorkTreeStatus,
+    pub blocked: Option<BlockReason>,
+}
+
+pub fn snapshot(repo: &GitRepo) -> Result<Snapshot, WorkError> {
     let head = repo.head()?;
     let status = repo.status()?;
-    let changed: Vec<String> = status.entries.iter().map(|e| e.path.display()).collect();
     let conflicted: Vec<String> = status.conflicted.iter().map(|p| p.display()).collect();
     let blocked = block_reason(repo, &head, &conflicted);
+    Ok(Snapshot { head, status, blocked })
+}
+
+fn gather(project: &Project) -> Result<Gathered, WorkError> {
+    let repo = &project.repo;
+    let Snapshot { head, status, blocked } = snapshot(repo)?;
+    let changed: Vec<String> = status.entries.iter().map(|e| e.path.display()).collect();
     let destination = repo.destination()?;
     let unpublished = match &destination {
         Some(dest) if head.oid.is_some() => Some(repo.unpublished(dest, 1000)?),

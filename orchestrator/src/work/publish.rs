@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::error::WorkError;
 use crate::session::Project;
-use crate::work::observe::block_reason;
+use crate::work::observe::{Snapshot, snapshot};
 
 /// git subcommands this tool replaces.
 pub const GIT_EQUIVALENTS: &[&str] = &["push"];
@@ -18,10 +18,8 @@ pub struct PublishOutcome {
 
 pub fn publish(project: &Project) -> Result<PublishOutcome, WorkError> {
     let repo = &project.repo;
-    let head = repo.head()?;
-    let status = repo.status()?;
-    let conflicted: Vec<String> = status.conflicted.iter().map(|p| p.display()).collect();
-    if let Some(reason) = block_reason(repo, &head, &conflicted) {
+    let Snapshot { head, status, blocked } = snapshot(repo)?;
+    if let Some(reason) = blocked {
         return Err(WorkError::Blocked(reason));
     }
     if !status.entries.is_empty() {

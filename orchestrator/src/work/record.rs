@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::error::WorkError;
 use crate::session::Project;
 use crate::work::message;
-use crate::work::observe::{block_reason, line_of};
+use crate::work::observe::{Snapshot, line_of, snapshot};
 use crate::work::sensitive::looks_like_credentials;
 
 /// git subcommands this tool replaces.
@@ -91,10 +91,8 @@ pub fn validate_issue_ids(ids: &[i64]) -> Result<Vec<u64>, WorkError> {
 
 pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, WorkError> {
     let repo = &project.repo;
-    let head = repo.head()?;
-    let status = repo.status()?;
-    let conflicted: Vec<String> = status.conflicted.iter().map(|p| p.display()).collect();
-    if let Some(reason) = block_reason(repo, &head, &conflicted) {
+    let Snapshot { head, status, blocked } = snapshot(repo)?;
+    if let Some(reason) = blocked {
         return Err(WorkError::Blocked(reason));
     }
     let line = line_of(&head);
