@@ -20,6 +20,23 @@ enum Command {
     Mcp,
     /// Claude Code PreToolUse hook: blocks shell git and names the Butler tool instead.
     GitHook,
+    /// Install Butler into a project for Claude Code: the git hook, the MCP server entry and a
+    /// short guidance block in CLAUDE.md (merged, idempotent; `--remove` takes it out again).
+    Init {
+        /// The project (default: the current directory).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Take out exactly what `init` added.
+        #[arg(long)]
+        remove: bool,
+    },
+    /// Prove the installation works: the hook denies a canary `git status` and allows `ls`,
+    /// and the MCP server starts and answers.
+    Doctor {
+        /// The project (default: the current directory).
+        #[arg(long)]
+        project: Option<PathBuf>,
+    },
     /// Run a scratch project through a real MCP session and print what the Brain sees.
     Demo {
         /// Keep the scratch project instead of deleting it.
@@ -46,7 +63,38 @@ fn main() -> anyhow::Result<()> {
             .context("serving MCP on stdio"),
         Command::GitHook => unreachable!("dispatched above"),
         Command::Demo { keep } => runtime.block_on(demo::run(keep)),
+        Command::Init { project, remove } => {
+            let project = project_dir(project)?;
+            let report = butler_orchestrator::install::init(&project, &exe()?, remove)?;
+            write_out(&report.to_string())
+        }
+        Command::Doctor { project } => {
+            let project = project_dir(project)?;
+            let report = butler_orchestrator::install::doctor(&project, &exe()?);
+            write_out(&report.to_string())?;
+            if !report.healthy() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
     }
+}
+
+fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let dir = match project {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    dir.canonicalize().with_context(|| format!("{} does not exist", dir.display()))
+}
+
+/// What a terminal command prints for the person who ran it.
+fn write_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
 }
 
 /// Logs go to stderr (stdout belongs to the MCP protocol); `BUTLER_LOG` sets the filter.
@@ -60,7 +108,6 @@ fn init_logging() {
         .init();
 }
 
-#[allow(dead_code)]
 fn exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("locating the butler binary")
 }
