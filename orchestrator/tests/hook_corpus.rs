@@ -98,6 +98,8 @@ fn deny_messages_name_the_mapped_call() {
     assert!(reason("git show 0123abc").contains(r#"work_diff(record_id="0123abc")"#));
     assert!(reason("git commit -m 'x y'").contains(r#"work_record(message="x y")"#));
     assert!(reason("sudo git push").contains("work_publish()"));
+    let heredoc_commit = "git commit -m \"$(cat <<'EOF'\nFix it\n\nBody.\nEOF\n)\"";
+    assert!(reason(heredoc_commit).contains(r#"work_record(message="Fix it\n\nBody.")"#));
     assert!(reason("git -C repo branch -a").contains(r#"work_vcs(["branch", "-a"])"#));
 }
 

@@ -329,7 +329,7 @@ impl Walker {
                     self.resolve(&command, stdin.clone(), hops + 1);
                 }
             }
-            Runs::Script(script) => self.nested_script(&script.replace(DYNAMIC, "_")),
+            Runs::Script(script) => self.nested_script(&script.replace(DYNAMIC, "…")),
             Runs::ShellStdin => {
                 if let Some(text) = stdin {
                     self.nested_script(&text);
@@ -436,6 +436,10 @@ impl Walker {
                 {
                     out.push_str("/usr/bin/git")
                 }
+                WordPiece::CommandSubstitution(s) => match cat_heredoc(s) {
+                    Some(body) => out.push_str(body.trim_end_matches('\n')),
+                    None => out.push(DYNAMIC),
+                },
                 _ => out.push(DYNAMIC),
             }
         }
@@ -459,6 +463,29 @@ fn locates_git(script: &str) -> bool {
     )
 }
 
+/// The body of `$(cat <<'EOF' … EOF)`, the usual way to pass a multi-line commit message.
+fn cat_heredoc(script: &str) -> Option<&str> {
+    let script = script.trim_start();
+    let (first, rest) = script.split_once('\n')?;
+    let tag = first
+        .trim()
+        .strip_prefix("cat")?
+        .trim_start()
+        .strip_prefix("<<")?;
+    let tag = tag.trim_start_matches('-').trim().trim_matches(['\'', '"']);
+    if tag.is_empty() || !tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let mut end = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim() == tag {
+            return Some(&rest[..end]);
+        }
+        end += line.len();
+    }
+    None
+}
+
 /// What `echo …` / `printf …` / `cat <<EOF` prints, as far as it is known.
 fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
     let name = wrappers::basename(&argv[0]);
@@ -475,7 +502,7 @@ fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
         "printf" => Some(argv[1..].join(" ").replace("\\n", "\n")),
         _ => None,
     }
-    .map(|s| s.replace(DYNAMIC, "_"))
+    .map(|s| s.replace(DYNAMIC, "…"))
 }
 
 /// Inside backquotes, `\\`, `` \` `` and `\$` stand for the character itself.
