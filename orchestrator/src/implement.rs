@@ -1,0 +1,370 @@
+//! Delegated implementation: `run_implement`, `task_accept`, `task_discard` as plain async
+//! functions for the thin MCP tools, and the Maid's settings read from Butler's environment.
+//!
+//! `run_implement` validates the request into a Task Contract, runs the ImplementMaid to the
+//! end (progress through the callback, cancellation through the token), relays the agent's
+//! notes to the task's issue with Butler's own credentials, and returns the Result Contract as
+//! `data`. A failed task is not a tool error: the evidence says why.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
+use butler_maid::contract::{ContractError, FileCheckSpec, ImplementRequest};
+use butler_maid::{AgentKind, MaidContext, MaidError, Outcome, ResultContract};
+use butler_worker::ledger::{NoteKind, TaskNote};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+pub use tokio_util::sync::CancellationToken;
+
+use crate::envelope::Reply;
+use crate::error::WorkError;
+use crate::session::{Project, blocking};
+
+/// `run_implement`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunImplementArgs {
+    /// What the implementation should achieve, in one or two sentences.
+    pub goal: String,
+    /// Details the agent needs: behaviour, interfaces, constraints.
+    #[serde(default)]
+    pub spec: String,
+    /// Files, directories (ending in `/`) or globs the agent may change; changes elsewhere are
+    /// discarded and fail the attempt.
+    pub target_paths: Vec<String>,
+    /// Shell commands that must exit 0 in the task's copy of the project (e.g. `cargo test x`).
+    #[serde(default)]
+    pub test_commands: Option<Vec<String>>,
+    /// Checks on files: `{path, exists: true}`, `{path, absent: true}` or `{path, contains}`.
+    #[serde(default)]
+    pub file_checks: Option<Vec<FileCheckArg>>,
+    /// The agent: goose (default), claude, codex or aider.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Time limit per attempt, in seconds.
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+    /// The issue the task works on; its records refer to it and the agent's notes go there.
+    #[serde(default)]
+    pub issue_id: Option<u64>,
+}
+
+/// One file check.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileCheckArg {
+    /// Path relative to the project.
+    pub path: String,
+    /// The file must exist.
+    #[serde(default)]
+    pub exists: Option<bool>,
+    /// The file must not exist.
+    #[serde(default)]
+    pub absent: Option<bool>,
+    /// The file must contain this text.
+    #[serde(default)]
+    pub contains: Option<String>,
+}
+
+/// `task_accept` / `task_discard`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskIdArgs {
+    /// The task id from run_implement's result (e.g. `t3`).
+    pub task_id: String,
+}
+
+impl From<RunImplementArgs> for ImplementRequest {
+    fn from(a: RunImplementArgs) -> Self {
+        ImplementRequest {
+            goal: a.goal,
+            spec: a.spec,
+            target_paths: a.target_paths,
+            test_commands: a.test_commands.unwrap_or_default(),
+            file_checks: a
+                .file_checks
+                .unwrap_or_default()
+                .into_iter()
+                .map(|f| FileCheckSpec {
+                    path: f.path,
+                    exists: f.exists,
+                    absent: f.absent,
+                    contains: f.contains,
+                })
+                .collect(),
+            agent: a.agent,
+            timeout_s: a.timeout_s,
+            issue_id: a.issue_id,
+        }
+    }
+}
+
+/// The Maid's settings for `project_root`, from Butler's environment:
+/// `BUTLER_AGENT` (default agent), `BUTLER_<AGENT>_PROGRAM` / `_PROVIDER` / `_MODEL`
+/// (`<AGENT>` = GOOSE, CLAUDE, CODEX, AIDER), `BUTLER_AGENT_ENV_ALLOW` (comma-separated extra
+/// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_TEST_TIMEOUT_S`, and
+/// `BUTLER_EXE` (the program serving `worker-mcp`; default: this executable).
+pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let exe = match var("BUTLER_EXE") {
+        Some(path) => PathBuf::from(path),
+        None => std::env::current_exe()
+            .map_err(|e| WorkError::Internal(format!("cannot locate Butler's program: {e}")))?,
+    };
+    let worker = WorkerMcpCommand {
+        program: exe,
+        args: vec!["worker-mcp".to_owned()],
+        env: Vec::new(),
+    };
+    let mut ctx = MaidContext::new(project_root, worker);
+    if let Some(name) = var("BUTLER_AGENT") {
+        ctx.default_agent = AgentKind::parse(&name).map_err(|e| WorkError::Config {
+            problem: format!("BUTLER_AGENT: {e}"),
+        })?;
+    }
+    let mut agents = HashMap::new();
+    for kind in [
+        AgentKind::Goose,
+        AgentKind::Claude,
+        AgentKind::Codex,
+        AgentKind::Aider,
+    ] {
+        let prefix = format!("BUTLER_{}", kind.name().to_ascii_uppercase());
+        let config = AgentConfig {
+            program: var(&format!("{prefix}_PROGRAM")).map(PathBuf::from),
+            provider: var(&format!("{prefix}_PROVIDER")),
+            model: var(&format!("{prefix}_MODEL")),
+            ..Default::default()
+        };
+        agents.insert(kind, config);
+    }
+    ctx.agents = agents;
+    if let Some(list) = var("BUTLER_AGENT_ENV_ALLOW") {
+        ctx.env_allow = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+    }
+    let secs = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(s) = secs("BUTLER_AGENT_STAGNATION_S") {
+        ctx.stagnation = Duration::from_secs(s.max(1));
+    }
+    if let Some(s) = secs("BUTLER_TEST_TIMEOUT_S") {
+        ctx.test_timeout = Duration::from_secs(s.max(1));
+    }
+    Ok(ctx)
+}
+
+/// The one mapping from the Maid's errors to the Brain's edge (see the report for the
+/// dedicated `WorkError` variants this would rather use).
+pub fn maid_error(err: MaidError) -> WorkError {
+    match err {
+        MaidError::Contract(e) => {
+            let field = match &e {
+                ContractError::EmptyGoal => "goal",
+                ContractError::TooLong { field, .. } | ContractError::TooMany { field, .. } => {
+                    field
+                }
+                ContractError::NoTargets | ContractError::BadPath { .. } => "target_paths",
+                ContractError::BadTimeout(_) => "timeout_s",
+                ContractError::EmptyTestCommand(_) => "test_commands",
+                ContractError::BadFileCheck { .. } => "file_checks",
+                ContractError::UnknownAgent(_) => "agent",
+                ContractError::BadTaskId(_) => "task_id",
+            };
+            WorkError::InvalidArgument {
+                field,
+                reason: e.to_string(),
+            }
+        }
+        MaidError::UnrecordedChanges(paths) => {
+            let mut shown: Vec<String> = paths.iter().take(10).cloned().collect();
+            if paths.len() > 10 {
+                shown.push(format!("and {} more", paths.len() - 10));
+            }
+            WorkError::InvalidArgument {
+                field: "project",
+                reason: format!(
+                    "it has unrecorded changes ({}); a task starts from a record, so save them \
+                     with work_record (or ask the user what to do with them) first",
+                    shown.join(", ")
+                ),
+            }
+        }
+        e @ (MaidError::AgentUnavailable { .. }
+        | MaidError::AgentNotConfigured { .. }
+        | MaidError::WorkerCommand(_)) => WorkError::InvalidArgument {
+            field: "agent",
+            reason: e.to_string(),
+        },
+        MaidError::NoSuchTask(id) => WorkError::InvalidArgument {
+            field: "task_id",
+            reason: format!("there is no open task `{id}`"),
+        },
+        MaidError::Conflict(reason) => WorkError::PolicyBlocked {
+            reason,
+            hint: "discard the task with task_discard and run it again from the current record"
+                .to_owned(),
+        },
+        MaidError::Git(e) => WorkError::Git(e),
+        MaidError::Ledger(e) => WorkError::Ledger(e),
+        e @ MaidError::Io { .. } => WorkError::Internal(e.to_string()),
+    }
+}
+
+fn summary_of(result: &ResultContract) -> String {
+    let n = result.attempts.len();
+    match result.outcome {
+        Outcome::Succeeded => format!(
+            "Task {} succeeded in {n} attempt(s); its work is recorded on line {}. Read the \
+             evidence, then accept it with task_accept or drop it with task_discard.",
+            result.task_id, result.branch
+        ),
+        Outcome::Failed => format!(
+            "Task {} failed after {n} attempt(s); the evidence says why. Ask again, do it \
+             yourself, or drop it with task_discard.",
+            result.task_id
+        ),
+        Outcome::Cancelled => format!(
+            "Task {} was cancelled; its line {} is kept until task_discard.",
+            result.task_id, result.branch
+        ),
+    }
+}
+
+/// `run_implement`: runs a delegated implementation task to its end.
+pub async fn run_implement(
+    project: &Arc<Project>,
+    args: RunImplementArgs,
+    progress: impl Fn(String, f64) + Send + Sync + 'static,
+    cancel: CancellationToken,
+) -> Result<Reply, WorkError> {
+    let ctx = maid_context(project.repo.workdir().to_path_buf())?;
+    run_implement_with(project, ctx, args, progress, cancel).await
+}
+
+/// [`run_implement`] with explicit Maid settings (tests, the terminal command).
+pub async fn run_implement_with(
+    project: &Arc<Project>,
+    ctx: MaidContext,
+    args: RunImplementArgs,
+    progress: impl Fn(String, f64) + Send + Sync + 'static,
+    cancel: CancellationToken,
+) -> Result<Reply, WorkError> {
+    let issue = args.issue_id;
+    let contract = butler_maid::prepare_task(&ctx, args.into(), "brain")
+        .await
+        .map_err(maid_error)?;
+    let max = contract.constraints.max_attempts;
+    let task_id = contract.task_id.to_string();
+    let result = butler_maid::run_task(
+        ctx,
+        contract,
+        move |p| {
+            let (message, fraction) = p.describe(max);
+            progress(message, fraction);
+        },
+        cancel,
+    )
+    .await
+    .map_err(maid_error)?;
+    let relayed = match issue {
+        Some(number) => relay_notes(project, &task_id, number).await,
+        None => 0,
+    };
+    let mut data = serde_json::to_value(&result).expect("contracts always serialise");
+    if relayed > 0 {
+        data["notes_relayed"] = json!(relayed);
+    }
+    Ok(Reply::new(summary_of(&result), data))
+}
+
+/// Passes the agent's notes on to the task's issue as one comment; returns how many went.
+/// A tracker failure is logged, not fatal: the notes stay in the ledger, unrelayed.
+async fn relay_notes(project: &Arc<Project>, task_id: &str, issue: u64) -> usize {
+    let id = task_id.to_owned();
+    let notes: Vec<TaskNote> = match blocking(project, move |p| {
+        p.with_ledger(|l| Ok(l.task_notes(&id, 0)?))
+    })
+    .await
+    {
+        Ok(notes) => notes
+            .into_iter()
+            .filter(|n| n.kind != NoteKind::Connected && !n.relayed)
+            .collect(),
+        Err(e) => {
+            tracing::warn!(%e, "task notes could not be read");
+            return 0;
+        }
+    };
+    if notes.is_empty() {
+        return 0;
+    }
+    let mut body = format!("Notes from the implementation agent of task {task_id}:\n");
+    for n in &notes {
+        body.push_str(&format!("\n- ({}) {}", n.kind.as_str(), n.body));
+    }
+    if let Err(e) = project.issues.comment(issue, &body).await {
+        tracing::warn!(%e, "task notes could not be relayed to the issue");
+        return 0;
+    }
+    let ids: Vec<i64> = notes.iter().map(|n| n.id).collect();
+    let marked = blocking(project, move |p| {
+        p.with_ledger(|l| {
+            for id in ids {
+                l.mark_note_relayed(id)?;
+            }
+            Ok(())
+        })
+    })
+    .await;
+    if let Err(e) = marked {
+        tracing::warn!(%e, "relayed notes could not be marked");
+    }
+    notes.len()
+}
+
+/// `task_accept`: brings a finished task's records into the current line.
+pub async fn task_accept(project: &Arc<Project>, task_id: &str) -> Result<Reply, WorkError> {
+    let accepted = butler_maid::accept(project.repo.workdir(), task_id)
+        .await
+        .map_err(maid_error)?;
+    let summary = if accepted.merged {
+        format!(
+            "Task {} accepted: its {} record(s) joined the current line with a merge record.",
+            accepted.task_id,
+            accepted.records.len().saturating_sub(1)
+        )
+    } else {
+        format!(
+            "Task {} accepted: its {} record(s) are now on the current line.",
+            accepted.task_id,
+            accepted.records.len()
+        )
+    };
+    Ok(Reply::new(
+        summary,
+        json!({
+            "task_id": accepted.task_id,
+            "merged": accepted.merged,
+            "records": accepted.records,
+        }),
+    ))
+}
+
+/// `task_discard`: drops a task (its line is kept aside, so nothing is lost).
+pub async fn task_discard(project: &Arc<Project>, task_id: &str) -> Result<Reply, WorkError> {
+    butler_maid::discard(project.repo.workdir(), task_id)
+        .await
+        .map_err(maid_error)?;
+    Ok(Reply::new(
+        format!("Task {task_id} discarded; its work is kept aside and can be recovered."),
+        json!({ "task_id": task_id, "discarded": true }),
+    ))
+}
