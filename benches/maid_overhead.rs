@@ -1,0 +1,188 @@
+//! The ImplementMaid's own overhead per attempt on a large repository, as a ratio to what the
+//! same work costs with plain git: `git worktree add` + `git add -A` + `git commit`, measured in
+//! the same run.
+//!
+//! `cargo bench --bench maid_overhead` (env `BUTLER_BENCH_FILES`, default 100000;
+//! `BUTLER_BENCH_RUNS`, default 5). The Maid's figure is a whole one-attempt task (precheck,
+//! task creation in the ledger, worktree, baseline, detection and restoration, the Brain's-tree
+//! check, scope check, the Maid's record, verification with no test commands, the evidence in
+//! the ledger) with a no-op agent that writes one file, minus that agent's own run time
+//! (measured separately). Each side gets a fresh worktree per run; retiring it is not timed.
+#![allow(clippy::print_stdout)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
+use butler_maid::contract::ImplementRequest;
+use butler_maid::{AgentKind, MaidContext, Outcome};
+use butler_orchestrator::implement::CancellationToken;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+fn generate(dir: &Path, files: usize) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.name", "Bench"]);
+    git(dir, &["config", "user.email", "bench@example.invalid"]);
+    for i in 0..files {
+        let sub = dir.join(format!("d{:03}", i / 1000));
+        if i % 1000 == 0 {
+            std::fs::create_dir_all(&sub).expect("mkdir");
+        }
+        std::fs::write(sub.join(format!("f{i:06}.txt")), format!("file {i}\n")).expect("write");
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "generated"]);
+    git(dir, &["status", "--porcelain"]);
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// `git worktree add` + one file + `git add -A` + `git commit`, in a fresh worktree.
+fn plain_git(dir: &Path, scratch: &Path, run: usize) -> Duration {
+    let wt = scratch.join(format!("plain-{run}"));
+    let wt_arg = wt.to_string_lossy().into_owned();
+    let branch = format!("plain-{run}");
+    let t = Instant::now();
+    git(
+        dir,
+        &["worktree", "add", "-q", "-b", &branch, &wt_arg, "HEAD"],
+    );
+    let took_add = t.elapsed();
+    std::fs::create_dir_all(wt.join("src")).expect("mkdir");
+    std::fs::write(wt.join("src/bench.rs"), "pub fn bench() {}\n").expect("write");
+    let t = Instant::now();
+    git(&wt, &["add", "-A"]);
+    git(&wt, &["commit", "-q", "-m", "bench"]);
+    let took = took_add + t.elapsed();
+    git(dir, &["worktree", "remove", "--force", &wt_arg]);
+    took
+}
+
+fn main() {
+    let files = env_usize("BUTLER_BENCH_FILES", 100_000);
+    let runs = env_usize("BUTLER_BENCH_RUNS", 5);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("big");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let t = Instant::now();
+    generate(&dir, files);
+    println!(
+        "generated {files} files in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+
+    // The no-op agent: writes one file in its working directory and exits.
+    let agent = tmp.path().join("noop-agent");
+    std::fs::write(
+        &agent,
+        "#!/bin/sh\nmkdir -p src && echo 'pub fn bench() {}' > src/bench.rs\n",
+    )
+    .expect("agent");
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let agent_runs: Vec<Duration> = (0..5)
+        .map(|_| {
+            let work = tmp.path().join("agent-probe");
+            std::fs::create_dir_all(&work).expect("mkdir");
+            let t = Instant::now();
+            let status = Command::new(&agent)
+                .current_dir(&work)
+                .status()
+                .expect("agent runs");
+            assert!(status.success());
+            t.elapsed()
+        })
+        .collect();
+    let agent_time = median(agent_runs);
+
+    let mut ctx = MaidContext::new(
+        &dir,
+        WorkerMcpCommand {
+            program: "/bin/true".into(),
+            args: vec!["worker-mcp".into()],
+            env: vec![],
+        },
+    );
+    ctx.agents.insert(
+        AgentKind::Goose,
+        AgentConfig {
+            program: Some(agent.clone()),
+            provider: Some("bench".into()),
+            model: Some("bench".into()),
+            ..Default::default()
+        },
+    );
+    ctx.git_env = vec![
+        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+    ];
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let scratch = tmp.path().join("plain");
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+
+    let mut plain = Vec::new();
+    let mut maid = Vec::new();
+    for run in 0..runs {
+        plain.push(plain_git(&dir, &scratch, run));
+        let request = ImplementRequest {
+            goal: "Add bench".into(),
+            target_paths: vec!["src/".into()],
+            ..Default::default()
+        };
+        let t = Instant::now();
+        let result = rt.block_on(async {
+            let contract = butler_maid::prepare_task(&ctx, request, "bench")
+                .await
+                .expect("prepared");
+            butler_maid::run_task(ctx.clone(), contract, |_| {}, CancellationToken::new())
+                .await
+                .expect("runs")
+        });
+        let took = t.elapsed();
+        assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+        assert_eq!(result.attempts.len(), 1);
+        maid.push(took.saturating_sub(agent_time));
+        rt.block_on(butler_maid::discard(&dir, result.task_id.as_str()))
+            .expect("discard");
+    }
+    let (p, m) = (median(plain), median(maid));
+    println!("runs: {runs}, files: {files}");
+    println!(
+        "plain git (worktree add + add -A + commit): {:9.1} ms (median)",
+        ms(p)
+    );
+    println!(
+        "Maid overhead per attempt:                  {:9.1} ms (median; agent's own {:.1} ms taken out)",
+        ms(m),
+        ms(agent_time)
+    );
+    println!(
+        "ratio Maid / plain git:                     {:9.2}  (target <= 1.2)",
+        m.as_secs_f64() / p.as_secs_f64()
+    );
+}
