@@ -8,6 +8,7 @@ pub mod envelope;
 pub mod equivalents;
 pub mod error;
 pub mod hook;
+pub mod implement;
 pub mod instructions;
 pub mod issue_body;
 pub mod issue_ops;
