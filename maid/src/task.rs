@@ -125,7 +125,8 @@ pub enum Progress {
 }
 
 impl Progress {
-    /// A one-line description and a fraction of the task's work (attempts count equally).
+    /// A one-line description and a fraction of the task's work (attempts count equally;
+    /// the fraction strictly increases along a task, as MCP progress requires).
     pub fn describe(&self, max_attempts: u32) -> (String, f64) {
         let max = f64::from(max_attempts.max(1));
         let at = |attempt: u32, within: f64| (f64::from(attempt - 1) + within) / max;
@@ -140,9 +141,10 @@ impl Progress {
             Progress::Verifying { attempt } => {
                 (format!("attempt {attempt}: verifying"), at(*attempt, 0.8))
             }
+            // Just below the next attempt's start, so progress strictly increases.
             Progress::Retrying { attempt } => (
                 format!("retrying: attempt {attempt} next"),
-                at(*attempt, 0.0),
+                at(attempt.saturating_sub(1).max(1), 0.95),
             ),
             Progress::Finished { outcome } => (format!("finished: {outcome:?}"), 1.0),
         }
@@ -783,4 +785,30 @@ pub async fn discard(project_root: &Path, task_id: &str) -> Result<(), MaidError
         Ok(())
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_fractions_strictly_increase_over_three_attempts() {
+        let mut steps = Vec::new();
+        for attempt in 1..=3 {
+            steps.push(Progress::AttemptStarted { attempt });
+            steps.push(Progress::AgentRunning { attempt });
+            steps.push(Progress::Verifying { attempt });
+            if attempt < 3 {
+                steps.push(Progress::Retrying {
+                    attempt: attempt + 1,
+                });
+            }
+        }
+        steps.push(Progress::Finished {
+            outcome: Outcome::Failed,
+        });
+        let fractions: Vec<f64> = steps.iter().map(|p| p.describe(3).1).collect();
+        assert!(fractions.windows(2).all(|w| w[0] < w[1]), "{fractions:?}");
+        assert_eq!(fractions.last(), Some(&1.0));
+    }
 }
