@@ -135,10 +135,12 @@ pub fn init(project: &Path, butler_exe: &Path, remove: bool) -> Result<InitRepor
         path: butler_exe.to_owned(),
         source,
     })?;
+    let hook_exe = fast_hook_beside(&exe).unwrap_or_else(|| exe.clone());
+    let hook_exe = hook_exe.to_string_lossy().into_owned();
     let exe = exe.to_string_lossy().into_owned();
     let plans = vec![
         plan_json(&project.join(".claude/settings.json"), |path, doc| {
-            merge_hook(path, doc, &hook_command(&exe), remove)
+            merge_hook(path, doc, &hook_command(&hook_exe), remove)
         })?,
         plan_json(&project.join(".mcp.json"), |path, doc| {
             merge_server(path, doc, &exe, remove)
@@ -154,6 +156,13 @@ pub fn init(project: &Path, butler_exe: &Path, remove: bool) -> Result<InitRepor
         });
     }
     Ok(InitReport { files })
+}
+
+/// The hook-only binary installed beside `butler` (`butler-git-hook`), if there is one: it
+/// starts faster than the full binary, and the hook runs before every shell command.
+fn fast_hook_beside(exe: &Path) -> Option<PathBuf> {
+    let candidate = exe.parent()?.join("butler-git-hook");
+    candidate.is_file().then_some(candidate)
 }
 
 /// The hook command as Claude Code runs it through a shell: the quoted path, then `git-hook`.
