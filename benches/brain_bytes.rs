@@ -36,11 +36,18 @@ fn main() {
     for k in 0..6 {
         git(&dir, &["commit", "-q", "--allow-empty", "-m", &format!("Step {k}: refine modules")]);
     }
+    // A typical 20-file change: per file, three lines edited and a 12-line function added.
     for i in 0..20 {
         let p = dir.join(format!("src/m{:03}.rs", i * 3));
         let mut text = std::fs::read_to_string(&p).expect("read");
-        text = text.replacen("{ 3 }", "{ 3 + 1 }", 1);
-        text.push_str("fn added() -> u32 { 7 }\n");
+        for l in [3, 17, 29] {
+            text = text.replacen(&format!("{{ {l} }}"), &format!("{{ {l} + 1 }}"), 1);
+        }
+        text.push_str("\npub fn added(values: &[u32]) -> u32 {\n");
+        for k in 0..10 {
+            text.push_str(&format!("    let _step{k} = values.len() as u32 + {k};\n"));
+        }
+        text.push_str("}\n");
         std::fs::write(p, text).expect("modify");
     }
     let raw = [

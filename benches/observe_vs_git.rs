@@ -57,7 +57,13 @@ fn generate(dir: &Path, files: usize) {
         std::fs::remove_file(dir.join(format!("d{:03}/f{k:06}.txt", k / 1000))).expect("delete");
     }
     // Let git refresh and save its index once, as any first status would.
-    git(dir, &["status", "--porcelain=v2", "--branch"]);
+    let refreshed = Command::new("git")
+        .args(["status", "--porcelain=v2", "--branch"])
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git status");
+    assert!(refreshed.status.success());
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
