@@ -29,12 +29,23 @@ fn main() {
     git(&dir, &["config", "user.name", "Bench"]);
     git(&dir, &["config", "user.email", "bench@example.invalid"]);
     for i in 0..200 {
-        let body: String = (0..40).map(|l| format!("fn f{i}_{l}() -> u32 {{ {l} }}\n")).collect();
+        let body: String = (0..40)
+            .map(|l| format!("fn f{i}_{l}() -> u32 {{ {l} }}\n"))
+            .collect();
         std::fs::write(dir.join(format!("src/m{i:03}.rs")), body).expect("write");
     }
     git(&dir, &["add", "-A"]);
     for k in 0..6 {
-        git(&dir, &["commit", "-q", "--allow-empty", "-m", &format!("Step {k}: refine modules")]);
+        git(
+            &dir,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("Step {k}: refine modules"),
+            ],
+        );
     }
     // A typical 20-file change: per file, three lines edited and a 12-line function added.
     for i in 0..20 {
@@ -60,10 +71,15 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let exe = Path::new(env!("CARGO_BIN_EXE_butler"));
     let env = vec![("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string())];
-    let brain = rt.block_on(BrainClient::spawn(exe, &dir, &env)).expect("server starts");
+    let brain = rt
+        .block_on(BrainClient::spawn(exe, &dir, &env))
+        .expect("server starts");
     let root = dir.to_string_lossy().into_owned();
-    rt.block_on(brain.call("work_session_start", json!({"project_root": root}))).expect("start");
-    let observed = rt.block_on(brain.call("work_observe", json!({}))).expect("observe");
+    rt.block_on(brain.call("work_session_start", json!({"project_root": root})))
+        .expect("start");
+    let observed = rt
+        .block_on(brain.call("work_observe", json!({})))
+        .expect("observe");
     // Claude Code shows the model the structured content as compact JSON.
     let seen = serde_json::to_string(&observed.envelope).expect("json");
     let tools = rt.block_on(brain.tools()).expect("tools/list");

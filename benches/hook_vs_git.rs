@@ -47,10 +47,19 @@ fn time_hook(program: &str, input: &[u8]) -> Duration {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn butler git-hook");
-    child.stdin.take().expect("stdin").write_all(input).expect("write hook input");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write hook input");
     let out = child.wait_with_output().expect("hook finishes");
     let elapsed = started.elapsed();
-    assert!(matches!(out.status.code(), Some(0 | 2)), "hook failed: {:?}", out.status);
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "hook failed: {:?}",
+        out.status
+    );
     elapsed
 }
 
@@ -74,8 +83,10 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let rounds: usize =
-        std::env::var("BUTLER_BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let rounds: usize = std::env::var("BUTLER_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     let commands = corpus();
     let inputs: Vec<Vec<u8>> = commands.iter().map(|c| hook_input(c)).collect();
     // Warm the page cache for both binaries.
@@ -105,10 +116,22 @@ fn main() {
     let (hook_median, fast_median, git_median) = (median(hook), median(fast), median(git));
     let ratio = hook_median.as_secs_f64() / git_median.as_secs_f64();
     let fast_ratio = fast_median.as_secs_f64() / git_median.as_secs_f64();
-    println!("hook_vs_git: {} corpus commands, {calls} calls each", commands.len());
-    println!("  butler git-hook  median {:>8.3} ms", hook_median.as_secs_f64() * 1e3);
-    println!("  butler-git-hook  median {:>8.3} ms", fast_median.as_secs_f64() * 1e3);
-    println!("  git --version    median {:>8.3} ms", git_median.as_secs_f64() * 1e3);
+    println!(
+        "hook_vs_git: {} corpus commands, {calls} calls each",
+        commands.len()
+    );
+    println!(
+        "  butler git-hook  median {:>8.3} ms",
+        hook_median.as_secs_f64() * 1e3
+    );
+    println!(
+        "  butler-git-hook  median {:>8.3} ms",
+        fast_median.as_secs_f64() * 1e3
+    );
+    println!(
+        "  git --version    median {:>8.3} ms",
+        git_median.as_secs_f64() * 1e3
+    );
     println!("  ratio butler git-hook  {ratio:.2}");
     println!("  ratio butler-git-hook  {fast_ratio:.2} (installed by butler init; target <= 1.5)");
     println!(

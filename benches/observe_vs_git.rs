@@ -18,7 +18,10 @@ use butler_orchestrator::work::observe::observe;
 use serde_json::json;
 
 fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -83,7 +86,10 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("mkdir");
     let t = Instant::now();
     generate(&dir, files);
-    println!("generated {files} files in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "generated {files} files in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let root = dir.to_string_lossy().into_owned();
@@ -93,7 +99,9 @@ fn main() {
         ("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string()),
         ("BUTLER_ISSUE_BACKEND".to_string(), "local".to_string()),
     ];
-    let brain = rt.block_on(BrainClient::spawn(exe, &dir, &env)).expect("server starts");
+    let brain = rt
+        .block_on(BrainClient::spawn(exe, &dir, &env))
+        .expect("server starts");
     rt.block_on(brain.call("work_session_start", json!({"project_root": root})))
         .expect("session");
 
@@ -112,16 +120,29 @@ fn main() {
         let t = Instant::now();
         let reply = rt.block_on(observe(&project));
         inproc_t.push(t.elapsed());
-        assert_eq!(reply.data["changed_files"].as_array().map(Vec::len), Some(28));
+        assert_eq!(
+            reply.data["changed_files"].as_array().map(Vec::len),
+            Some(28)
+        );
 
         let t = Instant::now();
-        let a = rt.block_on(brain.call("work_observe", json!({}))).expect("observe");
+        let a = rt
+            .block_on(brain.call("work_observe", json!({})))
+            .expect("observe");
         mcp_t.push(t.elapsed());
         assert_eq!(a.data()["work_state"], json!("dirty"));
     }
     let (g, i, m) = (median(git_t), median(inproc_t), median(mcp_t));
     println!("median over {runs} runs on {files} files (20 modified, 5 untracked, 3 deleted):");
     println!("  git status --porcelain=v2 --branch  {:8.2} ms", ms(g));
-    println!("  work_observe in-process             {:8.2} ms  ratio {:.2}", ms(i), ms(i) / ms(g));
-    println!("  work_observe MCP round trip         {:8.2} ms  ratio {:.2}", ms(m), ms(m) / ms(g));
+    println!(
+        "  work_observe in-process             {:8.2} ms  ratio {:.2}",
+        ms(i),
+        ms(i) / ms(g)
+    );
+    println!(
+        "  work_observe MCP round trip         {:8.2} ms  ratio {:.2}",
+        ms(m),
+        ms(m) / ms(g)
+    );
 }

@@ -19,9 +19,18 @@ pub async fn run(keep: bool) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("locating the butler binary")?;
     let brain = BrainClient::spawn(&exe, &project, &[]).await?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "Butler demo: a Brain's session on a scratch project at {}\n", project.display())?;
+    writeln!(
+        out,
+        "Butler demo: a Brain's session on a scratch project at {}\n",
+        project.display()
+    )?;
     if let Some(text) = brain.instructions() {
-        writeln!(out, "Server instructions ({} bytes) start: {:?}…\n", text.len(), &text[..60])?;
+        writeln!(
+            out,
+            "Server instructions ({} bytes) start: {:?}…\n",
+            text.len(),
+            &text[..60]
+        )?;
     }
     let root = project.to_string_lossy().to_string();
     let steps: Vec<(&str, Value)> = vec![
@@ -40,7 +49,10 @@ pub async fn run(keep: bool) -> anyhow::Result<()> {
         ("work_publish", json!({})),
         ("work_observe", json!({})),
         ("work_finish", json!({})),
-        ("issue_comment", json!({"issue_id": 1, "body": "Done: the program greets the user."})),
+        (
+            "issue_comment",
+            json!({"issue_id": 1, "body": "Done: the program greets the user."}),
+        ),
         ("issue_close", json!({"issue_id": 1})),
         ("work_history", json!({"n": 3})),
     ];
@@ -63,14 +75,36 @@ pub async fn run(keep: bool) -> anyhow::Result<()> {
 /// A project with a shared destination and some unrecorded work. (Scaffolding only: this is the
 /// user's side of the world, so it calls git directly.)
 fn setup(shared: &Path, project: &Path) -> anyhow::Result<()> {
-    git(None, &["init", "-q", "--bare", "-b", "main", &shared.to_string_lossy()])?;
-    git(None, &["init", "-q", "-b", "main", &project.to_string_lossy()])?;
+    git(
+        None,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            &shared.to_string_lossy(),
+        ],
+    )?;
+    git(
+        None,
+        &["init", "-q", "-b", "main", &project.to_string_lossy()],
+    )?;
     git(Some(project), &["config", "user.name", "Demo User"])?;
-    git(Some(project), &["config", "user.email", "demo@example.invalid"])?;
-    git(Some(project), &["remote", "add", "origin", &shared.to_string_lossy()])?;
+    git(
+        Some(project),
+        &["config", "user.email", "demo@example.invalid"],
+    )?;
+    git(
+        Some(project),
+        &["remote", "add", "origin", &shared.to_string_lossy()],
+    )?;
     std::fs::create_dir_all(project.join("src"))?;
     std::fs::write(project.join("README.md"), "# Demo\n")?;
-    std::fs::write(project.join("src/main.rs"), "fn main() {\n    println!(\"Hello!\");\n}\n")?;
+    std::fs::write(
+        project.join("src/main.rs"),
+        "fn main() {\n    println!(\"Hello!\");\n}\n",
+    )?;
     Ok(())
 }
 
@@ -79,7 +113,10 @@ fn git(cwd: Option<&Path>, args: &[&str]) -> anyhow::Result<()> {
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    let status = cmd.args(args).status().context("running git (is it installed?)")?;
+    let status = cmd
+        .args(args)
+        .status()
+        .context("running git (is it installed?)")?;
     if !status.success() {
         bail!("git {} failed", args.join(" "));
     }

@@ -1,6 +1,7 @@
 //! `butler`: the command line. Wiring only; everything else lives in the library crates.
 
 mod demo;
+mod task_cli;
 
 use std::path::PathBuf;
 
@@ -8,7 +9,11 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "butler", version, about = "A work-record system for AI coding agents")]
+#[command(
+    name = "butler",
+    version,
+    about = "A work-record system for AI coding agents"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -37,6 +42,21 @@ enum Command {
         #[arg(long)]
         project: Option<PathBuf>,
     },
+    /// The restricted MCP server an implementation agent is given (started by the agent).
+    WorkerMcp {
+        /// The ledger file.
+        #[arg(long)]
+        ledger: PathBuf,
+        /// The task id.
+        #[arg(long)]
+        task: String,
+    },
+    /// Delegated implementation tasks: list them or show one with its evidence.
+    #[command(subcommand)]
+    Task(task_cli::TaskCommand),
+    /// Run a delegated implementation task from the terminal (live progress on stderr, the
+    /// result as JSON on stdout).
+    Implement(task_cli::ImplementCommand),
     /// Run a scratch project through a real MCP session and print what the Brain sees.
     Demo {
         /// Keep the scratch project instead of deleting it.
@@ -63,6 +83,14 @@ fn main() -> anyhow::Result<()> {
             .context("serving MCP on stdio"),
         Command::GitHook => unreachable!("dispatched above"),
         Command::Demo { keep } => runtime.block_on(demo::run(keep)),
+        Command::WorkerMcp { ledger, task } => runtime
+            .block_on(butler_worker::agent_mcp::serve_agent_mcp(ledger, task))
+            .context("serving the worker MCP on stdio"),
+        Command::Task(command) => task_cli::run_task_command(command),
+        Command::Implement(command) => {
+            let code = runtime.block_on(task_cli::run_implement_command(command))?;
+            std::process::exit(code);
+        }
         Command::Init { project, remove } => {
             let project = project_dir(project)?;
             let report = butler_orchestrator::install::init(&project, &exe()?, remove)?;
@@ -85,7 +113,8 @@ fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         Some(dir) => dir,
         None => std::env::current_dir().context("reading the current directory")?,
     };
-    dir.canonicalize().with_context(|| format!("{} does not exist", dir.display()))
+    dir.canonicalize()
+        .with_context(|| format!("{} does not exist", dir.display()))
 }
 
 /// What a terminal command prints for the person who ran it.

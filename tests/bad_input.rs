@@ -11,9 +11,24 @@ async fn expect_error(brain: &common::Brain, tool: &str, args: Value, code: &str
     assert_eq!(a.status(), "error", "{tool}({args}) → {}", a.envelope);
     assert_eq!(a.error_code(), code, "{tool}({args}) → {}", a.envelope);
     let hint = a.envelope["hint"].as_str().expect("hint");
-    assert!(hint.contains("work_") || hint.contains("issue_") || hint.contains("ask the user"), "{hint}");
-    for leak in ["fatal:", "exit code", "rusqlite", "SQLITE", "panicked", "git push", "PATCH /"] {
-        assert!(!a.envelope.to_string().contains(leak), "{leak} leaked: {}", a.envelope);
+    assert!(
+        hint.contains("work_") || hint.contains("issue_") || hint.contains("ask the user"),
+        "{hint}"
+    );
+    for leak in [
+        "fatal:",
+        "exit code",
+        "rusqlite",
+        "SQLITE",
+        "panicked",
+        "git push",
+        "PATCH /",
+    ] {
+        assert!(
+            !a.envelope.to_string().contains(leak),
+            "{leak} leaked: {}",
+            a.envelope
+        );
     }
 }
 
@@ -22,16 +37,58 @@ async fn session_start_rejects_what_is_not_a_project() {
     let w = World::published();
     let brain = w.brain().await;
     expect_error(&brain, "work_session_start", json!({}), "need_input").await;
-    expect_error(&brain, "work_session_start", json!({"project_root": ""}), "need_input").await;
-    expect_error(&brain, "work_session_start", json!({"project_root": "relative/dir"}), "need_input").await;
-    expect_error(&brain, "work_session_start", json!({"project_root": "/"}), "not_found").await;
+    expect_error(
+        &brain,
+        "work_session_start",
+        json!({"project_root": ""}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_session_start",
+        json!({"project_root": "relative/dir"}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_session_start",
+        json!({"project_root": "/"}),
+        "not_found",
+    )
+    .await;
     let not_repo = w.tmp.path().join("home");
-    expect_error(&brain, "work_session_start", json!({"project_root": not_repo}), "not_found").await;
+    expect_error(
+        &brain,
+        "work_session_start",
+        json!({"project_root": not_repo}),
+        "not_found",
+    )
+    .await;
     let missing = w.tmp.path().join("nope");
-    expect_error(&brain, "work_session_start", json!({"project_root": missing}), "not_found").await;
-    expect_error(&brain, "work_session_start", json!({"project_root": 42}), "need_input").await;
+    expect_error(
+        &brain,
+        "work_session_start",
+        json!({"project_root": missing}),
+        "not_found",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_session_start",
+        json!({"project_root": 42}),
+        "need_input",
+    )
+    .await;
     let long = format!("/{}", "a".repeat(10_000));
-    expect_error(&brain, "work_session_start", json!({"project_root": long}), "need_input").await;
+    expect_error(
+        &brain,
+        "work_session_start",
+        json!({"project_root": long}),
+        "need_input",
+    )
+    .await;
     // Still serving.
     assert_eq!(brain.state().await, "uninitialized");
 }
@@ -40,7 +97,13 @@ async fn session_start_rejects_what_is_not_a_project() {
 async fn tools_before_the_session_ask_for_it() {
     let w = World::published();
     let brain = w.brain().await;
-    for tool in ["work_record", "work_publish", "work_finish", "work_diff", "issue_read"] {
+    for tool in [
+        "work_record",
+        "work_publish",
+        "work_finish",
+        "work_diff",
+        "issue_read",
+    ] {
         let args = match tool {
             "work_record" => json!({"message": "x"}),
             "issue_read" => json!({"issue_id": 1}),
@@ -48,7 +111,12 @@ async fn tools_before_the_session_ask_for_it() {
         };
         let a = brain.call(tool, args).await;
         assert_eq!(a.error_code(), "need_input", "{tool}");
-        assert!(a.envelope["hint"].as_str().expect("hint").contains("work_session_start"));
+        assert!(
+            a.envelope["hint"]
+                .as_str()
+                .expect("hint")
+                .contains("work_session_start")
+        );
     }
 }
 
@@ -57,28 +125,130 @@ async fn arguments_are_validated_at_the_edge() {
     let w = World::published();
     let brain = w.session().await;
     w.write("a.txt", "a\n");
-    expect_error(&brain, "work_record", json!({"message": "   "}), "need_input").await;
+    expect_error(
+        &brain,
+        "work_record",
+        json!({"message": "   "}),
+        "need_input",
+    )
+    .await;
     expect_error(&brain, "work_record", json!({}), "need_input").await;
-    expect_error(&brain, "work_record", json!({"message": "x".repeat(20_000)}), "need_input").await;
-    expect_error(&brain, "work_record", json!({"message": "x", "issue_ids": [-1]}), "need_input").await;
-    expect_error(&brain, "work_record", json!({"message": "x", "issue_ids": [1e30]}), "need_input").await;
-    expect_error(&brain, "work_record", json!({"message": "x", "owner": "me"}), "need_input").await;
+    expect_error(
+        &brain,
+        "work_record",
+        json!({"message": "x".repeat(20_000)}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_record",
+        json!({"message": "x", "issue_ids": [-1]}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_record",
+        json!({"message": "x", "issue_ids": [1e30]}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_record",
+        json!({"message": "x", "owner": "me"}),
+        "need_input",
+    )
+    .await;
     expect_error(&brain, "work_start", json!({"issue_id": 0}), "need_input").await;
     expect_error(&brain, "work_start", json!({"issue_id": 999}), "not_found").await;
     expect_error(&brain, "work_history", json!({"n": -5}), "need_input").await;
-    expect_error(&brain, "work_history", json!({"n": 1_000_000}), "need_input").await;
-    expect_error(&brain, "work_diff", json!({"level": "everything"}), "need_input").await;
-    expect_error(&brain, "work_diff", json!({"record_id": "20990101-001"}), "not_found").await;
-    expect_error(&brain, "work_diff", json!({"record_id": "HEAD~1"}), "need_input").await;
-    expect_error(&brain, "work_diff", json!({"path": "../outside.txt"}), "policy_blocked").await;
-    expect_error(&brain, "work_diff", json!({"path": "/etc/passwd"}), "policy_blocked").await;
-    expect_error(&brain, "work_history", json!({"path": "../../x"}), "policy_blocked").await;
-    expect_error(&brain, "issue_read", json!({"issue_id": 12345}), "not_found").await;
-    expect_error(&brain, "issue_read", json!({"issue_id": "one"}), "need_input").await;
-    expect_error(&brain, "issue_read", json!({"issue_id": 1, "last_n_comments": -1}), "need_input").await;
-    expect_error(&brain, "issue_create", json!({"title": ""}), "invalid_title").await;
+    expect_error(
+        &brain,
+        "work_history",
+        json!({"n": 1_000_000}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_diff",
+        json!({"level": "everything"}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_diff",
+        json!({"record_id": "20990101-001"}),
+        "not_found",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_diff",
+        json!({"record_id": "HEAD~1"}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_diff",
+        json!({"path": "../outside.txt"}),
+        "policy_blocked",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_diff",
+        json!({"path": "/etc/passwd"}),
+        "policy_blocked",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "work_history",
+        json!({"path": "../../x"}),
+        "policy_blocked",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "issue_read",
+        json!({"issue_id": 12345}),
+        "not_found",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "issue_read",
+        json!({"issue_id": "one"}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "issue_read",
+        json!({"issue_id": 1, "last_n_comments": -1}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "issue_create",
+        json!({"title": ""}),
+        "invalid_title",
+    )
+    .await;
     expect_error(&brain, "issue_create", json!({"title": "x"}), "need_input").await;
-    expect_error(&brain, "issue_create", json!({"title": "x", "body": "just words"}), "invalid_body").await;
+    expect_error(
+        &brain,
+        "issue_create",
+        json!({"title": "x", "body": "just words"}),
+        "invalid_body",
+    )
+    .await;
     expect_error(
         &brain,
         "issue_create",
@@ -86,9 +256,27 @@ async fn arguments_are_validated_at_the_edge() {
         "label_not_found",
     )
     .await;
-    expect_error(&brain, "issue_comment", json!({"issue_id": 1, "body": ""}), "need_input").await;
-    expect_error(&brain, "issue_delete_comment", json!({"issue_id": 1, "comment_id": 77}), "not_found").await;
-    expect_error(&brain, "issue_list", json!({"state": "weird"}), "need_input").await;
+    expect_error(
+        &brain,
+        "issue_comment",
+        json!({"issue_id": 1, "body": ""}),
+        "need_input",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "issue_delete_comment",
+        json!({"issue_id": 1, "comment_id": 77}),
+        "not_found",
+    )
+    .await;
+    expect_error(
+        &brain,
+        "issue_list",
+        json!({"state": "weird"}),
+        "need_input",
+    )
+    .await;
     // The work was not lost and the server still serves.
     assert!(w.project.join("a.txt").exists());
     assert_eq!(brain.state().await, "dirty");
@@ -99,11 +287,25 @@ async fn invalid_body_names_the_missing_fields() {
     let w = World::published();
     let brain = w.session().await;
     let a = brain
-        .call("issue_create", json!({"title": "t", "body": "## Current state\nopen\n"}))
+        .call(
+            "issue_create",
+            json!({"title": "t", "body": "## Current state\nopen\n"}),
+        )
         .await;
     assert_eq!(a.error_code(), "invalid_body");
-    assert_eq!(a.data()["required_fields"], json!(["next_action", "blocker"]));
-    let b = brain.call("issue_create", json!({"title": "t", "current_state": "open"})).await;
+    assert_eq!(
+        a.data()["required_fields"],
+        json!(["next_action", "blocker"])
+    );
+    let b = brain
+        .call(
+            "issue_create",
+            json!({"title": "t", "current_state": "open"}),
+        )
+        .await;
     assert_eq!(b.error_code(), "need_input");
-    assert_eq!(b.data()["required_fields"], json!(["next_action", "blocker"]));
+    assert_eq!(
+        b.data()["required_fields"],
+        json!(["next_action", "blocker"])
+    );
 }

@@ -14,10 +14,18 @@ fn descendants(pid: u32) -> Vec<u32> {
     let mut frontier = vec![pid];
     while let Some(parent) = frontier.pop() {
         for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
-            let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+            let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                continue;
+            };
             let after = stat.rsplit(')').next().unwrap_or("");
-            let ppid: u32 = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+            let ppid: u32 = after
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
             if ppid == parent {
                 all.push(child);
                 frontier.push(child);
@@ -28,7 +36,10 @@ fn descendants(pid: u32) -> Vec<u32> {
 }
 
 fn kill9(pid: u32) {
-    let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    let _ = std::process::Command::new("kill")
+        .arg("-9")
+        .arg(pid.to_string())
+        .status();
 }
 
 #[tokio::test]
@@ -38,14 +49,26 @@ async fn sigkill_mid_record_loses_nothing_and_blocks_nothing() {
     let hook = w.project.join(".git/hooks/pre-commit");
     // The hook stands for git itself being killed while it holds the index lock: it takes the
     // lock, signals the test, and waits to be killed with the whole server.
-    let script = format!("#!/bin/sh\ntouch .git/index.lock\ntouch '{}'\nsleep 30\n", marker.display());
+    let script = format!(
+        "#!/bin/sh\ntouch .git/index.lock\ntouch '{}'\nsleep 30\n",
+        marker.display()
+    );
     std::fs::write(&hook, script).expect("hook");
-    std::process::Command::new("chmod").arg("+x").arg(&hook).status().expect("chmod");
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&hook)
+        .status()
+        .expect("chmod");
     w.write("precious.txt", "do not lose me\n");
 
     let brain = w.session().await;
     let pid = brain.client.pid().expect("server pid");
-    let call = tokio::spawn(async move { brain.client.call("work_record", json!({"message": "save", "issue_ids": []})).await });
+    let call = tokio::spawn(async move {
+        brain
+            .client
+            .call("work_record", json!({"message": "save", "issue_ids": []}))
+            .await
+    });
     for _ in 0..200 {
         if marker.exists() {
             break;
@@ -59,16 +82,27 @@ async fn sigkill_mid_record_loses_nothing_and_blocks_nothing() {
         kill9(p);
     }
     let _ = call.await;
-    assert!(w.project.join(".git/index.lock").exists(), "the killed git left its lock");
-    assert_eq!(std::fs::read_to_string(w.project.join("precious.txt")).expect("file"), "do not lose me\n");
+    assert!(
+        w.project.join(".git/index.lock").exists(),
+        "the killed git left its lock"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("precious.txt")).expect("file"),
+        "do not lose me\n"
+    );
 
     std::fs::remove_file(&hook).expect("rm hook");
     let brain = w.session().await;
     assert_eq!(brain.state().await, "dirty");
-    let a = brain.call("work_record", json!({"message": "save", "issue_ids": []})).await;
+    let a = brain
+        .call("work_record", json!({"message": "save", "issue_ids": []}))
+        .await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     assert!(!w.project.join(".git/index.lock").exists());
-    let files = w.git(&["show", "--name-only", "--format=", "HEAD"], Some(&w.project));
+    let files = w.git(
+        &["show", "--name-only", "--format=", "HEAD"],
+        Some(&w.project),
+    );
     assert!(files.contains("precious.txt"), "{files}");
 }
 
@@ -78,7 +112,9 @@ async fn a_lock_held_by_someone_else_is_reported_not_removed() {
     w.write("a.txt", "a\n");
     std::fs::write(w.project.join(".git/index.lock"), "").expect("lock");
     let brain = w.session().await;
-    let a = brain.call("work_record", json!({"message": "x", "issue_ids": []})).await;
+    let a = brain
+        .call("work_record", json!({"message": "x", "issue_ids": []}))
+        .await;
     assert_eq!(a.error_code(), "policy_blocked", "{}", a.envelope);
     assert!(w.project.join(".git/index.lock").exists());
 }
@@ -94,8 +130,14 @@ async fn two_servers_recording_at_once_never_collide() {
         w.write(&format!("one{round}.txt"), "1\n");
         w.write(&format!("two{round}.txt"), "2\n");
         let (a, b) = tokio::join!(
-            first.call("work_record", json!({"message": format!("one {round}"), "issue_ids": []})),
-            second.call("work_record", json!({"message": format!("two {round}"), "issue_ids": []})),
+            first.call(
+                "work_record",
+                json!({"message": format!("one {round}"), "issue_ids": []})
+            ),
+            second.call(
+                "work_record",
+                json!({"message": format!("two {round}"), "issue_ids": []})
+            ),
         );
         let before = ids.len();
         for answer in [a, b] {
@@ -108,7 +150,10 @@ async fn two_servers_recording_at_once_never_collide() {
         rounds_recorded += usize::from(ids.len() > before);
     }
     assert_eq!(rounds_recorded, 3);
-    assert!(w.git(&["status", "--porcelain"], Some(&w.project)).is_empty());
+    assert!(
+        w.git(&["status", "--porcelain"], Some(&w.project))
+            .is_empty()
+    );
     let unique: std::collections::HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "{ids:?}");
     assert_eq!(first.state().await, "recorded_unpublished");

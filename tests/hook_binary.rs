@@ -62,7 +62,9 @@ fn git_status_is_denied_with_the_json_form() {
 fn subcommands_without_a_tool_point_to_work_vcs() {
     let out = run_hook(&bash_input("sudo git branch -a"));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    let reason = doc["hookSpecificOutput"]["permissionDecisionReason"].as_str().expect("reason");
+    let reason = doc["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .expect("reason");
     assert!(reason.contains(r#"work_vcs(["branch", "-a"])"#), "{reason}");
 }
 
@@ -76,7 +78,11 @@ fn commands_without_git_and_other_tools_pass_silently() {
     ] {
         let out = run_hook(&input);
         assert_eq!(out.status.code(), Some(0));
-        assert!(out.stdout.is_empty(), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            out.stdout.is_empty(),
+            "stdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
     }
 }
 
@@ -116,9 +122,19 @@ fn init_then_doctor_finds_a_working_hook_and_server() {
     assert!(status.success());
     install::init(dir.path(), Path::new(BUTLER), false).expect("init");
     let report = install::doctor(dir.path(), Path::new(BUTLER));
-    for name in ["hook_configured", "hook_executable", "hook_denies_git", "hook_allows_ls"] {
+    for name in [
+        "hook_configured",
+        "hook_executable",
+        "hook_denies_git",
+        "hook_allows_ls",
+    ] {
         let check = report.check(name).expect("check ran");
-        assert_eq!(check.status, Status::Ok, "{name}: {}\n{report}", check.detail);
+        assert_eq!(
+            check.status,
+            Status::Ok,
+            "{name}: {}\n{report}",
+            check.detail
+        );
     }
     let mcp = report.check("mcp_answers").expect("check ran");
     assert_eq!(mcp.status, Status::Ok, "{}\n{report}", mcp.detail);

@@ -340,13 +340,7 @@ async fn three_attempts_at_most_then_discard_keeps_the_line_aside() {
     assert!(!w.root.join(".git/butler/worktrees/task-t1").exists());
     git(&w.root, &["rev-parse", "refs/butler/discarded/task-t1"]);
     let err = task_discard(&project, "t1").await.expect_err("gone");
-    assert!(matches!(
-        err,
-        WorkError::InvalidArgument {
-            field: "task_id",
-            ..
-        }
-    ));
+    assert!(matches!(err, WorkError::TaskNotFound { .. }), "{err:?}");
 }
 
 #[tokio::test]

@@ -21,16 +21,31 @@ async fn tool_surface_is_snapshotted_and_small() {
 
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     for forbidden in ["git_", "gitea_", "work_status", "issue_update\""] {
-        assert!(!names.iter().any(|n| n.starts_with(forbidden)), "{forbidden} listed: {names:?}");
+        assert!(
+            !names.iter().any(|n| n.starts_with(forbidden)),
+            "{forbidden} listed: {names:?}"
+        );
     }
     for tool in &tools {
         let description = tool.description.as_deref().unwrap_or("");
         assert!(!description.is_empty(), "{} has no description", tool.name);
-        assert!(description.len() <= 300, "{} description is long", tool.name);
+        assert!(
+            description.len() <= 300,
+            "{} description is long",
+            tool.name
+        );
         for mechanism in ["runs git", "git add -A", "PATCH", "SQLite", "libgit2"] {
-            assert!(!description.contains(mechanism), "{}: {mechanism}", tool.name);
+            assert!(
+                !description.contains(mechanism),
+                "{}: {mechanism}",
+                tool.name
+            );
         }
-        assert!(tool.annotations.is_some(), "{} has no annotations", tool.name);
+        assert!(
+            tool.annotations.is_some(),
+            "{} has no annotations",
+            tool.name
+        );
     }
 }
 
@@ -38,11 +53,21 @@ async fn tool_surface_is_snapshotted_and_small() {
 async fn instructions_tell_the_brain_where_to_start() {
     let w = World::published();
     let brain = w.brain().await;
-    let text = brain.client.instructions().expect("instructions").to_string();
+    let text = brain
+        .client
+        .instructions()
+        .expect("instructions")
+        .to_string();
     assert!(text.len() < 4096);
-    let start = text.find("work_session_start").expect("names work_session_start");
+    let start = text
+        .find("work_session_start")
+        .expect("names work_session_start");
     let observe = text.find("work_observe").expect("names work_observe");
     assert!(start < observe);
-    assert!(text.len() < 2048, "Claude Code may cut at 2 KB: {}", text.len());
+    assert!(
+        text.len() < 2048,
+        "Claude Code may cut at 2 KB: {}",
+        text.len()
+    );
     let _ = json!(null);
 }

@@ -31,23 +31,40 @@ async fn the_whole_cycle_passes_through_every_state() {
         )
         .await;
     assert_eq!(created.status(), "ok", "{}", created.envelope);
-    let number = created.data()["issue"]["number"].as_u64().expect("issue number");
+    let number = created.data()["issue"]["number"]
+        .as_u64()
+        .expect("issue number");
     let started = brain.call("work_start", json!({"issue_id": number})).await;
     assert_eq!(started.status(), "ok", "{}", started.envelope);
     assert_json_snapshot!("dirty", normalize(brain.observe().await, &w));
 
-    let recorded = brain.call("work_record", json!({"message": "Add hello"})).await;
+    let recorded = brain
+        .call("work_record", json!({"message": "Add hello"}))
+        .await;
     assert_eq!(recorded.status(), "ok", "{}", recorded.envelope);
     assert_eq!(recorded.data()["issue_ids"], json!([number]));
     assert_json_snapshot!("recorded_unpublished", normalize(brain.observe().await, &w));
 
     w.write("src/lib.rs", "pub fn hello() { }\npub fn bye() {}\n");
-    assert_json_snapshot!("dirty_and_unpublished", normalize(brain.observe().await, &w));
+    assert_json_snapshot!(
+        "dirty_and_unpublished",
+        normalize(brain.observe().await, &w)
+    );
     let blocked = brain.call("work_publish", json!({})).await;
     assert_eq!(blocked.error_code(), "policy_blocked");
-    assert!(blocked.envelope["hint"].as_str().expect("hint").contains("work_record"));
+    assert!(
+        blocked.envelope["hint"]
+            .as_str()
+            .expect("hint")
+            .contains("work_record")
+    );
 
-    let again = brain.call("work_record", json!({"message": "Add bye", "issue_ids": []})).await;
+    let again = brain
+        .call(
+            "work_record",
+            json!({"message": "Add bye", "issue_ids": []}),
+        )
+        .await;
     assert_eq!(again.data()["issue_ids"], json!([]));
     let published = brain.call("work_publish", json!({})).await;
     assert_eq!(published.status(), "ok", "{}", published.envelope);
@@ -112,7 +129,11 @@ async fn no_destination_means_unpublished_is_null_and_publish_says_so() {
     assert_eq!(a.error_code(), "upstream_not_configured");
     let finish = brain.call("work_finish", json!({})).await;
     let actions = &finish.data()["pending_actions"];
-    assert_eq!(actions[0]["action"], json!("configure_destination"), "{actions}");
+    assert_eq!(
+        actions[0]["action"],
+        json!("configure_destination"),
+        "{actions}"
+    );
 }
 
 #[tokio::test]
@@ -122,7 +143,10 @@ async fn commits_made_outside_butler_are_reported_once() {
     brain.observe().await;
     w.write("x.txt", "x\n");
     w.git(&["add", "x.txt"], Some(&w.project));
-    w.git(&["commit", "-q", "-m", "Sneaky commit for #3"], Some(&w.project));
+    w.git(
+        &["commit", "-q", "-m", "Sneaky commit for #3"],
+        Some(&w.project),
+    );
     let obs = brain.observe().await;
     let summary = obs["summary"].as_str().expect("summary");
     assert!(summary.contains("outside Butler"), "{summary}");
@@ -130,7 +154,12 @@ async fn commits_made_outside_butler_are_reported_once() {
     assert_eq!(first["outside_butler"], json!(true));
     assert_eq!(first["issue_ids"], json!([3]));
     let again = brain.observe().await;
-    assert!(!again["summary"].as_str().expect("summary").contains("outside Butler"));
+    assert!(
+        !again["summary"]
+            .as_str()
+            .expect("summary")
+            .contains("outside Butler")
+    );
 }
 
 #[tokio::test]
@@ -145,5 +174,8 @@ async fn the_active_issue_survives_a_restart() {
     brain.client.close().await;
     let restarted = w.session().await;
     let obs = restarted.observe().await;
-    assert_eq!(obs["data"]["active_issue"], json!({"number": n, "title": "Persist"}));
+    assert_eq!(
+        obs["data"]["active_issue"],
+        json!({"number": n, "title": "Persist"})
+    );
 }

@@ -9,9 +9,13 @@ use serde_json::json;
 async fn runs_operations_without_a_proper_tool() {
     let w = World::published();
     let brain = w.session().await;
-    let a = brain.call("work_vcs", json!({"args": ["branch", "feature"]})).await;
+    let a = brain
+        .call("work_vcs", json!({"args": ["branch", "feature"]}))
+        .await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
-    let b = brain.call("work_vcs", json!({"args": ["branch", "--list"]})).await;
+    let b = brain
+        .call("work_vcs", json!({"args": ["branch", "--list"]}))
+        .await;
     assert_eq!(b.data()["succeeded"], json!(true));
     let out = b.data()["output"].as_str().expect("output");
     assert!(out.contains("feature") && out.contains("main"), "{out}");
@@ -23,10 +27,22 @@ async fn proper_tools_and_dangerous_options_are_refused_and_nothing_runs() {
     let brain = w.session().await;
     let status = brain.call("work_vcs", json!({"args": ["status"]})).await;
     assert_eq!(status.error_code(), "use_proper_tool");
-    assert!(status.envelope["hint"].as_str().expect("hint").contains("work_observe"));
-    let log = brain.call("work_vcs", json!({"args": ["--no-pager", "log", "-3"]})).await;
+    assert!(
+        status.envelope["hint"]
+            .as_str()
+            .expect("hint")
+            .contains("work_observe")
+    );
+    let log = brain
+        .call("work_vcs", json!({"args": ["--no-pager", "log", "-3"]}))
+        .await;
     assert_eq!(log.error_code(), "use_proper_tool");
-    assert!(log.envelope["hint"].as_str().expect("hint").contains("work_history"));
+    assert!(
+        log.envelope["hint"]
+            .as_str()
+            .expect("hint")
+            .contains("work_history")
+    );
     let marker = w.tmp.path().join("pwned");
     let m = marker.to_string_lossy();
     for args in [
@@ -41,7 +57,12 @@ async fn proper_tools_and_dangerous_options_are_refused_and_nothing_runs() {
     }
     let empty = brain.call("work_vcs", json!({"args": []})).await;
     assert_eq!(empty.error_code(), "need_input");
-    let injected = brain.call("work_vcs", json!({"args": ["branch", format!("$(touch {m})")]})).await;
+    let injected = brain
+        .call(
+            "work_vcs",
+            json!({"args": ["branch", format!("$(touch {m})")]}),
+        )
+        .await;
     assert_eq!(injected.status(), "ok", "{}", injected.envelope);
     assert_eq!(injected.data()["succeeded"], json!(false));
     assert!(!marker.exists(), "nothing ran through a shell");
@@ -54,26 +75,76 @@ async fn discarding_work_needs_the_users_approval_once() {
     let w = World::published();
     w.write("README.md", "# precious unrecorded edit\n");
     let brain = w.session().await;
-    let first = brain.call("work_vcs", json!({"args": ["reset", "--hard"]})).await;
+    let first = brain
+        .call("work_vcs", json!({"args": ["reset", "--hard"]}))
+        .await;
     assert_eq!(first.error_code(), "need_input", "{}", first.envelope);
-    let reference = first.data()["approval"].as_str().expect("reference").to_string();
-    assert!(first.data()["would_discard"].as_str().expect("loss").contains("README.md"));
-    assert!(first.envelope["hint"].as_str().expect("hint").contains("ask the user"));
-    assert!(std::fs::read_to_string(w.project.join("README.md")).expect("file").contains("precious"));
+    let reference = first.data()["approval"]
+        .as_str()
+        .expect("reference")
+        .to_string();
+    assert!(
+        first.data()["would_discard"]
+            .as_str()
+            .expect("loss")
+            .contains("README.md")
+    );
+    assert!(
+        first.envelope["hint"]
+            .as_str()
+            .expect("hint")
+            .contains("ask the user")
+    );
+    assert!(
+        std::fs::read_to_string(w.project.join("README.md"))
+            .expect("file")
+            .contains("precious")
+    );
 
     let wrong = brain
-        .call("work_vcs", json!({"args": ["reset", "--hard", "HEAD~0"], "approval": reference}))
+        .call(
+            "work_vcs",
+            json!({"args": ["reset", "--hard", "HEAD~0"], "approval": reference}),
+        )
         .await;
-    assert_eq!(wrong.error_code(), "policy_blocked", "other args, same reference");
-    let forged = brain.call("work_vcs", json!({"args": ["reset", "--hard"], "approval": "apr-000000000000"})).await;
+    assert_eq!(
+        wrong.error_code(),
+        "policy_blocked",
+        "other args, same reference"
+    );
+    let forged = brain
+        .call(
+            "work_vcs",
+            json!({"args": ["reset", "--hard"], "approval": "apr-000000000000"}),
+        )
+        .await;
     assert_eq!(forged.error_code(), "policy_blocked");
-    assert!(std::fs::read_to_string(w.project.join("README.md")).expect("file").contains("precious"));
+    assert!(
+        std::fs::read_to_string(w.project.join("README.md"))
+            .expect("file")
+            .contains("precious")
+    );
 
-    let approved =
-        brain.call("work_vcs", json!({"args": ["reset", "--hard"], "approval": reference})).await;
+    let approved = brain
+        .call(
+            "work_vcs",
+            json!({"args": ["reset", "--hard"], "approval": reference}),
+        )
+        .await;
     assert_eq!(approved.status(), "ok", "{}", approved.envelope);
-    assert_eq!(std::fs::read_to_string(w.project.join("README.md")).expect("file"), "# project\n");
-    let reused =
-        brain.call("work_vcs", json!({"args": ["reset", "--hard"], "approval": reference})).await;
-    assert_eq!(reused.error_code(), "policy_blocked", "a reference works once");
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("README.md")).expect("file"),
+        "# project\n"
+    );
+    let reused = brain
+        .call(
+            "work_vcs",
+            json!({"args": ["reset", "--hard"], "approval": reference}),
+        )
+        .await;
+    assert_eq!(
+        reused.error_code(),
+        "policy_blocked",
+        "a reference works once"
+    );
 }

@@ -14,7 +14,10 @@ pub fn parse<T: DeserializeOwned>(raw: JsonObject) -> Result<T, WorkError> {
     serde_json::from_value(serde_json::Value::Object(raw)).map_err(|e| {
         let mut reason = e.to_string();
         reason.truncate(300);
-        WorkError::InvalidArgument { field: "arguments", reason }
+        WorkError::InvalidArgument {
+            field: "arguments",
+            reason,
+        }
     })
 }
 
@@ -45,7 +48,7 @@ pub struct RecordArgs {
     /// Issues to link. Omit: the active issue; []: no link.
     #[serde(default)]
     pub issue_ids: Option<Vec<i64>>,
-    /// Credential-like paths the user confirmed may be recorded.
+    /// Credential-like paths the user allowed.
     #[serde(default)]
     pub allow_sensitive: Option<Vec<String>>,
 }
@@ -104,13 +107,13 @@ pub struct IssueCreateArgs {
     /// Label names.
     #[serde(default)]
     pub label_names: Option<Vec<String>>,
-    /// Instead of body: why the issue is open.
+    /// Instead of body.
     #[serde(default)]
     pub current_state: Option<String>,
-    /// Instead of body: what happens next.
+    /// Instead of body.
     #[serde(default)]
     pub next_action: Option<String>,
-    /// Instead of body: what blocks it ("none" if nothing).
+    /// Instead of body.
     #[serde(default)]
     pub blockers: Option<String>,
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use butler_worker::config::IssueConfig;
 use butler_worker::git::GitRepo;
-use butler_worker::issues::{IssueBackend, IssueError};
 use butler_worker::issues::local::LocalIssues;
 use butler_worker::issues::select::{SelectError, select_backend};
+use butler_worker::issues::{IssueBackend, IssueError};
 use butler_worker::remote_url::RemoteRepo;
 
 use crate::error::WorkError;
@@ -17,8 +17,9 @@ pub async fn choose(
     name: &str,
     remote: Option<&RemoteRepo>,
 ) -> Result<(Arc<dyn IssueBackend>, String), WorkError> {
-    let config = IssueConfig::load(repo.workdir())
-        .map_err(|e| WorkError::Config { problem: e.to_string() })?;
+    let config = IssueConfig::load(repo.workdir()).map_err(|e| WorkError::Config {
+        problem: e.to_string(),
+    })?;
     let common_dir = repo.common_dir().to_path_buf();
     let name = name.to_string();
     let local = move || {
@@ -27,9 +28,14 @@ pub async fn choose(
         })?;
         Ok(Box::new(store) as Box<dyn IssueBackend>)
     };
-    let (backend, selection) = select_backend(&config, remote, local).await.map_err(|e| match e {
-        SelectError::Issue(issue) => WorkError::Issue(issue),
-        other => WorkError::Config { problem: other.to_string() },
-    })?;
+    let (backend, selection) =
+        select_backend(&config, remote, local)
+            .await
+            .map_err(|e| match e {
+                SelectError::Issue(issue) => WorkError::Issue(issue),
+                other => WorkError::Config {
+                    problem: other.to_string(),
+                },
+            })?;
     Ok((Arc::from(backend), selection.summary()))
 }

@@ -2,12 +2,32 @@
 //! tools. `butler demo` and the end-to-end tests drive the real server through it.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, Tool};
-use rmcp::service::RunningService;
+use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request, Tool};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
+
+/// The client side: keeps every progress message the server sends.
+#[derive(Clone, Default)]
+pub struct ProgressLog {
+    messages: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut log) = self.messages.lock() {
+            log.push(params.message.unwrap_or_default());
+        }
+    }
+}
 
 /// What a tool call returned, as the Brain would read it.
 #[derive(Debug, Clone)]
@@ -32,7 +52,8 @@ impl Answer {
 }
 
 pub struct BrainClient {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, ProgressLog>,
+    progress: ProgressLog,
     pid: Option<u32>,
     instructions: Option<String>,
 }
@@ -49,12 +70,25 @@ impl BrainClient {
         for (k, v) in envs {
             cmd.env(k, v);
         }
-        let (transport, _stderr) =
-            TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn()?;
+        let (transport, _stderr) = TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
         let pid = transport.id();
-        let service = ().serve(transport).await.map_err(|e| std::io::Error::other(e.to_string()))?;
-        let instructions = service.peer_info().and_then(|info| info.instructions.clone());
-        Ok(Self { service, pid, instructions })
+        let progress = ProgressLog::default();
+        let service = progress
+            .clone()
+            .serve(transport)
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let instructions = service
+            .peer_info()
+            .and_then(|info| info.instructions.clone());
+        Ok(Self {
+            service,
+            progress,
+            pid,
+            instructions,
+        })
     }
 
     /// The server process id (for tests that kill it).
@@ -86,7 +120,41 @@ impl BrainClient {
         let structured = result.structured_content.clone();
         let consistent = text.is_some() && text == structured;
         let envelope = if is_error { text } else { structured }.unwrap_or(Value::Null);
-        Ok(Answer { envelope, is_error, consistent })
+        Ok(Answer {
+            envelope,
+            is_error,
+            consistent,
+        })
+    }
+
+    /// Every progress message received so far, in order.
+    pub fn progress(&self) -> Vec<String> {
+        self.progress
+            .messages
+            .lock()
+            .map(|log| log.clone())
+            .unwrap_or_default()
+    }
+
+    /// Calls `tool` and cancels the call after `delay` (as a client does when its user
+    /// interrupts); returns once the cancellation was sent.
+    pub async fn call_then_cancel(
+        &self,
+        tool: &str,
+        args: Value,
+        delay: Duration,
+    ) -> Result<(), rmcp::ServiceError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let request = ClientRequest::CallToolRequest(Request::new(params));
+        let handle = self
+            .service
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await?;
+        tokio::time::sleep(delay).await;
+        handle.cancel(Some("the user interrupted".into())).await
     }
 
     pub async fn close(self) {

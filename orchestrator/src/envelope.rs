@@ -21,7 +21,10 @@ pub struct Reply {
 impl Reply {
     pub fn new(summary: impl Into<String>, data: impl Serialize) -> Self {
         let data = serde_json::to_value(data).expect("tool data is plain JSON-serialisable");
-        Self { summary: summary.into(), data }
+        Self {
+            summary: summary.into(),
+            data,
+        }
     }
 
     pub fn to_json(&self) -> Value {

@@ -18,11 +18,26 @@ pub struct ToolEquivalents {
 
 /// Every declaration, in the order tools are listed to the Brain.
 pub const REGISTRY: &[ToolEquivalents] = &[
-    ToolEquivalents { tool: "work_observe", git: work::observe::GIT_EQUIVALENTS },
-    ToolEquivalents { tool: "work_diff", git: work::diff::GIT_EQUIVALENTS },
-    ToolEquivalents { tool: "work_history", git: work::history::GIT_EQUIVALENTS },
-    ToolEquivalents { tool: "work_record", git: work::record::GIT_EQUIVALENTS },
-    ToolEquivalents { tool: "work_publish", git: work::publish::GIT_EQUIVALENTS },
+    ToolEquivalents {
+        tool: "work_observe",
+        git: work::observe::GIT_EQUIVALENTS,
+    },
+    ToolEquivalents {
+        tool: "work_diff",
+        git: work::diff::GIT_EQUIVALENTS,
+    },
+    ToolEquivalents {
+        tool: "work_history",
+        git: work::history::GIT_EQUIVALENTS,
+    },
+    ToolEquivalents {
+        tool: "work_record",
+        git: work::record::GIT_EQUIVALENTS,
+    },
+    ToolEquivalents {
+        tool: "work_publish",
+        git: work::publish::GIT_EQUIVALENTS,
+    },
 ];
 
 /// The tool that replaces `subcommand`, if one does; `None` means the operation belongs to

@@ -55,7 +55,12 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(code: ErrorCode, summary: impl Into<String>, hint: impl Into<String>) -> Self {
-        Self { code, summary: summary.into(), hint: hint.into(), data: None }
+        Self {
+            code,
+            summary: summary.into(),
+            hint: hint.into(),
+            data: None,
+        }
     }
 
     pub fn with_data(mut self, data: Value) -> Self {
@@ -122,11 +127,23 @@ pub enum WorkError {
     #[error("issue body fields needed")]
     BodyFieldsNeeded { missing: Vec<&'static str> },
     #[error("proper tool exists")]
-    UseProperTool { subcommand: String, tool: String, suggestion: String },
+    UseProperTool {
+        subcommand: String,
+        tool: String,
+        suggestion: String,
+    },
     #[error("refused by policy: {reason}")]
     PolicyBlocked { reason: String, hint: String },
     #[error("approval needed")]
     NeedsApproval { loss: String, reference: String },
+    #[error("unrecorded changes before a task")]
+    TaskNeedsRecord { paths: Vec<String> },
+    #[error("no task {id}")]
+    TaskNotFound { id: String },
+    #[error("agent unavailable: {reason}")]
+    AgentUnavailable { reason: String },
+    #[error("task conflict: {reason}")]
+    TaskConflict { reason: String },
     #[error("configuration: {problem}")]
     Config { problem: String },
     #[error(transparent)]
@@ -214,6 +231,36 @@ impl ToolError {
                 "ask the user; only if they approve, call work_vcs again with the same args and approval set to the reference",
             )
             .with_data(json!({"approval": reference, "would_discard": loss})),
+            WorkError::TaskNeedsRecord { paths } => {
+                let shown: Vec<&String> = paths.iter().take(10).collect();
+                let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
+                ToolError::new(
+                    NeedInput,
+                    format!(
+                        "{} unrecorded change(s) ({}{}): a task starts from a record",
+                        paths.len(),
+                        names.join(", "),
+                        if paths.len() > 3 { ", …" } else { "" }
+                    ),
+                    "save them with work_record (or ask the user what to do with them), then call run_implement again",
+                )
+                .with_data(json!({"changed_files": shown, "total": paths.len()}))
+            }
+            WorkError::TaskNotFound { id } => ToolError::new(
+                NotFound,
+                format!("No open task `{}`", id.chars().take(64).collect::<String>()),
+                "task ids come from run_implement's answer",
+            ),
+            WorkError::AgentUnavailable { reason } => ToolError::new(
+                NeedInput,
+                format!("The implementation agent cannot be started: {reason}"),
+                "ask the user to install or configure the agent, or call run_implement with another agent",
+            ),
+            WorkError::TaskConflict { reason } => ToolError::new(
+                Conflict,
+                reason,
+                "drop the task with task_discard and call run_implement again from the current record",
+            ),
             WorkError::Config { problem } => ToolError::new(
                 NeedInput,
                 format!("Butler's issue-tracker settings are not usable: {problem}"),
@@ -286,7 +333,9 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
                 "Another tool is changing the repository (lock held for {} s)",
                 age.map_or(0, |a| a.as_secs())
             ),
-            format!("wait and call {tool} again; if it persists and nothing else runs, ask the user to remove .git/index.lock"),
+            format!(
+                "wait and call {tool} again; if it persists and nothing else runs, ask the user to remove .git/index.lock"
+            ),
         ),
         GitError::Rejected => ToolError::new(
             Conflict,
@@ -342,9 +391,11 @@ fn ledger_error(err: LedgerError, tool: &str) -> ToolError {
                 "ask the user to check .git/butler/ledger.db (moving it aside makes Butler start a new one)",
             )
         }
-        LedgerError::NotFound { what } => {
-            ToolError::new(NotFound, format!("Not found: {what}"), "find record ids with work_history")
-        }
+        LedgerError::NotFound { what } => ToolError::new(
+            NotFound,
+            format!("Not found: {what}"),
+            "find record ids with work_history",
+        ),
         LedgerError::Conflict { .. } => ToolError::new(
             Conflict,
             "The record store disagrees with the request",

@@ -28,27 +28,26 @@ use crate::session::{Project, blocking};
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunImplementArgs {
-    /// What the implementation should achieve, in one or two sentences.
+    /// What to achieve, in a sentence or two.
     pub goal: String,
-    /// Details the agent needs: behaviour, interfaces, constraints.
+    /// Behaviour, interfaces, constraints.
     #[serde(default)]
     pub spec: String,
-    /// Files, directories (ending in `/`) or globs the agent may change; changes elsewhere are
-    /// discarded and fail the attempt.
+    /// Files, directories or globs the agent may change.
     pub target_paths: Vec<String>,
-    /// Shell commands that must exit 0 in the task's copy of the project (e.g. `cargo test x`).
+    /// Commands that must pass.
     #[serde(default)]
     pub test_commands: Option<Vec<String>>,
-    /// Checks on files: `{path, exists: true}`, `{path, absent: true}` or `{path, contains}`.
+    /// {path, exists|absent: true} or {path, contains}.
     #[serde(default)]
     pub file_checks: Option<Vec<FileCheckArg>>,
-    /// The agent: goose (default), claude, codex or aider.
+    /// goose (default), claude, codex or aider.
     #[serde(default)]
     pub agent: Option<String>,
-    /// Time limit per attempt, in seconds.
+    /// Seconds per attempt.
     #[serde(default)]
     pub timeout_s: Option<u64>,
-    /// The issue the task works on; its records refer to it and the agent's notes go there.
+    /// The issue it works on.
     #[serde(default)]
     pub issue_id: Option<u64>,
 }
@@ -57,15 +56,11 @@ pub struct RunImplementArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileCheckArg {
-    /// Path relative to the project.
     pub path: String,
-    /// The file must exist.
     #[serde(default)]
     pub exists: Option<bool>,
-    /// The file must not exist.
     #[serde(default)]
     pub absent: Option<bool>,
-    /// The file must contain this text.
     #[serde(default)]
     pub contains: Option<String>,
 }
@@ -183,35 +178,14 @@ pub fn maid_error(err: MaidError) -> WorkError {
                 reason: e.to_string(),
             }
         }
-        MaidError::UnrecordedChanges(paths) => {
-            let mut shown: Vec<String> = paths.iter().take(10).cloned().collect();
-            if paths.len() > 10 {
-                shown.push(format!("and {} more", paths.len() - 10));
-            }
-            WorkError::InvalidArgument {
-                field: "project",
-                reason: format!(
-                    "it has unrecorded changes ({}); a task starts from a record, so save them \
-                     with work_record (or ask the user what to do with them) first",
-                    shown.join(", ")
-                ),
-            }
-        }
+        MaidError::UnrecordedChanges(paths) => WorkError::TaskNeedsRecord { paths },
         e @ (MaidError::AgentUnavailable { .. }
         | MaidError::AgentNotConfigured { .. }
-        | MaidError::WorkerCommand(_)) => WorkError::InvalidArgument {
-            field: "agent",
+        | MaidError::WorkerCommand(_)) => WorkError::AgentUnavailable {
             reason: e.to_string(),
         },
-        MaidError::NoSuchTask(id) => WorkError::InvalidArgument {
-            field: "task_id",
-            reason: format!("there is no open task `{id}`"),
-        },
-        MaidError::Conflict(reason) => WorkError::PolicyBlocked {
-            reason,
-            hint: "discard the task with task_discard and run it again from the current record"
-                .to_owned(),
-        },
+        MaidError::NoSuchTask(id) => WorkError::TaskNotFound { id },
+        MaidError::Conflict(reason) => WorkError::TaskConflict { reason },
         MaidError::Git(e) => WorkError::Git(e),
         MaidError::Ledger(e) => WorkError::Ledger(e),
         e @ MaidError::Io { .. } => WorkError::Internal(e.to_string()),

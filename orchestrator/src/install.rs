@@ -648,7 +648,10 @@ fn check_program(project: &Path, command: &str, butler_exe: &Path) -> (Status, S
             format!("`{program}` is not an executable file"),
         ),
         Ok(_) => {
-            let same = std::fs::canonicalize(&path).ok() == std::fs::canonicalize(butler_exe).ok();
+            let canonical = std::fs::canonicalize(&path).ok();
+            let expected = std::fs::canonicalize(butler_exe).ok();
+            let fast = expected.as_deref().and_then(fast_hook_beside);
+            let same = canonical == expected || (canonical.is_some() && canonical == fast);
             if same {
                 (Status::Ok, format!("`{program}` is executable"))
             } else {

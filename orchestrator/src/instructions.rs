@@ -24,6 +24,10 @@ Shell git commands are blocked. Low-level backend operations are not offered.";
 mod tests {
     #[test]
     fn fits_what_claude_code_shows() {
-        assert!(super::INSTRUCTIONS.len() < 2048, "{}", super::INSTRUCTIONS.len());
+        assert!(
+            super::INSTRUCTIONS.len() < 2048,
+            "{}",
+            super::INSTRUCTIONS.len()
+        );
     }
 }

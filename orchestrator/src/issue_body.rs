@@ -6,9 +6,24 @@
 pub const FIELDS: [&str; 3] = ["current_state", "next_action", "blocker"];
 
 const HEADINGS: [(&str, &[&str]); 3] = [
-    ("current_state", &["現在の状態", "current state", "current status", "why open"]),
-    ("next_action", &["次にすること", "next action", "next actions", "next step", "next steps"]),
-    ("blocker", &["ブロック要因", "blockers", "blocker", "blocked by"]),
+    (
+        "current_state",
+        &["現在の状態", "current state", "current status", "why open"],
+    ),
+    (
+        "next_action",
+        &[
+            "次にすること",
+            "next action",
+            "next actions",
+            "next step",
+            "next steps",
+        ],
+    ),
+    (
+        "blocker",
+        &["ブロック要因", "blockers", "blocker", "blocked by"],
+    ),
 ];
 
 /// Which of the three sections is missing or empty (in contract order).
@@ -17,7 +32,9 @@ pub fn missing_sections(body: &str) -> Vec<&'static str> {
     let mut current: Option<usize> = None;
     for line in body.lines() {
         if let Some(heading) = heading_text(line) {
-            current = HEADINGS.iter().position(|(_, names)| names.contains(&heading.as_str()));
+            current = HEADINGS
+                .iter()
+                .position(|(_, names)| names.contains(&heading.as_str()));
             continue;
         }
         if let Some(i) = current
@@ -26,7 +43,12 @@ pub fn missing_sections(body: &str) -> Vec<&'static str> {
             filled[i] = true;
         }
     }
-    FIELDS.iter().zip(filled).filter(|(_, ok)| !ok).map(|(f, _)| *f).collect()
+    FIELDS
+        .iter()
+        .zip(filled)
+        .filter(|(_, ok)| !ok)
+        .map(|(f, _)| *f)
+        .collect()
 }
 
 /// A Markdown heading's text, lower-cased, without a trailing `(…)` / `（…）` part.

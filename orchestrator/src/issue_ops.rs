@@ -1,9 +1,7 @@
 //! The `issue_*` tools' domain: argument checks, the body contract, and one backend call each.
 //! Owner, repository and backend always come from the session.
 
-use butler_worker::issues::{
-    IssueQuery, IssueState, NewIssue, StateFilter, validate_title,
-};
+use butler_worker::issues::{IssueQuery, IssueState, NewIssue, StateFilter, validate_title};
 use serde_json::json;
 
 use crate::envelope::Reply;
@@ -19,7 +17,10 @@ pub const PAGE_SIZE: u32 = 20;
 fn text(field: &'static str, value: &str) -> Result<String, WorkError> {
     let trimmed = value.trim();
     if trimmed.is_empty() {
-        return Err(WorkError::InvalidArgument { field, reason: "it is empty".into() });
+        return Err(WorkError::InvalidArgument {
+            field,
+            reason: "it is empty".into(),
+        });
     }
     if trimmed.len() > MAX_BODY_BYTES {
         return Err(WorkError::InvalidArgument {
@@ -28,7 +29,10 @@ fn text(field: &'static str, value: &str) -> Result<String, WorkError> {
         });
     }
     if trimmed.contains('\0') {
-        return Err(WorkError::InvalidArgument { field, reason: "it contains NUL".into() });
+        return Err(WorkError::InvalidArgument {
+            field,
+            reason: "it contains NUL".into(),
+        });
     }
     Ok(trimmed.to_string())
 }
@@ -99,10 +103,24 @@ pub async fn create(project: &Project, req: CreateRequest) -> Result<Reply, Work
             )
         }
     };
-    let labels: Vec<String> =
-        req.labels.iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
-    let issue = project.issues.create(&NewIssue { title, body, labels }).await?;
-    Ok(Reply::new(format!("Created issue #{}.", issue.number), json!({"issue": issue})))
+    let labels: Vec<String> = req
+        .labels
+        .iter()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let issue = project
+        .issues
+        .create(&NewIssue {
+            title,
+            body,
+            labels,
+        })
+        .await?;
+    Ok(Reply::new(
+        format!("Created issue #{}.", issue.number),
+        json!({"issue": issue}),
+    ))
 }
 
 pub async fn comment(project: &Project, id: i64, body: &str) -> Result<Reply, WorkError> {
@@ -159,7 +177,11 @@ pub async fn update_body(project: &Project, id: i64, body: &str) -> Result<Reply
 pub async fn set_state(project: &Project, id: i64, state: IssueState) -> Result<Reply, WorkError> {
     let number = issue_number(id, "issue_id")?;
     let issue = project.issues.set_state(number, state).await?;
-    let verb = if state == IssueState::Open { "Reopened" } else { "Closed" };
+    let verb = if state == IssueState::Open {
+        "Reopened"
+    } else {
+        "Closed"
+    };
     Ok(Reply::new(
         format!("{verb} #{number}."),
         json!({"issue": {"number": issue.number, "state": issue.state}}),
@@ -193,13 +215,23 @@ pub async fn list(
             });
         }
     };
-    let labels = label.map(str::trim).filter(|l| !l.is_empty()).map(|l| vec![l.to_string()]);
-    let query = IssueQuery { state, labels: labels.unwrap_or_default(), page, per_page: PAGE_SIZE };
+    let labels = label
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| vec![l.to_string()]);
+    let query = IssueQuery {
+        state,
+        labels: labels.unwrap_or_default(),
+        page,
+        per_page: PAGE_SIZE,
+    };
     let result = project.issues.list(&query).await?;
     let issues: Vec<_> = result
         .issues
         .iter()
-        .map(|i| json!({"number": i.number, "title": i.title, "state": i.state, "labels": i.labels}))
+        .map(
+            |i| json!({"number": i.number, "title": i.title, "state": i.state, "labels": i.labels}),
+        )
         .collect();
     let summary = match result.total {
         Some(total) => format!("{} of {total} issue(s), page {page}.", issues.len()),

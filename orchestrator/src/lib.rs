@@ -9,6 +9,7 @@ pub mod equivalents;
 pub mod error;
 pub mod hook;
 pub mod implement;
+pub mod install;
 pub mod instructions;
 pub mod issue_body;
 pub mod issue_ops;

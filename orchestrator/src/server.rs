@@ -6,8 +6,12 @@
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, Implementation, JsonObject, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -15,29 +19,78 @@ use tokio::sync::Mutex;
 use crate::args::{self, *};
 use crate::envelope::{Reply, into_call_result};
 use crate::error::{ToolError, WorkError};
+use crate::implement::{self, RunImplementArgs, TaskIdArgs};
 use crate::instructions::INSTRUCTIONS;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
 use crate::work::{diff, finish, history, observe, publish, record, vcs};
 use butler_worker::issues::IssueState;
 
-/// The input schema of a tool, trimmed of keys the Brain does not need (they cost tokens in
-/// every conversation).
+/// The input schema of a tool, trimmed of what the Brain does not need: every listed byte
+/// costs tokens in every conversation. Optional parameters are those not `required`, so
+/// `null` alternatives go; unknown arguments are still refused (`deny_unknown_fields`).
 fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     let mut schema = (*rmcp::handler::server::common::schema_for_type::<T>()).clone();
     schema.remove("$schema");
+    for value in schema.values_mut() {
+        simplify(value);
+    }
     schema.remove("title");
-    // Unknown arguments are still refused (`deny_unknown_fields`), with a clear message.
     schema.remove("additionalProperties");
-    if let Some(serde_json::Value::Object(props)) = schema.get_mut("properties") {
-        for prop in props.values_mut() {
-            if let serde_json::Value::Object(p) = prop {
-                p.remove("format");
-                p.remove("minimum");
+    // The tool's own description says what the arguments are for.
+    schema.remove("description");
+    if let Some(serde_json::Value::Object(defs)) = schema.get_mut("$defs") {
+        for def in defs.values_mut() {
+            if let serde_json::Value::Object(d) = def {
+                d.remove("description");
             }
         }
     }
     Arc::new(schema)
+}
+
+fn simplify(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for key in [
+                "title",
+                "format",
+                "minimum",
+                "maximum",
+                "additionalProperties",
+            ] {
+                map.remove(key);
+            }
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if let Some(Value::Array(types)) = map.get("type") {
+                let non_null: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                if non_null.len() == 1 {
+                    map.insert("type".into(), non_null[0].clone());
+                }
+            }
+            if let Some(Value::Array(any)) = map.get("anyOf") {
+                let non_null: Vec<Value> = any
+                    .iter()
+                    .filter(|v| v.get("type") != Some(&Value::from("null")))
+                    .cloned()
+                    .collect();
+                if non_null.len() == 1 {
+                    map.remove("anyOf");
+                    if let Value::Object(inner) = &non_null[0] {
+                        for (k, v) in inner {
+                            map.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+            }
+            map.values_mut().for_each(simplify);
+        }
+        Value::Array(items) => items.iter_mut().for_each(simplify),
+        _ => {}
+    }
 }
 
 /// One MCP connection's server; its session lives here.
@@ -61,18 +114,28 @@ fn finish_call(tool: &str, outcome: Outcome) -> CallToolResult {
 
 impl ButlerServer {
     pub fn new() -> Self {
-        Self { project: Arc::new(Mutex::new(None)), tool_router: Self::tool_router() }
+        Self {
+            project: Arc::new(Mutex::new(None)),
+            tool_router: Self::tool_router(),
+        }
     }
 
     async fn project(&self) -> Result<Arc<Project>, WorkError> {
-        self.project.lock().await.clone().ok_or(WorkError::NoSession)
+        self.project
+            .lock()
+            .await
+            .clone()
+            .ok_or(WorkError::NoSession)
     }
 }
 
+/// Tool annotations list only the hints that differ from MCP's defaults (read-only false,
+/// destructive true, idempotent false, open-world true): each is decided, and what is not
+/// listed is the default, which costs the Brain no tokens.
 #[tool_router]
 impl ButlerServer {
-    /// Starts the session for a project; call once, first. Later calls need no owner, repo or backend.
-    #[tool(input_schema = schema::<SessionStartArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    /// Starts the session for a project; call once, first.
+    #[tool(input_schema = schema::<SessionStartArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
     async fn work_session_start(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: SessionStartArgs = args::parse(raw)?;
@@ -83,19 +146,22 @@ impl ButlerServer {
         finish_call("work_session_start", outcome.await)
     }
 
-    /// Sets the issue the current work is for (the default link for work_record). Locks nothing.
-    #[tool(input_schema = schema::<WorkStartArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    /// Sets the issue the work is for (work_record links it by default).
+    #[tool(input_schema = schema::<WorkStartArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
     async fn work_start(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: WorkStartArgs = args::parse(raw)?;
             let project = self.project().await?;
-            let issue = a.issue_id.map(|n| crate::work::issue_number(n, "issue_id")).transpose()?;
+            let issue = a
+                .issue_id
+                .map(|n| crate::work::issue_number(n, "issue_id"))
+                .transpose()?;
             crate::work::start::start(&project, issue).await
         };
         finish_call("work_start", outcome.await)
     }
 
-    /// Where the work stands: state, changed files, recent records, active issue, and the one thing to do next. Call first and whenever unsure. Replaces git status.
+    /// Where the work stands and the one thing to do next. Call first and whenever unsure. Replaces git status.
     #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn work_observe(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
@@ -109,14 +175,18 @@ impl ButlerServer {
     }
 
     /// Saves all current work as one permanent record, linked to issues. Replaces git add and commit.
-    #[tool(input_schema = schema::<RecordArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false))]
+    #[tool(input_schema = schema::<RecordArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
     async fn work_record(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: RecordArgs = args::parse(raw)?;
             let project = self.project().await?;
             let req = record::RecordRequest {
                 message: record::validate_message(&a.message)?,
-                issue_ids: a.issue_ids.as_deref().map(record::validate_issue_ids).transpose()?,
+                issue_ids: a
+                    .issue_ids
+                    .as_deref()
+                    .map(record::validate_issue_ids)
+                    .transpose()?,
                 allow_sensitive: a.allow_sensitive.unwrap_or_default(),
             };
             let done = blocking(&project, move |p| record::record(p, req)).await?;
@@ -129,8 +199,8 @@ impl ButlerServer {
         finish_call("work_record", outcome.await)
     }
 
-    /// Shares recorded work with the shared destination. Refuses while work is unrecorded. Replaces git push.
-    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    /// Shares recorded work with the shared destination. Replaces git push.
+    #[tool(input_schema = schema::<NoArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
     async fn work_publish(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let _: NoArgs = args::parse(raw)?;
@@ -139,14 +209,17 @@ impl ButlerServer {
             let summary = if done.published_records == 0 {
                 "Already published: nothing to share.".to_string()
             } else {
-                format!("Shared {} record(s) to {}.", done.published_records, done.destination)
+                format!(
+                    "Shared {} record(s) to {}.",
+                    done.published_records, done.destination
+                )
             };
             Ok(Reply::new(summary, done))
         };
         finish_call("work_publish", outcome.await)
     }
 
-    /// The closing checklist: says what is left before the work is done. Proposes only; runs nothing.
+    /// The closing checklist: what is left before the work is done. Proposes only.
     #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn work_finish(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
@@ -158,7 +231,7 @@ impl ButlerServer {
         finish_call("work_finish", outcome.await)
     }
 
-    /// The changes themselves, only when needed: per-file overview of unrecorded work by default; level="full" for the patch; record_id for one record. Replaces git diff and show.
+    /// The changes, only when needed: per-file overview, level="full" for the patch, record_id for one record. Replaces git diff and show.
     #[tool(input_schema = schema::<DiffArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
     async fn work_diff(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
@@ -189,8 +262,8 @@ impl ButlerServer {
         finish_call("work_history", outcome.await)
     }
 
-    /// Other version-control operations with no proper tool (branch, stash, fetch, blame, …), without a shell. Discarding work needs the user's approval.
-    #[tool(input_schema = schema::<VcsArgs>(), annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    /// Version-control operations with no proper tool (branch, stash, fetch, …). Discarding work needs the user's approval.
+    #[tool(input_schema = schema::<VcsArgs>(), annotations(read_only_hint = false))]
     async fn work_vcs(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: VcsArgs = args::parse(raw)?;
@@ -202,8 +275,60 @@ impl ButlerServer {
         finish_call("work_vcs", outcome.await)
     }
 
+    /// Delegates an implementation to a supervised agent; returns the evidence. Then task_accept or task_discard.
+    #[tool(input_schema = schema::<RunImplementArgs>(), annotations(destructive_hint = false))]
+    async fn run_implement(
+        &self,
+        raw: JsonObject,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let outcome = async {
+            let a: RunImplementArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, f64)>();
+            if let Some(token) = ctx.meta.get_progress_token() {
+                let peer = ctx.peer.clone();
+                tokio::spawn(async move {
+                    while let Some((message, fraction)) = rx.recv().await {
+                        let note = ProgressNotificationParam::new(token.clone(), fraction)
+                            .with_total(1.0)
+                            .with_message(message);
+                        let _ = peer.notify_progress(note).await;
+                    }
+                });
+            }
+            let progress = move |message: String, fraction: f64| {
+                let _ = tx.send((message, fraction));
+            };
+            implement::run_implement(&project, a, progress, ctx.ct.clone()).await
+        };
+        finish_call("run_implement", outcome.await)
+    }
+
+    /// Brings a finished task's records into the current line of work.
+    #[tool(input_schema = schema::<TaskIdArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    async fn task_accept(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: TaskIdArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            implement::task_accept(&project, &a.task_id).await
+        };
+        finish_call("task_accept", outcome.await)
+    }
+
+    /// Drops a task; its work is kept aside, never deleted.
+    #[tool(input_schema = schema::<TaskIdArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn task_discard(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: TaskIdArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            implement::task_discard(&project, &a.task_id).await
+        };
+        finish_call("task_discard", outcome.await)
+    }
+
     /// Reads an issue; comments only when asked (last_n_comments).
-    #[tool(input_schema = schema::<IssueReadArgs>(), annotations(read_only_hint = true, open_world_hint = true))]
+    #[tool(input_schema = schema::<IssueReadArgs>(), annotations(read_only_hint = true))]
     async fn issue_read(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueReadArgs = args::parse(raw)?;
@@ -214,7 +339,7 @@ impl ButlerServer {
     }
 
     /// Opens a new issue. The body states why it is open, the next action and the blockers.
-    #[tool(input_schema = schema::<IssueCreateArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true))]
+    #[tool(input_schema = schema::<IssueCreateArgs>(), annotations(destructive_hint = false))]
     async fn issue_create(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueCreateArgs = args::parse(raw)?;
@@ -233,7 +358,7 @@ impl ButlerServer {
     }
 
     /// Adds a comment to an issue.
-    #[tool(input_schema = schema::<IssueCommentArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true))]
+    #[tool(input_schema = schema::<IssueCommentArgs>(), annotations(destructive_hint = false))]
     async fn issue_comment(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueCommentArgs = args::parse(raw)?;
@@ -244,7 +369,7 @@ impl ButlerServer {
     }
 
     /// Deletes a mistaken or duplicate comment from an issue.
-    #[tool(input_schema = schema::<IssueDeleteCommentArgs>(), annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true))]
+    #[tool(input_schema = schema::<IssueDeleteCommentArgs>(), annotations(idempotent_hint = true))]
     async fn issue_delete_comment(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueDeleteCommentArgs = args::parse(raw)?;
@@ -255,7 +380,7 @@ impl ButlerServer {
     }
 
     /// Renames an issue.
-    #[tool(input_schema = schema::<IssueTitleArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    #[tool(input_schema = schema::<IssueTitleArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
     async fn issue_update_title(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueTitleArgs = args::parse(raw)?;
@@ -266,7 +391,7 @@ impl ButlerServer {
     }
 
     /// Rewrites an issue's body (same three sections as issue_create).
-    #[tool(input_schema = schema::<IssueBodyArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    #[tool(input_schema = schema::<IssueBodyArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
     async fn issue_update_body(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueBodyArgs = args::parse(raw)?;
@@ -277,7 +402,7 @@ impl ButlerServer {
     }
 
     /// Reopens a closed issue.
-    #[tool(input_schema = schema::<IssueIdArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    #[tool(input_schema = schema::<IssueIdArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
     async fn issue_reopen(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueIdArgs = args::parse(raw)?;
@@ -288,7 +413,7 @@ impl ButlerServer {
     }
 
     /// Closes an issue (work_finish proposes when).
-    #[tool(input_schema = schema::<IssueIdArgs>(), annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true))]
+    #[tool(input_schema = schema::<IssueIdArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
     async fn issue_close(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueIdArgs = args::parse(raw)?;
@@ -298,8 +423,8 @@ impl ButlerServer {
         finish_call("issue_close", outcome.await)
     }
 
-    /// Lists issues, a small page at a time, to find an issue's number.
-    #[tool(input_schema = schema::<IssueListArgs>(), annotations(read_only_hint = true, open_world_hint = true))]
+    /// Lists issues, a page at a time.
+    #[tool(input_schema = schema::<IssueListArgs>(), annotations(read_only_hint = true))]
     async fn issue_list(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: IssueListArgs = args::parse(raw)?;
@@ -326,6 +451,9 @@ pub async fn serve_stdio() -> Result<(), std::io::Error> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    service.waiting().await.map_err(|e| std::io::Error::other(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(())
 }

@@ -52,7 +52,9 @@ impl Project {
 
 /// The directory name, used as the repository name when no remote names one.
 pub fn dir_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "project".into())
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "project".into())
 }
 
 /// Runs blocking project work (git, SQLite) off the async executor.
@@ -101,12 +103,15 @@ pub async fn open_project(root: &str) -> Result<(Arc<Project>, crate::envelope::
     .await
     .map_err(|e| WorkError::Internal(format!("session start: {e}")))??;
     let (repo, ledger, url) = opened;
-    let remote = url.as_deref().and_then(butler_worker::remote_url::parse_remote);
+    let remote = url
+        .as_deref()
+        .and_then(butler_worker::remote_url::parse_remote);
     let resolved_repo = match &remote {
         Some(r) => format!("{}/{}", r.owner, r.repo),
         None => dir_name(repo.workdir()),
     };
-    let (issues, backend_note) = crate::backend::choose(&repo, &resolved_repo, remote.as_ref()).await?;
+    let (issues, backend_note) =
+        crate::backend::choose(&repo, &resolved_repo, remote.as_ref()).await?;
     let project = Arc::new(Project {
         repo,
         ledger: Mutex::new(ledger),

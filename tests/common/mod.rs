@@ -17,7 +17,10 @@ pub fn hermetic_env(home: &Path, with_identity: bool) -> Vec<(String, String)> {
         ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
         ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
         ("HOME".into(), home.to_string_lossy().into_owned()),
-        ("XDG_CONFIG_HOME".into(), home.join(".config").to_string_lossy().into_owned()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            home.join(".config").to_string_lossy().into_owned(),
+        ),
         ("BUTLER_ISSUE_BACKEND".into(), "local".into()),
         ("LC_ALL".into(), "C".into()),
     ];
@@ -46,8 +49,21 @@ impl World {
     /// A project with one published commit and a shared destination.
     pub fn published() -> Self {
         let w = Self::bare_project(true);
-        w.git(&["init", "-q", "--bare", "-b", "main", &w.shared.to_string_lossy()], None);
-        w.git(&["remote", "add", "origin", &w.shared.to_string_lossy()], Some(&w.project));
+        w.git(
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                &w.shared.to_string_lossy(),
+            ],
+            None,
+        );
+        w.git(
+            &["remote", "add", "origin", &w.shared.to_string_lossy()],
+            Some(&w.project),
+        );
         w.write("README.md", "# project\n");
         w.git(&["add", "-A"], Some(&w.project));
         w.git(&["commit", "-q", "-m", "Initial commit"], Some(&w.project));
@@ -66,14 +82,25 @@ impl World {
 
     /// An initialised, empty project (no commits).
     pub fn bare_project(with_identity: bool) -> Self {
-        let tmp = tempfile::Builder::new().prefix("butler-e2e-").tempdir().expect("tempdir");
+        let tmp = tempfile::Builder::new()
+            .prefix("butler-e2e-")
+            .tempdir()
+            .expect("tempdir");
         let project = tmp.path().join("project");
         let shared = tmp.path().join("shared.git");
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&home).expect("home");
         let env = hermetic_env(&home, with_identity);
-        let w = Self { tmp, project, shared, env };
-        w.git(&["init", "-q", "-b", "main", &w.project.to_string_lossy()], None);
+        let w = Self {
+            tmp,
+            project,
+            shared,
+            env,
+        };
+        w.git(
+            &["init", "-q", "-b", "main", &w.project.to_string_lossy()],
+            None,
+        );
         w
     }
 
@@ -92,13 +119,19 @@ impl World {
     /// Runs git as the user would (outside Butler), asserting success.
     pub fn git(&self, args: &[&str], cwd: Option<&Path>) -> String {
         let out = self.git_raw(args, cwd);
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     pub fn git_raw(&self, args: &[&str], cwd: Option<&Path>) -> std::process::Output {
         let mut cmd = Command::new("git");
-        cmd.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
@@ -111,7 +144,15 @@ impl World {
     /// Another clone of the shared destination, for moving it on behind the project's back.
     pub fn other_clone(&self) -> PathBuf {
         let other = self.tmp.path().join("other");
-        self.git(&["clone", "-q", &self.shared.to_string_lossy(), &other.to_string_lossy()], None);
+        self.git(
+            &[
+                "clone",
+                "-q",
+                &self.shared.to_string_lossy(),
+                &other.to_string_lossy(),
+            ],
+            None,
+        );
         other
     }
 
@@ -125,7 +166,9 @@ impl World {
     /// A Brain with a session already started on this project.
     pub async fn session(&self) -> Brain {
         let brain = self.brain().await;
-        let a = brain.call("work_session_start", json!({"project_root": self.root()})).await;
+        let a = brain
+            .call("work_session_start", json!({"project_root": self.root()}))
+            .await;
         assert_eq!(a.status(), "ok", "{}", a.envelope);
         brain
     }
@@ -137,9 +180,22 @@ pub struct Brain {
 
 impl Brain {
     pub async fn call(&self, tool: &str, args: Value) -> Answer {
-        let a = self.client.call(tool, args).await.expect("the server answers the call");
-        assert!(a.consistent, "text and structured content differ: {}", a.envelope);
-        assert_eq!(a.is_error, a.status() == "error", "isError matches status: {}", a.envelope);
+        let a = self
+            .client
+            .call(tool, args)
+            .await
+            .expect("the server answers the call");
+        assert!(
+            a.consistent,
+            "text and structured content differ: {}",
+            a.envelope
+        );
+        assert_eq!(
+            a.is_error,
+            a.status() == "error",
+            "isError matches status: {}",
+            a.envelope
+        );
         a
     }
 
@@ -150,7 +206,10 @@ impl Brain {
     }
 
     pub async fn state(&self) -> String {
-        self.observe().await["data"]["work_state"].as_str().expect("work_state").to_string()
+        self.observe().await["data"]["work_state"]
+            .as_str()
+            .expect("work_state")
+            .to_string()
     }
 }
 
@@ -195,5 +254,7 @@ pub fn normalize(mut value: Value, world: &World) -> Value {
 }
 
 fn is_record_id(s: &str) -> bool {
-    s.len() >= 12 && s.as_bytes()[8] == b'-' && s.chars().filter(|c| c.is_ascii_digit()).count() == s.len() - 1
+    s.len() >= 12
+        && s.as_bytes()[8] == b'-'
+        && s.chars().filter(|c| c.is_ascii_digit()).count() == s.len() - 1
 }

@@ -96,7 +96,16 @@ pub fn diff(project: &Project, req: DiffRequest) -> Result<(String, DiffView), W
             let files: Vec<FileLine> = stats.iter().take(MAX_FILES).map(line).collect();
             let summary = format!("{total} file(s) changed in {of}: +{added} -{deleted}.");
             let files_more = (total > MAX_FILES).then(|| total - MAX_FILES);
-            Ok((summary, DiffView::Overview { of, files, files_more, added, deleted }))
+            Ok((
+                summary,
+                DiffView::Overview {
+                    of,
+                    files,
+                    files_more,
+                    added,
+                    deleted,
+                },
+            ))
         }
         Level::Full => {
             let patch = match &commit {
@@ -138,12 +147,19 @@ fn line(stat: &FileStat) -> FileLine {
 
 /// A record id (`20260612-001`) or a commit id (hex, at least 7 digits) → the commit.
 pub fn resolve_record(project: &Project, id: &str) -> Result<String, WorkError> {
-    let not_found = || WorkError::RecordNotFound { id: id.chars().take(64).collect() };
+    let not_found = || WorkError::RecordNotFound {
+        id: id.chars().take(64).collect(),
+    };
     let is_record_id = id.len() >= 12
         && id.as_bytes()[8] == b'-'
-        && id.chars().enumerate().all(|(i, c)| if i == 8 { c == '-' } else { c.is_ascii_digit() });
+        && id
+            .chars()
+            .enumerate()
+            .all(|(i, c)| if i == 8 { c == '-' } else { c.is_ascii_digit() });
     if is_record_id {
-        let record = project.with_ledger(|l| Ok(l.record_by_id(id)?))?.ok_or_else(not_found)?;
+        let record = project
+            .with_ledger(|l| Ok(l.record_by_id(id)?))?
+            .ok_or_else(not_found)?;
         return Ok(record.sha);
     }
     let is_hex = (7..=64).contains(&id.len()) && id.chars().all(|c| c.is_ascii_hexdigit());

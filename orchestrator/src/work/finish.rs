@@ -34,7 +34,11 @@ fn one(action: &'static str, reason: String, args: &[&'static str]) -> FinishPla
 /// The checklist, in order; the first unmet step stops it.
 pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
     let repo = &project.repo;
-    let Snapshot { head, status, blocked } = snapshot(repo)?;
+    let Snapshot {
+        head,
+        status,
+        blocked,
+    } = snapshot(repo)?;
     if let Some(reason) = blocked {
         return Ok((
             format!("The work is blocked: {}.", reason.describe()),
@@ -64,7 +68,11 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
         if pending.count > 0 {
             return Ok((
                 "Recorded work is not shared yet.".into(),
-                one("work_publish", format!("{} unshared record(s)", pending.count), &[]),
+                one(
+                    "work_publish",
+                    format!("{} unshared record(s)", pending.count),
+                    &[],
+                ),
             ));
         }
     }
@@ -73,7 +81,9 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
     let Some(issue) = project.with_ledger(|l| Ok(l.active_issue(&key, &line)?))? else {
         return Ok((
             "All work is recorded and shared; no active issue to close.".into(),
-            FinishPlan { pending_actions: Vec::new() },
+            FinishPlan {
+                pending_actions: Vec::new(),
+            },
         ));
     };
     let plan = FinishPlan {
@@ -92,5 +102,8 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
             },
         ],
     };
-    Ok(("All work is recorded and shared. Check the proposals below.".into(), plan))
+    Ok((
+        "All work is recorded and shared. Check the proposals below.".into(),
+        plan,
+    ))
 }

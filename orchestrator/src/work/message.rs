@@ -8,6 +8,8 @@
 
 const REFS: &str = "Refs:";
 const RECORD: &str = "Butler-Record:";
+/// Written by the ImplementMaid on its records: which task saved them.
+const TASK: &str = "Butler-Task:";
 
 /// The full text saved for a record.
 pub fn compose(message: &str, issue_ids: &[u64], record_id: &str) -> String {
@@ -44,6 +46,8 @@ pub fn parse(full: &str) -> Parsed {
     for line in full.lines() {
         if let Some(rest) = line.strip_prefix(RECORD) {
             record_id = Some(rest.trim().to_string());
+        } else if line.starts_with(TASK) {
+            continue;
         } else if let Some(rest) = line.strip_prefix(REFS) {
             issue_ids.extend(hash_refs(rest));
         } else {
@@ -56,7 +60,11 @@ pub fn parse(full: &str) -> Parsed {
     }
     let mut seen = std::collections::HashSet::new();
     issue_ids.retain(|n| seen.insert(*n));
-    Parsed { text, issue_ids, record_id }
+    Parsed {
+        text,
+        issue_ids,
+        record_id,
+    }
 }
 
 /// `#N` references that stand as words (`#12`, `(#12)`, `fixes #12,`), not `a#1` or `#12a`.
@@ -76,7 +84,10 @@ fn hash_refs(text: &str) -> Vec<u64> {
         let after = bytes.get(i + 1 + digits.len());
         let after_ok = after.is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_');
         if before_ok && after_ok && !digits.is_empty() && digits.len() <= 9 {
-            let n: u64 = std::str::from_utf8(digits).expect("ascii digits").parse().expect("digits");
+            let n: u64 = std::str::from_utf8(digits)
+                .expect("ascii digits")
+                .parse()
+                .expect("digits");
             if n > 0 {
                 found.push(n);
             }
@@ -97,6 +108,14 @@ mod tests {
         assert_eq!(parsed.issue_ids, vec![50, 123]);
         assert_eq!(parsed.record_id.as_deref(), Some("20260612-001"));
         assert_eq!(parsed.subject(), "Add observe");
+    }
+
+    #[test]
+    fn the_maids_task_trailer_is_not_part_of_the_message() {
+        let parsed =
+            parse("Implement x\n\nRefs: #4\nButler-Task: t1\nButler-Record: 20260612-003\n");
+        assert_eq!(parsed.text, "Implement x");
+        assert_eq!(parsed.issue_ids, vec![4]);
     }
 
     #[test]

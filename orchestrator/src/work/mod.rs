@@ -10,8 +10,8 @@ pub mod record;
 pub mod records;
 pub mod sensitive;
 pub mod start;
-pub mod vcs;
 pub mod state;
+pub mod vcs;
 
 use crate::error::WorkError;
 

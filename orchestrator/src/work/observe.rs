@@ -82,12 +82,23 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
         Err(err) => {
             tracing::warn!(error = %err, "work_observe could not read the project");
             let d = state::unknown("the project could not be read");
-            return reply(d, None, None, (Vec::new(), None), Vec::new(), None, Vec::new());
+            return reply(
+                d,
+                None,
+                None,
+                (Vec::new(), None),
+                Vec::new(),
+                None,
+                Vec::new(),
+            );
         }
     };
     let mut notes = Vec::new();
     let active = match gathered.facts.active_issue {
-        Some(number) => Some(ActiveIssue { number, title: title(project, number, &mut notes).await }),
+        Some(number) => Some(ActiveIssue {
+            number,
+            title: title(project, number, &mut notes).await,
+        }),
         None => None,
     };
     let mut d = state::decide(&gathered.facts);
@@ -99,7 +110,15 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
     }
     let unpublished = gathered.facts.unpublished;
     let changed = cap(gathered.changed);
-    reply(d, gathered.facts.active_issue, active, changed, gathered.recent, unpublished, notes)
+    reply(
+        d,
+        gathered.facts.active_issue,
+        active,
+        changed,
+        gathered.recent,
+        unpublished,
+        notes,
+    )
 }
 
 fn reply(
@@ -175,20 +194,29 @@ pub fn snapshot(repo: &GitRepo) -> Result<Snapshot, WorkError> {
     let status = repo.status()?;
     let conflicted: Vec<String> = status.conflicted.iter().map(|p| p.display()).collect();
     let blocked = block_reason(repo, &head, &conflicted);
-    Ok(Snapshot { head, status, blocked })
+    Ok(Snapshot {
+        head,
+        status,
+        blocked,
+    })
 }
 
 fn gather(project: &Project) -> Result<Gathered, WorkError> {
     let repo = &project.repo;
-    let Snapshot { head, status, blocked } = snapshot(repo)?;
+    let Snapshot {
+        head,
+        status,
+        blocked,
+    } = snapshot(repo)?;
     let changed: Vec<String> = status.entries.iter().map(|e| e.path.display()).collect();
     let destination = repo.destination()?;
     let unpublished = match &destination {
         Some(dest) if head.oid.is_some() => Some(repo.unpublished(dest, 1000)?),
         _ => None,
     };
-    let unpublished_set: Option<HashSet<String>> =
-        unpublished.as_ref().map(|u| u.shas.iter().cloned().collect());
+    let unpublished_set: Option<HashSet<String>> = unpublished
+        .as_ref()
+        .map(|u| u.shas.iter().cloned().collect());
     let line = line_of(&head);
     let key = project.key();
     let (active_issue, outside_new, recent) = project.with_ledger(|ledger| {
@@ -213,16 +241,28 @@ fn gather(project: &Project) -> Result<Gathered, WorkError> {
     let facts = Facts {
         blocked,
         changed: changed.len(),
-        unpublished: destination.as_ref().map(|_| unpublished.as_ref().map_or(0, |u| u.count)),
+        unpublished: destination
+            .as_ref()
+            .map(|_| unpublished.as_ref().map_or(0, |u| u.count)),
         active_issue,
     };
-    Ok(Gathered { facts, changed, recent, outside_new })
+    Ok(Gathered {
+        facts,
+        changed,
+        recent,
+        outside_new,
+    })
 }
 
 /// The active issue's title, from the cache or the tracker; `None` (with a note) when the
 /// tracker cannot say — `work_observe` never fails because of the tracker.
 pub async fn title(project: &Arc<Project>, number: u64, notes: &mut Vec<String>) -> Option<String> {
-    if let Some(t) = project.titles.lock().ok().and_then(|cache| cache.get(&number).cloned()) {
+    if let Some(t) = project
+        .titles
+        .lock()
+        .ok()
+        .and_then(|cache| cache.get(&number).cloned())
+    {
         return Some(t);
     }
     match tokio::time::timeout(TITLE_TIMEOUT, project.issues.read(number)).await {
@@ -233,11 +273,15 @@ pub async fn title(project: &Arc<Project>, number: u64, notes: &mut Vec<String>)
             Some(issue.title)
         }
         Ok(Err(butler_worker::issues::IssueError::NotFound { .. })) => {
-            notes.push(format!("Issue #{number} was not found in the issue tracker."));
+            notes.push(format!(
+                "Issue #{number} was not found in the issue tracker."
+            ));
             None
         }
         Ok(Err(_)) | Err(_) => {
-            notes.push("The issue tracker did not answer; the active issue's title is unknown.".into());
+            notes.push(
+                "The issue tracker did not answer; the active issue's title is unknown.".into(),
+            );
             None
         }
     }

@@ -18,7 +18,11 @@ pub struct PublishOutcome {
 
 pub fn publish(project: &Project) -> Result<PublishOutcome, WorkError> {
     let repo = &project.repo;
-    let Snapshot { head, status, blocked } = snapshot(repo)?;
+    let Snapshot {
+        head,
+        status,
+        blocked,
+    } = snapshot(repo)?;
     if let Some(reason) = blocked {
         return Err(WorkError::Blocked(reason));
     }
@@ -28,12 +32,21 @@ pub fn publish(project: &Project) -> Result<PublishOutcome, WorkError> {
     let dest = repo.destination()?.ok_or(WorkError::NoDestination)?;
     let destination = format!("{}/{}", dest.remote, dest.branch);
     if head.oid.is_none() {
-        return Ok(PublishOutcome { published_records: 0, destination });
+        return Ok(PublishOutcome {
+            published_records: 0,
+            destination,
+        });
     }
     let pending = repo.unpublished(&dest, 1000)?;
     if pending.count == 0 {
-        return Ok(PublishOutcome { published_records: 0, destination });
+        return Ok(PublishOutcome {
+            published_records: 0,
+            destination,
+        });
     }
     repo.publish(&dest)?;
-    Ok(PublishOutcome { published_records: pending.count, destination })
+    Ok(PublishOutcome {
+        published_records: pending.count,
+        destination,
+    })
 }

@@ -91,7 +91,11 @@ pub fn validate_issue_ids(ids: &[i64]) -> Result<Vec<u64>, WorkError> {
 
 pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, WorkError> {
     let repo = &project.repo;
-    let Snapshot { head, status, blocked } = snapshot(repo)?;
+    let Snapshot {
+        head,
+        status,
+        blocked,
+    } = snapshot(repo)?;
     if let Some(reason) = blocked {
         return Err(WorkError::Blocked(reason));
     }
@@ -99,7 +103,10 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     let key = project.key();
     let issue_ids = match req.issue_ids {
         Some(ids) => ids,
-        None => project.with_ledger(|l| Ok(l.active_issue(&key, &line)?))?.into_iter().collect(),
+        None => project
+            .with_ledger(|l| Ok(l.active_issue(&key, &line)?))?
+            .into_iter()
+            .collect(),
     };
     if status.entries.is_empty() {
         return Ok(RecordOutcome {

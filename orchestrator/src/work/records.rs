@@ -56,7 +56,11 @@ pub fn adopt(ledger: &Ledger, commit: &CommitInfo) -> Result<(Record, bool), Wor
     let parsed = message::parse(&commit.message);
     let created_at = chrono::DateTime::parse_from_rfc3339(&commit.time)
         .map_err(|e| WorkError::Internal(format!("commit time: {e}")))?;
-    let origin = if parsed.record_id.is_some() { Origin::Butler } else { Origin::Outside };
+    let origin = if parsed.record_id.is_some() {
+        Origin::Butler
+    } else {
+        Origin::Outside
+    };
     let claimed_id = match parsed.record_id.as_deref() {
         Some(id) => id.parse().ok(),
         None => None,

@@ -30,7 +30,10 @@ pub fn looks_like_credentials(path: &str) -> bool {
     }
     // `.env.local`, `.env.production` — but not the committed templates.
     if let Some(rest) = name.strip_prefix(".env.") {
-        return !matches!(rest, "example" | "sample" | "template" | "dist" | "defaults");
+        return !matches!(
+            rest,
+            "example" | "sample" | "template" | "dist" | "defaults"
+        );
     }
     false
 }
@@ -41,14 +44,27 @@ mod tests {
 
     #[test]
     fn secrets_are_recognised() {
-        for p in [".env", "app/.env.local", "deploy/server.pem", "id_ed25519", "a/b/tls.key"] {
+        for p in [
+            ".env",
+            "app/.env.local",
+            "deploy/server.pem",
+            "id_ed25519",
+            "a/b/tls.key",
+        ] {
             assert!(creds(p), "{p}");
         }
     }
 
     #[test]
     fn ordinary_files_and_templates_are_not() {
-        for p in [".env.example", "src/env.rs", "keyboard.rs", "README.md", "key.rs", "pem.txt"] {
+        for p in [
+            ".env.example",
+            "src/env.rs",
+            "keyboard.rs",
+            "README.md",
+            "key.rs",
+            "pem.txt",
+        ] {
             assert!(!creds(p), "{p}");
         }
     }

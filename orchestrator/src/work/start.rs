@@ -24,9 +24,12 @@ pub async fn start(project: &Arc<Project>, issue: Option<u64>) -> Result<Reply, 
                 title = Some(found.title);
             }
             Err(IssueError::NotFound { .. }) => {
-                return Err(WorkError::Issue(IssueError::NotFound { what: format!("issue #{number}") }));
+                return Err(WorkError::Issue(IssueError::NotFound {
+                    what: format!("issue #{number}"),
+                }));
             }
-            Err(_) => notes.push("The issue tracker did not answer; the issue was set unchecked.".to_string()),
+            Err(_) => notes
+                .push("The issue tracker did not answer; the issue was set unchecked.".to_string()),
         }
     }
     let line = blocking(project, move |p| {

@@ -47,7 +47,12 @@ pub struct Decision {
 }
 
 fn action(tool: &'static str, reason: impl Into<String>, args: &[&'static str]) -> RequiredAction {
-    RequiredAction { tool, reason: reason.into(), required_args: args.to_vec(), policy_hint: None }
+    RequiredAction {
+        tool,
+        reason: reason.into(),
+        required_args: args.to_vec(),
+        policy_hint: None,
+    }
 }
 
 pub fn uninitialized() -> Decision {
@@ -76,7 +81,11 @@ pub fn decide(facts: &Facts) -> Decision {
     if let Some(reason) = &facts.blocked {
         return Decision {
             state: WorkState::Blocked,
-            summary: format!("Blocked: {}. {}.", reason.describe(), capitalise(reason.hint())),
+            summary: format!(
+                "Blocked: {}. {}.",
+                reason.describe(),
+                capitalise(reason.hint())
+            ),
             required_action: None,
             available_next: vec!["work_vcs", "work_diff", "work_history"],
         };
@@ -125,7 +134,9 @@ pub fn decide(facts: &Facts) -> Decision {
     if unpublished > 0 {
         return Decision {
             state: WorkState::RecordedUnpublished,
-            summary: format!("{unpublished} record(s) not yet shared. Share them with work_publish."),
+            summary: format!(
+                "{unpublished} record(s) not yet shared. Share them with work_publish."
+            ),
             required_action: Some(action("work_publish", "There are unshared records", &[])),
             available_next: vec!["work_publish", "work_history"],
         };
@@ -166,18 +177,35 @@ mod tests {
     use super::*;
 
     fn facts(changed: usize, unpublished: Option<usize>, issue: Option<u64>) -> Facts {
-        Facts { blocked: None, changed, unpublished, active_issue: issue }
+        Facts {
+            blocked: None,
+            changed,
+            unpublished,
+            active_issue: issue,
+        }
     }
 
     #[test]
     fn each_state_from_its_facts() {
         assert_eq!(decide(&facts(0, Some(0), None)).state, WorkState::CleanIdle);
         assert_eq!(decide(&facts(0, None, None)).state, WorkState::CleanIdle);
-        assert_eq!(decide(&facts(0, Some(0), Some(5))).state, WorkState::CleanWithActiveIssue);
+        assert_eq!(
+            decide(&facts(0, Some(0), Some(5))).state,
+            WorkState::CleanWithActiveIssue
+        );
         assert_eq!(decide(&facts(2, Some(0), Some(5))).state, WorkState::Dirty);
-        assert_eq!(decide(&facts(0, Some(3), Some(5))).state, WorkState::RecordedUnpublished);
-        assert_eq!(decide(&facts(1, Some(3), None)).state, WorkState::DirtyAndUnpublished);
-        let blocked = Facts { blocked: Some(BlockReason::Detached), ..facts(1, Some(1), None) };
+        assert_eq!(
+            decide(&facts(0, Some(3), Some(5))).state,
+            WorkState::RecordedUnpublished
+        );
+        assert_eq!(
+            decide(&facts(1, Some(3), None)).state,
+            WorkState::DirtyAndUnpublished
+        );
+        let blocked = Facts {
+            blocked: Some(BlockReason::Detached),
+            ..facts(1, Some(1), None)
+        };
         assert_eq!(decide(&blocked).state, WorkState::Blocked);
     }
 
@@ -193,7 +221,11 @@ mod tests {
 
     #[test]
     fn diff_is_never_required() {
-        for f in [facts(1, Some(0), Some(1)), facts(1, Some(2), None), facts(0, Some(2), None)] {
+        for f in [
+            facts(1, Some(0), Some(1)),
+            facts(1, Some(2), None),
+            facts(0, Some(2), None),
+        ] {
             let d = decide(&f);
             assert_ne!(d.required_action.map(|a| a.tool), Some("work_diff"));
         }

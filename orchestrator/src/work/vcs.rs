@@ -22,19 +22,32 @@ pub fn vcs(
 ) -> Result<(String, VcsOutput), WorkError> {
     match vet(&args) {
         Verdict::Run => run(project, &args),
-        Verdict::Invalid { reason } => Err(WorkError::InvalidArgument { field: "args", reason }),
-        Verdict::UseProperTool { tool, subcommand, suggestion } => {
-            Err(WorkError::UseProperTool { subcommand, tool: tool.to_string(), suggestion })
-        }
+        Verdict::Invalid { reason } => Err(WorkError::InvalidArgument {
+            field: "args",
+            reason,
+        }),
+        Verdict::UseProperTool {
+            tool,
+            subcommand,
+            suggestion,
+        } => Err(WorkError::UseProperTool {
+            subcommand,
+            tool: tool.to_string(),
+            suggestion,
+        }),
         Verdict::PolicyBlocked { reason } => Err(WorkError::PolicyBlocked {
             reason,
             hint: "use the proper work_* tool, or ask the user to run this themselves".into(),
         }),
-        Verdict::NeedsApproval { summary_of_loss, fingerprint } => match approval {
+        Verdict::NeedsApproval {
+            summary_of_loss,
+            fingerprint,
+        } => match approval {
             None => {
                 let loss = describe_loss(project, &summary_of_loss);
-                let reference = project
-                    .with_ledger(|l| Ok(l.create_approval(APPROVAL_KIND, &fingerprint, &loss)?))?;
+                let reference = project.with_ledger(|l| {
+                    Ok(l.create_approval(APPROVAL_KIND, &fingerprint, &loss)?)
+                })?;
                 Err(WorkError::NeedsApproval { loss, reference })
             }
             Some(reference) => {
@@ -71,8 +84,17 @@ fn describe_loss(project: &Project, summary: &str) -> String {
     if status.entries.is_empty() {
         return format!("{summary} (nothing is unrecorded right now)");
     }
-    let names: Vec<String> = status.entries.iter().take(10).map(|e| e.path.display()).collect();
+    let names: Vec<String> = status
+        .entries
+        .iter()
+        .take(10)
+        .map(|e| e.path.display())
+        .collect();
     let more = status.entries.len().saturating_sub(names.len());
-    let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
     format!("{summary}; unrecorded now: {}{tail}", names.join(", "))
 }

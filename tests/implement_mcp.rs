@@ -1,0 +1,185 @@
+//! The ImplementMaid through the real `butler mcp` binary: `run_implement` with the scripted
+//! fake agent, progress notifications, MCP cancellation, accept, and the Brain's tree untouched.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{BUTLER, World};
+use serde_json::{Value, json};
+
+fn fake_agent() -> PathBuf {
+    let path = Path::new(BUTLER)
+        .parent()
+        .expect("target dir")
+        .join("fake-agent");
+    if !path.is_file() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-q", "-p", "butler-maid", "--bin", "fake-agent"])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success() && path.is_file(), "fake-agent not built");
+    }
+    path
+}
+
+/// A world whose Brain delegates to the fake agent playing `attempts` (one JSON array each).
+fn delegating_world(attempts: &[Value]) -> World {
+    let mut w = World::published();
+    let script = w.tmp.path().join("script.jsonl");
+    let tmp = w.tmp.path().to_string_lossy().into_owned();
+    let lines: Vec<String> = attempts
+        .iter()
+        .map(|a| a.to_string().replace("{tmp}", &tmp))
+        .collect();
+    std::fs::write(&script, lines.join("\n")).expect("script");
+    for (k, v) in [
+        (
+            "BUTLER_GOOSE_PROGRAM",
+            fake_agent().to_string_lossy().into_owned(),
+        ),
+        ("BUTLER_GOOSE_PROVIDER", "openai".into()),
+        ("BUTLER_GOOSE_MODEL", "fake".into()),
+        ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
+        (
+            "BUTLER_AGENT_ENV_ALLOW",
+            "FAKE_AGENT_SCRIPT,BUTLER_GITEA_TOKEN".into(),
+        ),
+        ("BUTLER_GITEA_TOKEN", "tok-never-to-the-agent".into()),
+        ("BUTLER_ISSUE_BACKEND", "local".into()),
+    ] {
+        w.env.push((k.to_string(), v));
+    }
+    w
+}
+
+fn head(w: &World) -> String {
+    w.git(&["rev-parse", "HEAD"], Some(&w.project))
+        .trim()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_delegated_task_goes_from_run_implement_to_accepted_records() {
+    let w = delegating_world(&[json!([
+        {"do": "write", "path": "src/greet.rs", "text": "pub fn greet() -> &'static str { \"hi\" }\n"},
+        {"do": "record_env", "path": "{tmp}/agent-env.txt"},
+        {"do": "mcp", "calls": [{"tool": "leave_note", "arguments": {"text": "greet added"}}]}
+    ])]);
+    let brain = w.session().await;
+    let before = head(&w);
+    let a = brain
+        .call(
+            "run_implement",
+            json!({"goal": "Add greet()", "target_paths": ["src/"],
+                   "test_commands": ["test -f src/greet.rs"]}),
+        )
+        .await;
+    assert_eq!(a.status(), "ok", "{}", a.envelope);
+    let data = a.data();
+    assert_eq!(data["outcome"], json!("succeeded"), "{data}");
+    let task = data["task_id"].as_str().expect("task id").to_string();
+    assert!(
+        data["branch"]
+            .as_str()
+            .expect("branch")
+            .starts_with("butler/task-")
+    );
+    let attempt = &data["attempts"][0];
+    assert_eq!(attempt["direct_git"]["detected"], json!(false));
+    assert_eq!(attempt["verify"]["tests"][0]["passed"], json!(true));
+    assert_eq!(attempt["changed_files"], json!(["src/greet.rs"]));
+    let progress = brain.client.progress();
+    assert!(progress.len() >= 3, "progress notifications: {progress:?}");
+    assert_eq!(
+        head(&w),
+        before,
+        "the Brain's HEAD is untouched while the task runs"
+    );
+    assert!(
+        !w.project.join("src/greet.rs").exists(),
+        "the Brain's tree is untouched"
+    );
+    assert_eq!(brain.state().await, "clean_idle");
+
+    let accepted = brain.call("task_accept", json!({"task_id": task})).await;
+    assert_eq!(accepted.status(), "ok", "{}", accepted.envelope);
+    assert!(w.project.join("src/greet.rs").exists());
+    let history = brain.call("work_history", json!({"n": 3})).await;
+    let first = &history.data()["records"][0];
+    assert_eq!(
+        first["message"].as_str().map(|m| m.contains("greet")),
+        Some(true),
+        "{first}"
+    );
+    assert!(
+        first.get("outside_butler").is_none(),
+        "the Maid's record is Butler's: {first}"
+    );
+    assert_eq!(brain.state().await, "recorded_unpublished");
+
+    let agent_env = std::fs::read_to_string(w.tmp.path().join("agent-env.txt")).expect("env dump");
+    assert!(
+        !agent_env.contains("tok-never-to-the-agent"),
+        "the tracker token reached the agent"
+    );
+    assert!(agent_env.contains("FAKE_AGENT_SCRIPT="));
+}
+
+#[tokio::test]
+async fn unrecorded_work_stops_run_implement_before_any_agent_starts() {
+    let w = delegating_world(&[json!([{"do": "write", "path": "src/x.rs", "text": "x\n"}])]);
+    w.write("README.md", "# edited, unrecorded\n");
+    let brain = w.session().await;
+    let a = brain
+        .call(
+            "run_implement",
+            json!({"goal": "x", "target_paths": ["src/"]}),
+        )
+        .await;
+    assert_eq!(a.error_code(), "need_input", "{}", a.envelope);
+    assert!(
+        a.envelope["hint"]
+            .as_str()
+            .expect("hint")
+            .contains("work_record")
+    );
+    assert!(
+        !w.tmp.path().join("script.jsonl.attempt").exists(),
+        "the agent never started"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_the_call_stops_the_agent_and_its_children() {
+    let w = delegating_world(&[json!([
+        {"do": "sh", "cmd": "echo $$ > \"$FAKE_AGENT_SCRIPT.child\"; exec sleep 300"}
+    ])]);
+    let brain = w.session().await;
+    let before = head(&w);
+    let pid_file = w.tmp.path().join("script.jsonl.child");
+    let call = brain.client.call_then_cancel(
+        "run_implement",
+        json!({"goal": "hang", "target_paths": ["src/"]}),
+        Duration::from_secs(3),
+    );
+    call.await.expect("cancel sent");
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .expect("the agent's child started")
+        .trim()
+        .parse()
+        .expect("pid");
+    let mut gone = false;
+    for _ in 0..100 {
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the agent's child {pid} outlived the cancellation");
+    assert_eq!(head(&w), before);
+    assert_eq!(brain.state().await, "clean_idle", "the server still serves");
+}
