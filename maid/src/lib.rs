@@ -10,15 +10,15 @@ pub mod env;
 pub mod error;
 pub mod output;
 pub mod prompt;
+pub mod record;
 pub mod scope;
 pub mod supervise;
-pub mod record;
 pub mod task;
 pub mod verify;
 
 pub use contract::{
-    AgentKind, AgentNote, AttemptEvidence, ContractError, DirectGit, DirectGitFinding, ImplementRequest,
-    Outcome, ResultContract, TaskContract, TaskId, Verification,
+    AgentKind, AgentNote, AttemptEvidence, ContractError, DirectGit, DirectGitFinding,
+    ImplementRequest, Outcome, ResultContract, TaskContract, TaskId, Verification,
 };
 pub use error::MaidError;
 pub use supervise::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};
