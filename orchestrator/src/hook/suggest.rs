@@ -121,14 +121,20 @@ fn diff_params(rest: &[String]) -> Vec<(&'static str, String)> {
     vec![("level", quote("full"))]
 }
 
+/// `git show <commit>` → the record of that commit; record ids accept commit ids, and names
+/// such as `HEAD~2` have none, so they become a placeholder the Brain fills from work_history.
 fn show_params(rest: &[String]) -> Vec<(&'static str, String)> {
     let commit = rest
         .iter()
         .find(|a| !a.starts_with('-'))
         .map(String::as_str)
-        .unwrap_or("HEAD");
+        .unwrap_or("");
     let commit = commit.split(':').next().unwrap_or(commit);
-    vec![("record_id", quote(commit))]
+    if looks_like_sha(commit) {
+        vec![("record_id", quote(commit))]
+    } else {
+        vec![("record_id", quote("…"))]
+    }
 }
 
 fn history_params(rest: &[String]) -> Vec<(&'static str, String)> {
@@ -215,6 +221,8 @@ mod tests {
             call(&["show", "abc1234"]),
             r#"work_diff(record_id="abc1234")"#
         );
+        assert_eq!(call(&["show"]), r#"work_diff(record_id="…")"#);
+        assert_eq!(call(&["show", "HEAD~2"]), r#"work_diff(record_id="…")"#);
         assert_eq!(call(&["commit", "-m", "x"]), r#"work_record(message="x")"#);
         assert_eq!(
             call(&["commit", "-am", "fix it"]),
