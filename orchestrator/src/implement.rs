@@ -110,6 +110,7 @@ pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
         None => std::env::current_exe()
             .map_err(|e| WorkError::Internal(format!("cannot locate Butler's program: {e}")))?,
     };
+    let hook_exe = exe.to_string_lossy().into_owned();
     let worker = WorkerMcpCommand {
         program: exe,
         args: vec!["worker-mcp".to_owned()],
@@ -133,6 +134,8 @@ pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
             program: var(&format!("{prefix}_PROGRAM")).map(PathBuf::from),
             provider: var(&format!("{prefix}_PROVIDER")),
             model: var(&format!("{prefix}_MODEL")),
+            // The Brain's git policy, for agents that run hooks of their own (Claude Code).
+            git_hook_command: Some(crate::install::hook_command(&hook_exe)),
             ..Default::default()
         };
         agents.insert(kind, config);
@@ -341,4 +344,20 @@ pub async fn task_discard(project: &Arc<Project>, task_id: &str) -> Result<Reply
         format!("Task {task_id} discarded; its work is kept aside and can be recovered."),
         json!({ "task_id": task_id, "discarded": true }),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_with_hooks_get_the_brains_git_policy() {
+        let ctx = maid_context(PathBuf::from("/tmp/project")).expect("context");
+        let claude = ctx
+            .agents
+            .get(&AgentKind::Claude)
+            .expect("claude configured");
+        let hook = claude.git_hook_command.as_deref().expect("hook command");
+        assert!(hook.ends_with("\" git-hook"), "{hook}");
+    }
 }
