@@ -292,6 +292,9 @@ struct BrainState {
     head_ref: Option<String>,
     head: Option<String>,
     changed: BTreeSet<String>,
+    /// Entries beside the task worktrees (`../x` from a worktree lands there, inside the git
+    /// directory) that are not worktrees themselves.
+    beside: BTreeSet<String>,
 }
 
 impl BrainState {
@@ -300,8 +303,24 @@ impl BrainState {
             head_ref: main.head_ref()?,
             head: main.rev("HEAD")?,
             changed: main.changed_paths()?.into_iter().collect(),
+            beside: beside_worktrees(main),
         })
     }
+}
+
+fn worktrees_dir(main: &TaskGit) -> PathBuf {
+    main.common_dir().join("butler").join("worktrees")
+}
+
+fn beside_worktrees(main: &TaskGit) -> BTreeSet<String> {
+    let Ok(entries) = std::fs::read_dir(worktrees_dir(main)) else {
+        return BTreeSet::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with("task-"))
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -604,12 +623,22 @@ fn outside_writes(
             path: "HEAD".to_owned(),
         });
     }
+    let evidence = task_dir.join(format!("attempt-{attempt}-outside"));
+    for name in now.beside.difference(&before.beside) {
+        let source = worktrees_dir(main).join(name);
+        let kept = evidence.join("beside-worktree").join(name);
+        std::fs::create_dir_all(evidence.join("beside-worktree"))
+            .map_err(|e| MaidError::io("creating", &evidence, e))?;
+        std::fs::rename(&source, &kept).map_err(|e| MaidError::io("keeping", &source, e))?;
+        found.push(DirectGitFinding::OutsideWrite {
+            path: format!("../{name}"),
+        });
+    }
     let new: Vec<String> = now.changed.difference(&before.changed).cloned().collect();
     if new.is_empty() {
         return Ok(found);
     }
     let head = now.head.clone().unwrap_or_default();
-    let evidence = task_dir.join(format!("attempt-{attempt}-outside"));
     main.unstage(&new)?;
     for path in &new {
         let source = main.workdir().join(path);

@@ -454,6 +454,7 @@ async fn writes_into_the_brains_tree_are_reported_and_undone_without_loss() {
         r#"{"do":"write","path":"../../../../README.md","text":"hijacked\n"}"#,
         r#"{"do":"write","path":"../../../../stray.txt","text":"agent file\n"}"#,
         r#"{"do":"sh","cmd":"git -C ../../../.. add stray.txt"}"#,
+        r#"{"do":"write","path":"../escaped.txt","text":"beside the worktree\n"}"#,
     ])]);
     let (result, _) = run(&repo, contract(&repo, &[]).await).await;
     let result = result.expect("runs");
@@ -478,6 +479,17 @@ async fn writes_into_the_brains_tree_are_reported_and_undone_without_loss() {
     assert_eq!(
         std::fs::read_to_string(kept.join("README.md")).expect("kept"),
         "hijacked\n"
+    );
+    assert!(
+        findings.contains(&DirectGitFinding::OutsideWrite {
+            path: "../escaped.txt".into()
+        }),
+        "{findings:?}"
+    );
+    assert!(!repo.root.join(".git/butler/worktrees/escaped.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(kept.join("beside-worktree/escaped.txt")).expect("kept"),
+        "beside the worktree\n"
     );
     assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
 }
