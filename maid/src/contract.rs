@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use butler_worker::git::Tampering;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -502,61 +503,23 @@ impl DirectGit {
     }
 }
 
-/// One thing the agent did to git or outside its tree (all restored by the Maid).
+/// One thing the agent did to git or outside its tree (all restored by the Maid). What it did
+/// to git is the git worker's [`Tampering`], shown with the same `kind` tag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DirectGitFinding {
-    /// Commits the agent made; unwound into the working tree, their changes kept.
-    Commits {
-        count: u32,
-        subjects: Vec<String>,
-    },
-    /// HEAD was switched to another branch or detached.
-    BranchSwitched {
-        from: String,
-        to: String,
-    },
-    RefCreated {
-        name: String,
-    },
-    RefDeleted {
-        name: String,
-    },
-    RefMoved {
-        name: String,
-    },
-    /// Files were staged (`git add`).
-    IndexChanged,
-    /// Repository configuration changed (e.g. `core.fsmonitor`, `core.hooksPath`).
-    ConfigChanged {
-        keys: Vec<String>,
-    },
-    HooksChanged {
-        names: Vec<String>,
-    },
     /// A file written outside the task's worktree.
-    OutsideWrite {
-        path: String,
-    },
+    OutsideWrite { path: String },
     /// Agent configuration planted in the tree (`.aider.conf.yml`, `.goosehints`, …).
-    AgentConfigPlanted {
-        path: String,
-    },
+    AgentConfigPlanted { path: String },
+    /// Commits, switched or moved refs, staged files, changed config or hooks.
+    #[serde(untagged)]
+    Git(Tampering),
 }
 
-impl From<butler_worker::git::Tampering> for DirectGitFinding {
-    fn from(t: butler_worker::git::Tampering) -> Self {
-        use butler_worker::git::Tampering as T;
-        match t {
-            T::Commits { count, subjects } => Self::Commits { count, subjects },
-            T::BranchSwitched { from, to } => Self::BranchSwitched { from, to },
-            T::RefCreated { name } => Self::RefCreated { name },
-            T::RefDeleted { name } => Self::RefDeleted { name },
-            T::RefMoved { name } => Self::RefMoved { name },
-            T::IndexChanged => Self::IndexChanged,
-            T::ConfigChanged { keys } => Self::ConfigChanged { keys },
-            T::HooksChanged { names } => Self::HooksChanged { names },
-        }
+impl From<Tampering> for DirectGitFinding {
+    fn from(t: Tampering) -> Self {
+        Self::Git(t)
     }
 }
 
@@ -619,6 +582,32 @@ pub struct GuardFinding {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn findings_keep_one_flat_kind_tag_and_read_back() {
+        use super::{DirectGitFinding, Tampering};
+        let findings = vec![
+            DirectGitFinding::Git(Tampering::Commits {
+                count: 1,
+                subjects: vec!["wip".into()],
+            }),
+            DirectGitFinding::Git(Tampering::IndexChanged),
+            DirectGitFinding::OutsideWrite {
+                path: "../x".into(),
+            },
+        ];
+        let json = serde_json::to_value(&findings).expect("json");
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {"kind": "commits", "count": 1, "subjects": ["wip"]},
+                {"kind": "index_changed"},
+                {"kind": "outside_write", "path": "../x"}
+            ])
+        );
+        let back: Vec<DirectGitFinding> = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, findings);
+    }
+
     use super::*;
 
     fn request(targets: &[&str]) -> ImplementRequest {
@@ -809,10 +798,12 @@ mod tests {
                 agent_exit: Ending::Exited { code: 0 },
                 duration_ms: 12,
                 changed_files: vec!["src/a.rs".into()],
-                direct_git: DirectGit::from_findings(vec![DirectGitFinding::Commits {
-                    count: 1,
-                    subjects: vec!["wip".into()],
-                }]),
+                direct_git: DirectGit::from_findings(vec![DirectGitFinding::Git(
+                    Tampering::Commits {
+                        count: 1,
+                        subjects: vec!["wip".into()],
+                    },
+                )]),
                 verify: Verification {
                     scope_violation: vec!["Cargo.toml".into()],
                     tests: vec![TestRun {

@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use butler_worker::git::Tampering;
+
 use crate::contract::{
     AttemptEvidence, DirectGitFinding, FileExpectation, TaskContract, Verification,
 };
@@ -158,20 +160,20 @@ fn direct_git_lines(p: &mut String, findings: &[DirectGitFinding]) {
     p.push_str("- You used git or touched files you must not; the Maid undid it:\n");
     for finding in findings.iter().take(RETRY_LIST_MAX) {
         let line = match finding {
-            DirectGitFinding::Commits { count, .. } => {
+            DirectGitFinding::Git(Tampering::Commits { count, .. }) => {
                 format!("{count} commit(s) of your own (their changes were kept in the tree)")
             }
-            DirectGitFinding::BranchSwitched { from, to } => {
+            DirectGitFinding::Git(Tampering::BranchSwitched { from, to }) => {
                 format!("switched from `{from}` to `{to}`")
             }
-            DirectGitFinding::RefCreated { name } => format!("created `{name}`"),
-            DirectGitFinding::RefDeleted { name } => format!("deleted `{name}`"),
-            DirectGitFinding::RefMoved { name } => format!("moved `{name}`"),
-            DirectGitFinding::IndexChanged => "staged files (`git add`)".to_owned(),
-            DirectGitFinding::ConfigChanged { keys } => {
+            DirectGitFinding::Git(Tampering::RefCreated { name }) => format!("created `{name}`"),
+            DirectGitFinding::Git(Tampering::RefDeleted { name }) => format!("deleted `{name}`"),
+            DirectGitFinding::Git(Tampering::RefMoved { name }) => format!("moved `{name}`"),
+            DirectGitFinding::Git(Tampering::IndexChanged) => "staged files (`git add`)".to_owned(),
+            DirectGitFinding::Git(Tampering::ConfigChanged { keys }) => {
                 format!("changed repository configuration: {}", ticks(keys))
             }
-            DirectGitFinding::HooksChanged { names } => {
+            DirectGitFinding::Git(Tampering::HooksChanged { names }) => {
                 format!("changed git hooks: {}", ticks(names))
             }
             DirectGitFinding::OutsideWrite { path } => {
@@ -324,13 +326,13 @@ mod tests {
             duration_ms: 10,
             changed_files: vec!["src/greet.rs".into(), "Cargo.toml".into()],
             direct_git: DirectGit::from_findings(vec![
-                DirectGitFinding::Commits {
+                DirectGitFinding::Git(Tampering::Commits {
                     count: 2,
                     subjects: vec!["wip".into()],
-                },
-                DirectGitFinding::ConfigChanged {
+                }),
+                DirectGitFinding::Git(Tampering::ConfigChanged {
                     keys: vec!["core.fsmonitor".into()],
-                },
+                }),
             ]),
             verify: Verification {
                 scope_violation: vec!["Cargo.toml".into()],

@@ -13,6 +13,7 @@ use butler_maid::{
     AgentKind, DirectGitFinding, MaidContext, MaidError, Outcome, Progress, TaskContract, TaskId,
     accept, discard, prepare_task, run_task,
 };
+use butler_worker::git::Tampering;
 use butler_worker::ledger::Ledger;
 use tokio_util::sync::CancellationToken;
 
@@ -258,7 +259,7 @@ async fn direct_commits_and_out_of_scope_files_are_undone_reported_and_retried()
     let first = &result.attempts[0];
     assert!(first.direct_git.detected);
     assert!(
-        first.direct_git.findings.iter().any(|f| matches!(f, DirectGitFinding::Commits { count: 1, subjects } if subjects == &["agent wip"])),
+        first.direct_git.findings.iter().any(|f| matches!(f, DirectGitFinding::Git(Tampering::Commits { count: 1, subjects }) if subjects == &["agent wip"])),
         "{:?}",
         first.direct_git.findings
     );
@@ -306,21 +307,21 @@ async fn config_tampering_and_branch_switches_are_restored() {
     let result = result.expect("runs");
     let findings = &result.attempts[0].direct_git.findings;
     assert!(
-        findings.contains(&DirectGitFinding::ConfigChanged {
+        findings.contains(&DirectGitFinding::Git(Tampering::ConfigChanged {
             keys: vec!["core.fsmonitor".into()]
-        }),
+        })),
         "{findings:?}"
     );
     assert!(
         findings.iter().any(
-            |f| matches!(f, DirectGitFinding::BranchSwitched { to, .. } if to == "agent-branch")
+            |f| matches!(f, DirectGitFinding::Git(Tampering::BranchSwitched { to, .. }) if to == "agent-branch")
         ),
         "{findings:?}"
     );
     assert!(
-        findings.contains(&DirectGitFinding::RefCreated {
+        findings.contains(&DirectGitFinding::Git(Tampering::RefCreated {
             name: "refs/heads/extra".into()
-        }),
+        })),
         "{findings:?}"
     );
     assert!(
