@@ -7,18 +7,12 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use butler_orchestrator::client::Answer;
+use butler_orchestrator::client::{Answer, BrainClient};
 use common::{BUTLER, World, normalize};
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -35,75 +29,32 @@ const FORGEJO_VERSION: &str = "11.0.3+gitea-1.22.0";
 // A Brain whose server logs (stderr) are kept.
 // ---------------------------------------------------------------------------------------------
 
-/// A Brain stand-in like `common::Brain`, but it keeps the server's stderr so the log can be
-/// searched for the token.
+/// A Brain stand-in like `common::Brain`, but the server's log (stderr) is kept so it can be
+/// searched for the token, and every answer is remembered.
 struct LoggedBrain {
-    service: RunningService<RoleClient, ()>,
-    stderr: Arc<Mutex<String>>,
-    drain: tokio::task::JoinHandle<()>,
+    client: BrainClient,
     /// Every envelope the Brain received, as text.
     answers: Mutex<Vec<String>>,
 }
 
-/// Starts `butler mcp` in `cwd` with `envs` added, its stderr piped into a buffer.
+/// Starts `butler mcp` in `cwd` with `envs` added, its log kept.
 async fn spawn_with_stderr(cwd: &Path, envs: &[(String, String)]) -> LoggedBrain {
-    let mut cmd = tokio::process::Command::new(BUTLER);
-    cmd.arg("mcp").current_dir(cwd);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let (transport, stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::piped())
-        .spawn()
+    let client = BrainClient::spawn_logged(Path::new(BUTLER), cwd, envs)
+        .await
         .expect("butler mcp starts");
-    let mut stderr = stderr.expect("stderr is piped");
-    let buffer = Arc::new(Mutex::new(String::new()));
-    let sink = Arc::clone(&buffer);
-    let drain = tokio::spawn(async move {
-        let mut chunk = [0u8; 4096];
-        while let Ok(n) = stderr.read(&mut chunk).await {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .expect("log buffer")
-                .push_str(&String::from_utf8_lossy(&chunk[..n]));
-        }
-    });
-    let service = ().serve(transport).await.expect("MCP handshake");
     LoggedBrain {
-        service,
-        stderr: buffer,
-        drain,
+        client,
         answers: Mutex::new(Vec::new()),
     }
 }
 
 impl LoggedBrain {
     async fn call(&self, tool: &str, args: Value) -> Answer {
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        if let Value::Object(map) = args {
-            params = params.with_arguments(map);
-        }
-        let result = self
-            .service
-            .call_tool(params)
+        let answer = self
+            .client
+            .call(tool, args)
             .await
             .expect("the server answers the call");
-        let is_error = result.is_error.unwrap_or(false);
-        let text: Option<Value> = result
-            .content
-            .first()
-            .and_then(|c| c.as_text())
-            .and_then(|t| serde_json::from_str(&t.text).ok());
-        let structured = result.structured_content.clone();
-        let consistent = text.is_some() && text == structured;
-        let envelope = if is_error { text } else { structured }.unwrap_or(Value::Null);
-        let answer = Answer {
-            envelope,
-            is_error,
-            consistent,
-        };
         assert!(
             answer.consistent,
             "text and structured content differ: {}",
@@ -130,9 +81,7 @@ impl LoggedBrain {
 
     /// Closes the connection and returns (every answer, the server's whole stderr).
     async fn close(self) -> (Vec<String>, String) {
-        let _ = self.service.cancel().await;
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.drain).await;
-        let log = self.stderr.lock().expect("log buffer").clone();
+        let log = self.client.close_with_log().await;
         (self.answers.into_inner().expect("answers"), log)
     }
 }

@@ -2,6 +2,7 @@
 //! tools. `butler demo` and the end-to-end tests drive the real server through it.
 
 use std::path::Path;
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
+use tokio::io::AsyncReadExt;
 
 /// The client side: keeps every progress message the server sends.
 #[derive(Clone, Default)]
@@ -54,25 +56,64 @@ impl Answer {
 pub struct BrainClient {
     service: RunningService<RoleClient, ProgressLog>,
     progress: ProgressLog,
+    log: Arc<Mutex<String>>,
+    drain: Option<tokio::task::JoinHandle<()>>,
     pid: Option<u32>,
     instructions: Option<String>,
 }
 
 impl BrainClient {
-    /// Starts `<butler_exe> mcp` with `envs` added to its environment, in `cwd`.
+    /// Starts `<butler_exe> mcp` with `envs` added to its environment, in `cwd`; the server's
+    /// log (stderr) is discarded.
     pub async fn spawn(
         butler_exe: &Path,
         cwd: &Path,
         envs: &[(String, String)],
+    ) -> std::io::Result<Self> {
+        Self::start(butler_exe, cwd, envs, false).await
+    }
+
+    /// Like [`BrainClient::spawn`], keeping the server's log for [`BrainClient::server_log`].
+    pub async fn spawn_logged(
+        butler_exe: &Path,
+        cwd: &Path,
+        envs: &[(String, String)],
+    ) -> std::io::Result<Self> {
+        Self::start(butler_exe, cwd, envs, true).await
+    }
+
+    async fn start(
+        butler_exe: &Path,
+        cwd: &Path,
+        envs: &[(String, String)],
+        keep_log: bool,
     ) -> std::io::Result<Self> {
         let mut cmd = tokio::process::Command::new(butler_exe);
         cmd.arg("mcp").current_dir(cwd);
         for (k, v) in envs {
             cmd.env(k, v);
         }
-        let (transport, _stderr) = TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()?;
+        let stderr = if keep_log {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
+        let (transport, pipe) = TokioChildProcess::builder(cmd).stderr(stderr).spawn()?;
+        let log = Arc::new(Mutex::new(String::new()));
+        let drain = pipe.map(|mut pipe| {
+            let sink = Arc::clone(&log);
+            tokio::spawn(async move {
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut chunk).await {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut text) = sink.lock() {
+                        text.push_str(&String::from_utf8_lossy(&chunk[..n]));
+                    }
+                }
+            })
+        });
         let pid = transport.id();
         let progress = ProgressLog::default();
         let service = progress
@@ -88,6 +129,8 @@ impl BrainClient {
             progress,
             pid,
             instructions,
+            log,
+            drain,
         })
     }
 
@@ -159,5 +202,15 @@ impl BrainClient {
 
     pub async fn close(self) {
         let _ = self.service.cancel().await;
+    }
+
+    /// Ends the connection and returns everything the server logged (with
+    /// [`BrainClient::spawn_logged`]; empty otherwise).
+    pub async fn close_with_log(self) -> String {
+        let _ = self.service.cancel().await;
+        if let Some(drain) = self.drain {
+            let _ = tokio::time::timeout(Duration::from_secs(10), drain).await;
+        }
+        self.log.lock().map(|text| text.clone()).unwrap_or_default()
     }
 }
