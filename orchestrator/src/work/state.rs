@@ -98,7 +98,8 @@ pub fn decide(facts: &Facts) -> Decision {
     if facts.changed > 0 {
         let mut record = action("work_record", "There are unrecorded changes", &["message"]);
         let mut available = vec!["work_record", "work_diff", "work_history"];
-        let mut summary = format!(
+        // Without an active issue, the policy hint (not the summary) says how to link.
+        let summary = format!(
             "{} unrecorded change(s). Save them with work_record{issue_hint}.",
             facts.changed
         );
@@ -108,10 +109,6 @@ pub fn decide(facts: &Facts) -> Decision {
                     .into(),
             );
             available.insert(1, "work_start");
-            summary = format!(
-                "{} unrecorded change(s). Save them with work_record; pass issue_ids, or issue_ids=[] for no link.",
-                facts.changed
-            );
         }
         if unpublished > 0 {
             return Decision {
