@@ -183,3 +183,49 @@ async fn cancelling_the_call_stops_the_agent_and_its_children() {
     assert_eq!(head(&w), before);
     assert_eq!(brain.state().await, "clean_idle", "the server still serves");
 }
+
+#[tokio::test]
+async fn direct_commits_and_out_of_scope_work_are_caught_and_retried_through_mcp() {
+    let w = delegating_world(&[
+        json!([
+            {"do": "write", "path": "src/a.rs", "text": "pub fn a() {}\n"},
+            {"do": "write", "path": "docs/out.txt", "text": "not mine to write\n"},
+            {"do": "sh", "cmd": "git add -A && git -c user.name=A -c user.email=a@x commit -qm wip"},
+            {"do": "record_prompt", "path": "{tmp}/prompt-1.txt"}
+        ]),
+        json!([
+            {"do": "record_prompt", "path": "{tmp}/prompt-2.txt"},
+            {"do": "write", "path": "src/a.rs", "text": "pub fn a() {}\n"}
+        ]),
+    ]);
+    let brain = w.session().await;
+    let before = head(&w);
+    let a = brain
+        .call(
+            "run_implement",
+            json!({"goal": "Add a()", "target_paths": ["src/**/*.rs"]}),
+        )
+        .await;
+    assert_eq!(a.status(), "ok", "{}", a.envelope);
+    let data = a.data();
+    let first = &data["attempts"][0];
+    assert_eq!(first["direct_git"]["detected"], json!(true), "{first}");
+    assert_eq!(
+        first["verify"]["scope_violation"],
+        json!(["docs/out.txt"]),
+        "{first}"
+    );
+    assert_eq!(data["outcome"], json!("succeeded"), "{data}");
+    assert_eq!(data["attempts"].as_array().map(Vec::len), Some(2));
+    let retry = std::fs::read_to_string(w.tmp.path().join("prompt-2.txt")).expect("retry prompt");
+    assert!(
+        retry.contains("docs/out.txt"),
+        "the retry names the out-of-scope file:\n{retry}"
+    );
+    assert!(
+        retry.contains("commit"),
+        "the retry names the agent's own commit:\n{retry}"
+    );
+    assert_eq!(head(&w), before);
+    assert_eq!(brain.state().await, "clean_idle");
+}
