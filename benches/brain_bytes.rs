@@ -3,23 +3,14 @@
 //! `tools/list`. `cargo bench --bench brain_bytes`.
 #![allow(clippy::print_stdout)]
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use butler_orchestrator::client::BrainClient;
 use serde_json::json;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::git;
 
 fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -10,6 +10,8 @@
 //! (measured separately). Each side gets a fresh worktree per run; retiring it is not timed.
 #![allow(clippy::print_stdout)]
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
@@ -20,48 +22,7 @@ use butler_maid::contract::ImplementRequest;
 use butler_maid::{AgentKind, MaidContext, Outcome};
 use butler_orchestrator::implement::CancellationToken;
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
-}
-
-fn generate(dir: &Path, files: usize) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["config", "user.name", "Bench"]);
-    git(dir, &["config", "user.email", "bench@example.invalid"]);
-    for i in 0..files {
-        let sub = dir.join(format!("d{:03}", i / 1000));
-        if i % 1000 == 0 {
-            std::fs::create_dir_all(&sub).expect("mkdir");
-        }
-        std::fs::write(sub.join(format!("f{i:06}.txt")), format!("file {i}\n")).expect("write");
-    }
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "generated"]);
-    git(dir, &["status", "--porcelain"]);
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
+use common::{env_usize, generate, git, median, ms};
 
 /// `git worktree add` + one file + `git add -A` + `git commit`, in a fresh worktree.
 fn plain_git(dir: &Path, scratch: &Path, run: usize) -> Duration {

@@ -8,46 +8,22 @@
 //! (what the Brain waits for).
 #![allow(clippy::print_stdout)]
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use butler_orchestrator::client::BrainClient;
 use butler_orchestrator::session::open_project;
 use butler_orchestrator::work::observe::observe;
 use serde_json::json;
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use common::{env_usize, generate, git, median, ms};
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
-}
-
-fn generate(dir: &Path, files: usize) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["config", "user.name", "Bench"]);
-    git(dir, &["config", "user.email", "bench@example.invalid"]);
-    for i in 0..files {
-        let sub = dir.join(format!("d{:03}", i / 1000));
-        if i % 1000 == 0 {
-            std::fs::create_dir_all(&sub).expect("mkdir");
-        }
-        std::fs::write(sub.join(format!("f{i:06}.txt")), format!("file {i}\n")).expect("write");
-    }
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "generated"]);
+/// The large repository with 20 modified, 5 untracked and 3 deleted files.
+fn generate_with_changes(dir: &Path, files: usize) {
+    generate(dir, files);
     for i in 0..20 {
         let p = dir.join(format!("d{:03}/f{:06}.txt", i * 7 / 1000, i * 7));
         std::fs::write(p, "changed\n").expect("modify");
@@ -60,22 +36,7 @@ fn generate(dir: &Path, files: usize) {
         std::fs::remove_file(dir.join(format!("d{:03}/f{k:06}.txt", k / 1000))).expect("delete");
     }
     // Let git refresh and save its index once, as any first status would.
-    let refreshed = Command::new("git")
-        .args(["status", "--porcelain=v2", "--branch"])
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git status");
-    assert!(refreshed.status.success());
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+    git(dir, &["status", "--porcelain=v2", "--branch"]);
 }
 
 fn main() {
@@ -85,7 +46,7 @@ fn main() {
     let dir = tmp.path().join("big");
     std::fs::create_dir_all(&dir).expect("mkdir");
     let t = Instant::now();
-    generate(&dir, files);
+    generate_with_changes(&dir, files);
     println!(
         "generated {files} files in {:.1} s",
         t.elapsed().as_secs_f64()
