@@ -179,3 +179,26 @@ async fn the_active_issue_survives_a_restart() {
         json!({"number": n, "title": "Persist"})
     );
 }
+
+#[tokio::test]
+async fn a_huge_change_lists_a_hundred_paths_and_counts_the_rest() {
+    let w = World::published();
+    for i in 0..150 {
+        w.write(&format!("f{i:03}.txt"), "x\n");
+    }
+    let brain = w.session().await;
+    let obs = brain.observe().await;
+    let data = &obs["data"];
+    assert_eq!(
+        data["changed_files"].as_array().map(Vec::len),
+        Some(100),
+        "{data}"
+    );
+    assert_eq!(data["changed_files_more"], json!(50));
+    assert!(
+        obs["summary"]
+            .as_str()
+            .expect("summary")
+            .starts_with("150 unrecorded")
+    );
+}

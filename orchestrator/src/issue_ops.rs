@@ -141,10 +141,18 @@ pub async fn delete_comment(
 ) -> Result<Reply, WorkError> {
     let number = issue_number(id, "issue_id")?;
     let comment = issue_number(comment_id, "comment_id")?;
-    project.issues.delete_comment(number, comment).await?;
-    if let Some(reason) = reason.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
-        tracing::info!(issue = number, comment, reason, "comment deleted");
+    let reason = reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+    if reason.is_some_and(|r| r.len() > MAX_BODY_BYTES) {
+        return Err(WorkError::InvalidArgument {
+            field: "reason",
+            reason: format!("it is longer than {MAX_BODY_BYTES} bytes"),
+        });
     }
+    // The embedded store keeps the reason in its audit trail; a tracker has no place for it.
+    project
+        .issues
+        .delete_comment_with_reason(number, comment, reason)
+        .await?;
     Ok(Reply::new(
         format!("Deleted comment {comment} on #{number}."),
         json!({"issue_id": number, "comment_id": comment, "deleted": true}),
