@@ -14,6 +14,7 @@ use std::time::Duration;
 use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
 use butler_maid::contract::{ContractError, FileCheckSpec, ImplementRequest};
 use butler_maid::{AgentKind, MaidContext, MaidError, Outcome, ResultContract};
+use butler_worker::config::AgentFileConfig;
 use butler_worker::ledger::{NoteKind, TaskNote};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -98,7 +99,8 @@ impl From<RunImplementArgs> for ImplementRequest {
     }
 }
 
-/// The Maid's settings for `project_root`, from Butler's environment:
+/// The Maid's settings for `project_root`: the `[agent]` section of `.butler/config.toml`,
+/// overridden by Butler's environment:
 /// `BUTLER_AGENT` (default agent), `BUTLER_<AGENT>_PROGRAM` / `_PROVIDER` / `_MODEL`
 /// (`<AGENT>` = GOOSE, CLAUDE, CODEX, AIDER), `BUTLER_AGENT_ENV_ALLOW` (comma-separated extra
 /// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_TEST_TIMEOUT_S`, and
@@ -116,10 +118,15 @@ pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
         args: vec!["worker-mcp".to_owned()],
         env: Vec::new(),
     };
+    let file = AgentFileConfig::load(&project_root).map_err(|e| WorkError::Config {
+        problem: e.to_string(),
+    })?;
     let mut ctx = MaidContext::new(project_root, worker);
-    if let Some(name) = var("BUTLER_AGENT") {
+    let default = var("BUTLER_AGENT").map(|v| ("BUTLER_AGENT", v));
+    let default = default.or_else(|| file.default.clone().map(|v| ("[agent] default", v)));
+    if let Some((origin, name)) = default {
         ctx.default_agent = AgentKind::parse(&name).map_err(|e| WorkError::Config {
-            problem: format!("BUTLER_AGENT: {e}"),
+            problem: format!("{origin}: {e}"),
         })?;
     }
     let mut agents = HashMap::new();
@@ -131,9 +138,11 @@ pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
     ] {
         let prefix = format!("BUTLER_{}", kind.name().to_ascii_uppercase());
         let config = AgentConfig {
-            program: var(&format!("{prefix}_PROGRAM")).map(PathBuf::from),
-            provider: var(&format!("{prefix}_PROVIDER")),
-            model: var(&format!("{prefix}_MODEL")),
+            program: var(&format!("{prefix}_PROGRAM"))
+                .or_else(|| file.programs.get(kind.name()).cloned())
+                .map(PathBuf::from),
+            provider: var(&format!("{prefix}_PROVIDER")).or_else(|| file.provider.clone()),
+            model: var(&format!("{prefix}_MODEL")).or_else(|| file.model.clone()),
             // The Brain's git policy, for agents that run hooks of their own (Claude Code).
             git_hook_command: Some(crate::install::hook_command(&hook_exe)),
             ..Default::default()
@@ -141,6 +150,7 @@ pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
         agents.insert(kind, config);
     }
     ctx.agents = agents;
+    ctx.env_allow = file.env_allow.clone();
     if let Some(list) = var("BUTLER_AGENT_ENV_ALLOW") {
         ctx.env_allow = list
             .split(',')
@@ -150,7 +160,7 @@ pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
             .collect();
     }
     let secs = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
-    if let Some(s) = secs("BUTLER_AGENT_STAGNATION_S") {
+    if let Some(s) = secs("BUTLER_AGENT_STAGNATION_S").or(file.stagnation_secs) {
         ctx.stagnation = Duration::from_secs(s.max(1));
     }
     if let Some(s) = secs("BUTLER_TEST_TIMEOUT_S") {
@@ -349,6 +359,37 @@ pub async fn task_discard(project: &Arc<Project>, task_id: &str) -> Result<Reply
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_project_config_chooses_the_agent_unless_the_environment_does() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join(".butler")).expect("mkdir");
+        std::fs::write(
+            dir.path().join(".butler/config.toml"),
+            "[agent]\ndefault = \"aider\"\nmodel = \"m1\"\nprograms = { aider = \"/opt/aider\" }\n",
+        )
+        .expect("write");
+        let ctx = maid_context(dir.path().to_path_buf()).expect("context");
+        if std::env::var_os("BUTLER_AGENT").is_none() {
+            assert_eq!(ctx.default_agent, AgentKind::Aider);
+        }
+        let aider = ctx.agents.get(&AgentKind::Aider).expect("aider");
+        if std::env::var_os("BUTLER_AIDER_PROGRAM").is_none() {
+            assert_eq!(
+                aider.program.as_deref(),
+                Some(std::path::Path::new("/opt/aider"))
+            );
+        }
+        std::fs::write(
+            dir.path().join(".butler/config.toml"),
+            "[agent]\ndefault = \"vim\"\n",
+        )
+        .expect("write");
+        assert!(matches!(
+            maid_context(dir.path().to_path_buf()),
+            Err(WorkError::Config { .. })
+        ));
+    }
 
     #[test]
     fn agents_with_hooks_get_the_brains_git_policy() {

@@ -1,9 +1,9 @@
 //! Butler's project configuration: `.butler/config.toml` in the project, overridden by
 //! environment variables.
 //!
-//! Only the issue-backend part lives here for now (`[issues]`). Tokens are never read from
-//! the file (it may be committed); they come from the environment only and are held in a
-//! [`Secret`].
+//! Two sections: the issue backend (`[issues]`) and the ImplementMaid's agents (`[agent]`).
+//! Tokens are never read from the file (it may be committed); they come from the environment
+//! only and are held in a [`Secret`].
 //!
 //! ```toml
 //! [issues]
@@ -11,6 +11,14 @@
 //! gitea_url = "https://example.com/git" # optional; else derived from the git remote
 //! repo = "owner/name"                   # optional; else derived from the git remote
 //! timeout_secs = 10                     # optional; per HTTP request
+//!
+//! [agent]
+//! default = "goose"                     # goose (default) | claude | codex | aider
+//! provider = "openai"                   # the agent's model provider (goose)
+//! model = "gpt-4o-mini"                 # the agent's model
+//! programs = { goose = "/opt/goose/bin/goose" }  # else found on PATH
+//! env_allow = ["OPENAI_HOST"]           # extra variables passed to the agent
+//! stagnation_secs = 300                 # no output and no file change for this long: stop
 //! ```
 
 use std::fmt;
@@ -162,6 +170,44 @@ pub enum ConfigError {
 struct FileConfig {
     #[serde(default)]
     issues: FileIssues,
+    #[serde(default)]
+    agent: AgentFileConfig,
+}
+
+/// The `[agent]` section: the ImplementMaid's agent settings (environment variables, read by
+/// the orchestrator, win over these).
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentFileConfig {
+    /// `goose`, `claude`, `codex` or `aider`.
+    pub default: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Program per agent name, when not found on PATH.
+    #[serde(default)]
+    pub programs: std::collections::BTreeMap<String, String>,
+    /// Extra environment variables passed to the agent (Butler's secrets never are).
+    #[serde(default)]
+    pub env_allow: Vec<String>,
+    pub stagnation_secs: Option<u64>,
+}
+
+impl AgentFileConfig {
+    /// Reads the `[agent]` section of `<project_root>/.butler/config.toml` (empty when the
+    /// file or the section is absent).
+    pub fn load(project_root: &Path) -> Result<Self, ConfigError> {
+        let path = project_root.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        let file = toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::Parse {
+            path: path.clone(),
+            message: e.message().to_string(),
+        })?;
+        Ok(file.agent)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -280,6 +326,40 @@ fn parse_repo(value: &str) -> Option<(String, String)> {
                 .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     };
     (ok(owner) && ok(repo)).then(|| (owner.to_string(), repo.to_string()))
+}
+
+#[cfg(test)]
+mod agent_tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_section_is_read_and_unknown_keys_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(
+            AgentFileConfig::load(dir.path()).expect("no file"),
+            AgentFileConfig::default()
+        );
+        std::fs::create_dir_all(dir.path().join(".butler")).expect("mkdir");
+        let file = dir.path().join(CONFIG_FILE);
+        std::fs::write(
+            &file,
+            "[issues]\nbackend = \"local\"\n[agent]\ndefault = \"claude\"\nmodel = \"m\"\n\
+             programs = { claude = \"/opt/claude\" }\nenv_allow = [\"X\"]\n",
+        )
+        .expect("write");
+        let cfg = AgentFileConfig::load(dir.path()).expect("reads");
+        assert_eq!(cfg.default.as_deref(), Some("claude"));
+        assert_eq!(
+            cfg.programs.get("claude").map(String::as_str),
+            Some("/opt/claude")
+        );
+        assert_eq!(cfg.env_allow, vec!["X".to_string()]);
+        std::fs::write(&file, "[agent]\ntoken = \"x\"\n").expect("write");
+        assert!(matches!(
+            AgentFileConfig::load(dir.path()),
+            Err(ConfigError::Parse { .. })
+        ));
+    }
 }
 
 #[cfg(test)]
