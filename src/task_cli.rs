@@ -76,7 +76,10 @@ fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 fn open_ledger(project: &Path) -> anyhow::Result<Ledger> {
     let repo = GitRepo::discover(project).context("opening the project")?;
-    Ledger::open(repo.common_dir()).context("opening the ledger")
+    let ledger = Ledger::open(repo.common_dir()).context("opening the ledger")?;
+    // A task whose process died while it ran shows as `interrupted`, not `running`.
+    butler_maid::mark_interrupted(&ledger).context("reading the task journal")?;
+    Ok(ledger)
 }
 
 fn out(text: &str) -> anyhow::Result<()> {

@@ -22,4 +22,6 @@ pub use contract::{
 };
 pub use error::MaidError;
 pub use supervise::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};
-pub use task::{Accepted, MaidContext, Progress, accept, discard, prepare_task, run_task};
+pub use task::{
+    Accepted, MaidContext, Progress, accept, discard, mark_interrupted, prepare_task, run_task,
+};

@@ -239,13 +239,19 @@ pub async fn run_task(
         Arc::new(Mutex::new(blocking(move || open_ledger(&file)).await?))
     };
     let id = contract.task_id.to_string();
-    let known = {
+    let journal = {
         let (ledger, id) = (ledger.clone(), id.clone());
-        blocking(move || with_ledger(&ledger, |l| Ok(l.task(&id)?.is_some()))).await?
+        blocking(move || {
+            with_ledger(&ledger, |l| {
+                mark_interrupted(l)?;
+                if l.task(&id)?.is_none() {
+                    return Err(MaidError::NoSuchTask(id.clone()));
+                }
+                Ok(l.begin_operation(TASK_OPERATION, std::process::id(), &id)?)
+            })
+        })
+        .await?
     };
-    if !known {
-        return Err(MaidError::NoSuchTask(id));
-    }
     let result = sequence(
         &ctx,
         &main,
@@ -268,7 +274,13 @@ pub async fn run_task(
     };
     let stored = {
         let ledger = ledger.clone();
-        blocking(move || with_ledger(&ledger, |l| Ok(l.finish_task(&id, status, &json)?))).await
+        blocking(move || {
+            with_ledger(&ledger, |l| {
+                l.finish_task(&id, status, &json)?;
+                Ok(l.end_operation(journal)?)
+            })
+        })
+        .await
     };
     if let Err(e) = stored {
         tracing::warn!(%e, "the task's end could not be stored in the ledger");
@@ -277,6 +289,30 @@ pub async fn run_task(
         progress(Progress::Finished { outcome: r.outcome });
     }
     result
+}
+
+/// The journal kind of a running task: a task whose process died mid-run (the server was
+/// killed) is recognised by it.
+const TASK_OPERATION: &str = "task";
+
+/// Marks `interrupted` every task whose process died while it ran; their line and worktree
+/// stay for `task_discard`. Returns their ids.
+pub fn mark_interrupted(ledger: &Ledger) -> Result<Vec<String>, MaidError> {
+    let mut ids = Vec::new();
+    for op in ledger.open_operations()? {
+        if op.kind != TASK_OPERATION || op.owner_alive() {
+            continue;
+        }
+        if ledger
+            .task(&op.detail)?
+            .is_some_and(|t| t.status == "running")
+        {
+            ledger.set_task_status(&op.detail, "interrupted")?;
+            ids.push(op.detail.clone());
+        }
+        ledger.end_operation(op.id)?;
+    }
+    Ok(ids)
 }
 
 fn outcome_name(outcome: Outcome) -> &'static str {
@@ -819,6 +855,40 @@ pub async fn discard(project_root: &Path, task_id: &str) -> Result<(), MaidError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_whose_process_died_is_marked_interrupted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Ledger::open(dir.path()).expect("ledger");
+        let id = ledger
+            .create_task(|id| format!("butler/task-{id}"), |_| "{}".into())
+            .expect("task");
+        let mut child = std::process::Command::new("true").spawn().expect("spawn");
+        let dead = child.id();
+        child.wait().expect("wait");
+        ledger
+            .begin_operation(TASK_OPERATION, dead, &id)
+            .expect("journal");
+        let live = ledger
+            .create_task(|id| format!("butler/task-{id}"), |_| "{}".into())
+            .expect("task");
+        ledger
+            .begin_operation(TASK_OPERATION, std::process::id(), &live)
+            .expect("journal");
+        assert_eq!(
+            mark_interrupted(&ledger).expect("recovers"),
+            vec![id.clone()]
+        );
+        assert_eq!(
+            ledger.task(&id).expect("read").expect("row").status,
+            "interrupted"
+        );
+        assert_eq!(
+            ledger.task(&live).expect("read").expect("row").status,
+            "running"
+        );
+        assert!(mark_interrupted(&ledger).expect("again").is_empty());
+    }
 
     #[test]
     fn progress_fractions_strictly_increase_over_three_attempts() {
