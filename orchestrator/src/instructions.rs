@@ -15,6 +15,8 @@ work_observe, then work_record if needed, then work_publish.
 - work_diff(path?, level?, record_id?): the changes themselves, only when needed.
 - work_history(n?, path?): past records.
 - work_vcs(args): other version-control operations (branch, stash, fetch, ...).
+- run_implement(goal, target_paths, ...): delegate an implementation to a supervised agent on \
+its own line of work; read the evidence, then task_accept or task_discard.
 - issue_read, issue_create, issue_comment, issue_delete_comment, issue_update_title, \
 issue_update_body, issue_reopen, issue_close, issue_list. Issue bodies have three sections: \
 ## Current state, ## Next action, ## Blockers; Butler asks when one is missing.
