@@ -229,3 +229,54 @@ async fn direct_commits_and_out_of_scope_work_are_caught_and_retried_through_mcp
     assert_eq!(head(&w), before);
     assert_eq!(brain.state().await, "clean_idle");
 }
+
+#[tokio::test]
+async fn a_missing_or_unconfigured_agent_is_reported_before_anything_is_created() {
+    let mut w = delegating_world(&[json!([])]);
+    w.env
+        .push(("BUTLER_GOOSE_PROGRAM".into(), "/nonexistent/goose".into()));
+    let brain = w.session().await;
+    let a = brain
+        .call(
+            "run_implement",
+            json!({"goal": "x", "target_paths": ["src/"]}),
+        )
+        .await;
+    assert_eq!(a.error_code(), "need_input", "{}", a.envelope);
+    assert!(
+        a.envelope["summary"]
+            .as_str()
+            .expect("summary")
+            .contains("/nonexistent/goose")
+    );
+    assert!(
+        !w.project.join(".git/butler/worktrees").exists(),
+        "no worktree was made"
+    );
+    let branches = w.git(&["branch", "--list", "butler/*"], Some(&w.project));
+    assert!(
+        branches.trim().is_empty(),
+        "no task line was made: {branches}"
+    );
+    assert_eq!(brain.state().await, "clean_idle");
+
+    let mut w = delegating_world(&[json!([])]);
+    w.env.retain(|(k, _)| k != "BUTLER_GOOSE_MODEL");
+    w.env.push(("GOOSE_MODEL".into(), String::new()));
+    let brain = w.session().await;
+    let a = brain
+        .call(
+            "run_implement",
+            json!({"goal": "x", "target_paths": ["src/"]}),
+        )
+        .await;
+    assert_eq!(a.error_code(), "need_input", "{}", a.envelope);
+    assert!(
+        a.envelope["summary"]
+            .as_str()
+            .expect("summary")
+            .contains("model"),
+        "{}",
+        a.envelope
+    );
+}

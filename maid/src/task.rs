@@ -188,10 +188,8 @@ pub async fn prepare_task(
     let ctx = ctx.clone();
     blocking(move || {
         let main = ctx.main_git()?;
-        let dirty = main.changed_paths()?;
-        if !dirty.is_empty() {
-            return Err(MaidError::UnrecordedChanges(dirty));
-        }
+        require_recorded(&main)?;
+        check_agent(&ctx, &draft, main.workdir())?;
         let ledger = open_ledger(&ctx.ledger_file(&main))?;
         let mut contract = draft;
         let id = ledger.create_task(
@@ -206,6 +204,55 @@ pub async fn prepare_task(
         Ok(contract)
     })
     .await
+}
+
+/// [0] A task starts from a record and is accepted onto one: unrecorded changes in the
+/// Brain's tree stop both, before anything is created or changed.
+fn require_recorded(main: &TaskGit) -> Result<(), MaidError> {
+    let dirty = main.changed_paths()?;
+    if dirty.is_empty() {
+        Ok(())
+    } else {
+        Err(MaidError::UnrecordedChanges(dirty))
+    }
+}
+
+/// The task's agent, its environment policy (with `home` when isolated) and environment.
+fn agent_for(
+    ctx: &MaidContext,
+    contract: &TaskContract,
+    home: &Path,
+) -> (Box<dyn crate::agent::AgentAdapter>, EnvPolicy, EnvVars) {
+    let kind = contract.constraints.agent.unwrap_or(ctx.default_agent);
+    let agent = adapter(kind, ctx.agents.get(&kind).cloned().unwrap_or_default());
+    let policy = EnvPolicy {
+        home: if ctx.real_home {
+            HomeChoice::Real
+        } else {
+            HomeChoice::Isolated(home.to_path_buf())
+        },
+        allow: ctx.env_allow.clone(),
+        git_identity: GitIdentity::default(),
+    };
+    let env = agent_env(&ctx.parent_env, &policy, &agent.env_needs());
+    (agent, policy, env)
+}
+
+/// Whether the task's agent can be launched at all (its program found, its settings given),
+/// checked before a task, a line or a worktree is created: building the command has no side
+/// effects, writing its files does.
+fn check_agent(ctx: &MaidContext, contract: &TaskContract, root: &Path) -> Result<(), MaidError> {
+    let scratch = root.join(".butler-agent-check");
+    let (agent, _, env) = agent_for(ctx, contract, &scratch);
+    agent.command(&Launch {
+        prompt: "",
+        workdir: root,
+        task_dir: &scratch,
+        worker_mcp: &ctx.worker_mcp,
+        targets: &contract.target.target_paths,
+        env: &env,
+    })?;
+    Ok(())
 }
 
 struct Paths {
@@ -384,10 +431,7 @@ async fn sequence(
         );
         let (ledger, id) = (ledger.clone(), id.clone());
         blocking(move || {
-            let dirty = main.changed_paths()?;
-            if !dirty.is_empty() {
-                return Err(MaidError::UnrecordedChanges(dirty));
-            }
+            require_recorded(&main)?;
             let base = main.head_sha()?;
             std::fs::create_dir_all(&task_dir)
                 .map_err(|e| MaidError::io("creating", &task_dir, e))?;
@@ -400,22 +444,11 @@ async fn sequence(
         .await?
     };
 
-    let kind = contract.constraints.agent.unwrap_or(ctx.default_agent);
-    let agent = adapter(kind, ctx.agents.get(&kind).cloned().unwrap_or_default());
     let home = paths.task_dir.join("home");
-    let policy = EnvPolicy {
-        home: if ctx.real_home {
-            HomeChoice::Real
-        } else {
-            HomeChoice::Isolated(home.clone())
-        },
-        allow: ctx.env_allow.clone(),
-        git_identity: GitIdentity::default(),
-    };
+    let (agent, policy, env) = agent_for(ctx, contract, &home);
     if !ctx.real_home {
         prepare_isolated_home(&home, &policy.git_identity)?;
     }
-    let env = agent_env(&ctx.parent_env, &policy, &agent.env_needs());
     let mut worker_mcp = ctx.worker_mcp.clone();
     worker_mcp.args.extend([
         "--ledger".to_owned(),
@@ -756,10 +789,7 @@ pub async fn accept(project_root: &Path, task_id: &str) -> Result<Accepted, Maid
     blocking(move || {
         let main = TaskGit::open(&root)?;
         let tip = task_tip(&main, &task_id)?;
-        let dirty = main.changed_paths()?;
-        if !dirty.is_empty() {
-            return Err(MaidError::UnrecordedChanges(dirty));
-        }
+        require_recorded(&main)?;
         let ledger = ledger_of(&main)?;
         let before = main.head_sha()?;
         let mut records: Vec<String> = main
