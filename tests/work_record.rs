@@ -274,3 +274,18 @@ async fn publish_maps_a_refused_login_to_auth_failed() {
     let a = brain.call("work_publish", json!({})).await;
     assert_eq!(a.error_code(), "auth_failed", "{}", a.envelope);
 }
+
+#[tokio::test]
+async fn credential_files_inside_new_directories_are_found_too() {
+    let w = World::published();
+    w.write("deploy/keys/server.pem", "-----BEGIN PRIVATE KEY-----\n");
+    w.write("deploy/README.md", "how to deploy\n");
+    let brain = w.session().await;
+    let obs = brain.observe().await;
+    assert_eq!(obs["data"]["changed_files"], json!(["deploy/"]));
+    let a = brain
+        .call("work_record", json!({"message": "deploy", "issue_ids": []}))
+        .await;
+    assert_eq!(a.error_code(), "policy_blocked", "{}", a.envelope);
+    assert_eq!(a.data()["paths"], json!(["deploy/keys/server.pem"]));
+}

@@ -11,7 +11,7 @@
 use std::fs::File;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use butler_worker::git::GitRepo;
+use butler_worker::git::{Change, GitRepo, WorkTreeStatus};
 use butler_worker::ledger::{Ledger, process_alive};
 use nix::fcntl::{Flock, FlockArg};
 use serde::Serialize;
@@ -116,10 +116,8 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
             notes: vec!["Nothing to record: there are no unrecorded changes.".into()],
         });
     }
-    let sensitive: Vec<String> = repo
-        .untracked_files()?
-        .iter()
-        .map(|p| p.display())
+    let sensitive: Vec<String> = new_files(repo, &status)?
+        .into_iter()
         .filter(|p| looks_like_credentials(p) && !req.allow_sensitive.contains(p))
         .collect();
     if !sensitive.is_empty() {
@@ -168,6 +166,26 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     })
 }
 
+/// Every new (untracked, not ignored) file the record would add. Status lists untracked files
+/// one by one except inside wholly untracked directories (`dir/`); only then is the tree
+/// listed again, file by file.
+fn new_files(repo: &GitRepo, status: &WorkTreeStatus) -> Result<Vec<String>, WorkError> {
+    let untracked: Vec<String> = status
+        .entries
+        .iter()
+        .filter(|e| e.change == Change::Untracked)
+        .map(|e| e.path.display())
+        .collect();
+    if !untracked.iter().any(|p| p.ends_with('/')) {
+        return Ok(untracked);
+    }
+    Ok(repo
+        .untracked_files()?
+        .iter()
+        .map(|p| p.display())
+        .collect())
+}
+
 /// Finishes what a Butler process that died mid-record left behind: its stale lock file,
 /// its reserved id (completed if the commit happened, abandoned if not).
 fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(), WorkError> {
@@ -184,8 +202,12 @@ fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(
         }
         ledger.end_operation(op.id)?;
     }
-    for pending in ledger.pending_records()? {
-        let commits = repo.recent_commits(20, None)?;
+    let pending = ledger.pending_records()?;
+    let commits = match pending.is_empty() {
+        true => Vec::new(),
+        false => repo.recent_commits(20, None)?,
+    };
+    for pending in pending {
         let found = commits.iter().find(|c| {
             message::parse(&c.message).record_id.as_deref() == Some(&pending.id.to_string())
         });
