@@ -216,36 +216,12 @@ fn plan_json(
     };
     let before = doc.clone();
     merge(path, &mut doc)?;
-    let existed = old.is_some();
-    let (content, change) = if doc == before && existed {
-        (old, Change::Unchanged)
-    } else if doc.is_empty() {
-        (
-            None,
-            if existed {
-                Change::Deleted
-            } else {
-                Change::Unchanged
-            },
-        )
-    } else {
-        let text = serde_json::to_string_pretty(&Value::Object(doc))
-            .expect("a JSON value always serializes");
-        (
-            Some(text + "\n"),
-            if existed {
-                Change::Updated
-            } else {
-                Change::Created
-            },
-        )
-    };
-    Ok(Plan {
-        path: path.to_owned(),
-        existed,
-        content,
-        change,
-    })
+    let unchanged = doc == before;
+    let new = (!doc.is_empty()).then(|| {
+        serde_json::to_string_pretty(&Value::Object(doc)).expect("a JSON value always serializes")
+            + "\n"
+    });
+    Ok(plan(path, old, unchanged, new))
 }
 
 fn apply(plan: &Plan) -> Result<(), InstallError> {
@@ -430,34 +406,28 @@ fn plan_markdown(path: &Path, remove: bool) -> Result<Plan, InstallError> {
             format!("{text}{sep}{}", managed_block())
         }
     };
+    let unchanged = new_text == text;
+    let new = (!new_text.trim().is_empty()).then_some(new_text);
+    Ok(plan(path, old, unchanged, new))
+}
+
+/// What to do with one file: keep it when nothing changed, delete it when nothing is left
+/// (`new` is `None`), else write `new`.
+fn plan(path: &Path, old: Option<String>, unchanged: bool, new: Option<String>) -> Plan {
     let existed = old.is_some();
-    let (content, change) = if existed && new_text == text {
-        (old, Change::Unchanged)
-    } else if new_text.trim().is_empty() {
-        (
-            None,
-            if existed {
-                Change::Deleted
-            } else {
-                Change::Unchanged
-            },
-        )
-    } else {
-        (
-            Some(new_text),
-            if existed {
-                Change::Updated
-            } else {
-                Change::Created
-            },
-        )
+    let (content, change) = match new {
+        _ if unchanged && existed => (old, Change::Unchanged),
+        None if existed => (None, Change::Deleted),
+        None => (None, Change::Unchanged),
+        Some(text) if existed => (Some(text), Change::Updated),
+        Some(text) => (Some(text), Change::Created),
     };
-    Ok(Plan {
+    Plan {
         path: path.to_owned(),
         existed,
         content,
         change,
-    })
+    }
 }
 
 // ───────────────────────────── doctor ─────────────────────────────
