@@ -87,7 +87,8 @@ mod agent_surface {
 
     /// A ledger file with task `t1`, as `run_implement` stores it.
     fn ledger_with_a_task(dir: &std::path::Path) -> std::path::PathBuf {
-        use butler_maid::contract::{FileCheckSpec, ImplementRequest, TaskContract, TaskId};
+        use butler_worker::contract::{FileCheckSpec, ImplementRequest, TaskContract};
+        use butler_worker::time::Timestamp;
         let path = dir.join("ledger.db");
         let ledger = butler_worker::ledger::Ledger::open_file(&path).expect("ledger");
         let request = ImplementRequest {
@@ -103,16 +104,9 @@ mod agent_surface {
             issue_id: Some(4),
             ..Default::default()
         };
-        let at = "2026-04-15T10:00:00+09:00".parse().expect("time");
+        let at = Timestamp::parse("2026-04-15T10:00:00+09:00").expect("time");
         ledger
-            .create_task(
-                |id| format!("butler/task-{id}"),
-                |id| {
-                    let id = TaskId::new(id).expect("id");
-                    let c = TaskContract::from_request(request, id, "brain", at).expect("valid");
-                    serde_json::to_string(&c).expect("json")
-                },
-            )
+            .create_task(|id| TaskContract::from_request(request, id, "brain", at).expect("valid"))
             .expect("task");
         path
     }
@@ -135,7 +129,10 @@ mod agent_surface {
         let as_json = serde_json::to_value(&tools).expect("json");
         assert_json_snapshot!("agent_tools_list", as_json);
         let bytes = serde_json::to_string(&tools).expect("json").len();
-        assert!(bytes <= AGENT_TOOLS_BUDGET, "agent tools/list is {bytes} bytes");
+        assert!(
+            bytes <= AGENT_TOOLS_BUDGET,
+            "agent tools/list is {bytes} bytes"
+        );
 
         let read = client
             .call_tool(CallToolRequestParams::new("read_task"))
