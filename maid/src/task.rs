@@ -657,13 +657,16 @@ fn record_attempt(
         line: Some(&branch),
         task: Some(&contract.task_id),
     };
-    let before = wt.head_sha().ok();
+    let before = wt.head_sha()?;
     let reservation = record::reserve(ledger, &draft)?;
     match wt.commit_paths(paths, reservation.text()) {
         Ok(sha) => Ok(reservation.complete(ledger, &sha)?),
         Err(e) => {
-            let now = wt.head_sha().ok();
-            if let Err(lost) = reservation.fail(ledger, before.as_deref(), now.as_deref()) {
+            let settled = match wt.head_sha() {
+                Ok(now) => reservation.fail(ledger, Some(&before), Some(&now)),
+                Err(_) => reservation.abandon(ledger),
+            };
+            if let Err(lost) = settled {
                 tracing::warn!(%lost, "a failed record could not be settled in the ledger");
             }
             Err(e.into())
@@ -830,8 +833,11 @@ pub async fn accept(
                 }
                 Ok(BroughtIn::FastForward { .. }) => reservation.release(&ledger)?,
                 Err(e) => {
-                    let now = main.head_sha().ok();
-                    if let Err(lost) = reservation.fail(&ledger, Some(&before), now.as_deref()) {
+                    let settled = match main.head_sha() {
+                        Ok(now) => reservation.fail(&ledger, Some(&before), Some(&now)),
+                        Err(_) => reservation.abandon(&ledger),
+                    };
+                    if let Err(lost) = settled {
                         tracing::warn!(%lost, "a failed merge record could not be settled");
                     }
                     return Err(match e {

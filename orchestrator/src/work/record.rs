@@ -144,14 +144,15 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     })?;
     let id = reservation.id().clone();
     let outcome = repo.record_all(reservation.text());
-    let head_now = match &outcome {
-        Ok(_) => None,
-        Err(_) => repo.head()?.oid,
-    };
     project.with_ledger(|ledger| {
         match &outcome {
-            Ok(sha) => drop(reservation.complete(ledger, sha)?),
-            Err(_) => reservation.fail(ledger, head.oid.as_deref(), head_now.as_deref())?,
+            Ok(sha) => {
+                reservation.complete(ledger, sha)?;
+            }
+            Err(_) => match repo.head() {
+                Ok(now) => reservation.fail(ledger, head.oid.as_deref(), now.oid.as_deref())?,
+                Err(_) => reservation.abandon(ledger)?,
+            },
         }
         ledger.end_operation(op)?;
         Ok(())
@@ -202,8 +203,8 @@ fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(
             continue;
         }
         if let Some(lock) = repo.index_lock() {
-            let started =
-                UNIX_EPOCH + Duration::from_secs(op.started_at.unix().saturating_sub(2) as u64);
+            let secs = u64::try_from(op.started_at.unix().saturating_sub(2)).unwrap_or(0);
+            let started = UNIX_EPOCH + Duration::from_secs(secs);
             if lock.modified >= started {
                 repo.remove_index_lock(&lock)?;
                 notes.push("Cleared a lock left by an interrupted earlier save.".into());

@@ -74,6 +74,12 @@ impl Reservation {
         ledger.release_record(&self.id)
     }
 
+    /// It is not known whether a commit carries the text (e.g. HEAD could not be read after a
+    /// failure): the id is abandoned and never handed out again.
+    pub fn abandon(self, ledger: &Ledger) -> Result<(), LedgerError> {
+        ledger.abandon_record(&self.id)
+    }
+
     /// The commit step failed. When HEAD is where it was before, nothing was committed and the
     /// id is released; otherwise a commit may carry it, so it is abandoned for good.
     pub fn fail(
