@@ -125,11 +125,12 @@ fn main() {
                 .expect("runs")
         });
         let took = t.elapsed();
-        assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
-        assert_eq!(result.attempts.len(), 1);
+        let evidence = result.implementation().expect("implementation evidence");
+        assert_eq!(evidence.outcome, Outcome::Succeeded, "{result:#?}");
+        assert_eq!(evidence.attempts.len(), 1);
         maid.push(took.saturating_sub(agent_time));
-        rt.block_on(butler_maid::discard(&dir, result.task_id.as_str()))
-            .expect("discard");
+        let discarded = butler_maid::discard(&dir, result.task_id.as_str(), ctx.clock.clone());
+        rt.block_on(discarded).expect("discard");
     }
     let (p, m) = (median(plain), median(maid));
     println!("runs: {runs}, files: {files}");

@@ -54,7 +54,10 @@ fn main() {
 
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let root = dir.to_string_lossy().into_owned();
-    let (project, _) = rt.block_on(open_project(&root)).expect("session opens");
+    let clock = butler_worker::time::SystemClock::shared();
+    let (project, _) = rt
+        .block_on(open_project(&root, clock))
+        .expect("session opens");
     let exe = Path::new(env!("CARGO_BIN_EXE_butler"));
     let env = vec![
         ("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string()),

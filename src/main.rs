@@ -6,6 +6,7 @@ mod task_cli;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use butler_worker::time::{FixedClock, SharedClock, SystemClock, Timestamp};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -73,22 +74,25 @@ fn main() -> anyhow::Result<()> {
     }
     let cli = Cli::parse();
     init_logging();
+    let clock = clock()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     match cli.command {
         Command::Mcp => runtime
-            .block_on(butler_orchestrator::server::serve_stdio())
+            .block_on(butler_orchestrator::server::serve_stdio(clock))
             .context("serving MCP on stdio"),
         Command::GitHook => unreachable!("dispatched above"),
         Command::Demo { keep } => runtime.block_on(demo::run(keep)),
         Command::WorkerMcp { ledger, task } => runtime
-            .block_on(butler_worker::agent_mcp::serve_agent_mcp(ledger, task))
+            .block_on(butler_worker::agent_mcp::serve_agent_mcp(
+                ledger, task, clock,
+            ))
             .context("serving the worker MCP on stdio"),
-        Command::Task(command) => task_cli::run_task_command(command),
+        Command::Task(command) => task_cli::run_task_command(command, clock),
         Command::Implement(command) => {
-            let code = runtime.block_on(task_cli::run_implement_command(command))?;
+            let code = runtime.block_on(task_cli::run_implement_command(command, clock))?;
             std::process::exit(code);
         }
         Command::Init { project, remove } => {
@@ -135,6 +139,19 @@ fn init_logging() {
         .with_ansi(false)
         .with_env_filter(filter)
         .init();
+}
+
+/// Butler's clock, chosen once here and passed down: the system's, or — when `BUTLER_NOW` holds
+/// an RFC 3339 time (`2026-04-15T10:00:00+09:00`) — one frozen at that instant, so records,
+/// tasks and issues get reproducible times and ids (as `SOURCE_DATE_EPOCH` does for builds).
+fn clock() -> anyhow::Result<SharedClock> {
+    match std::env::var("BUTLER_NOW") {
+        Ok(now) if !now.trim().is_empty() => {
+            let at = Timestamp::parse(&now).context("BUTLER_NOW")?;
+            Ok(FixedClock::shared(at))
+        }
+        _ => Ok(SystemClock::shared()),
+    }
 }
 
 fn exe() -> anyhow::Result<PathBuf> {

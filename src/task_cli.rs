@@ -6,12 +6,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use butler_maid::contract::ImplementRequest;
-use butler_maid::{AgentKind, Outcome};
 use butler_orchestrator::implement::{CancellationToken, maid_context};
+use butler_worker::contract::{
+    AgentKind, ImplementRequest, ResultStatus, TaskContract, TaskId, TaskStatus,
+};
 use butler_worker::git::GitRepo;
-use butler_worker::ledger::Ledger;
+use butler_worker::ledger::{AttemptRow, Ledger, TaskEnd, TaskNote};
+use butler_worker::time::{SharedClock, Timestamp};
 use clap::{Args, Subcommand};
+use serde::Serialize;
 
 /// `butler task …`
 #[derive(Debug, Subcommand)]
@@ -74,9 +77,11 @@ fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("{} does not exist", dir.display()))
 }
 
-fn open_ledger(project: &Path) -> anyhow::Result<Ledger> {
+fn open_ledger(project: &Path, clock: SharedClock) -> anyhow::Result<Ledger> {
     let repo = GitRepo::discover(project).context("opening the project")?;
-    let ledger = Ledger::open(repo.common_dir()).context("opening the ledger")?;
+    let ledger = Ledger::open(repo.common_dir())
+        .context("opening the ledger")?
+        .with_clock(clock);
     // A task whose process died while it ran shows as `interrupted`, not `running`.
     butler_maid::mark_interrupted(&ledger).context("reading the task journal")?;
     Ok(ledger)
@@ -89,62 +94,68 @@ fn out(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What `butler task show` prints: the task, its contract, every attempt's evidence, the
+/// agent's notes, and its end (`result` or `error`).
+#[derive(Debug, Serialize)]
+struct TaskShown {
+    task_id: TaskId,
+    status: TaskStatus,
+    branch: Option<String>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    contract: TaskContract,
+    attempts: Vec<AttemptRow>,
+    notes: Vec<TaskNote>,
+    #[serde(flatten)]
+    end: Option<TaskEnd>,
+}
+
+/// What a task is about, in one line of at most 60 characters.
+fn headline(contract: &TaskContract) -> String {
+    let text = match contract.implement() {
+        Some(target) => target.subject(),
+        None => contract.intent().to_owned(),
+    };
+    text.chars().take(60).collect()
+}
+
 /// Runs `butler task list|show`.
-pub fn run_task_command(command: TaskCommand) -> anyhow::Result<()> {
+pub fn run_task_command(command: TaskCommand, clock: SharedClock) -> anyhow::Result<()> {
     match command {
         TaskCommand::List { project, limit } => {
-            let ledger = open_ledger(&project_dir(project)?)?;
+            let ledger = open_ledger(&project_dir(project)?, clock)?;
             let tasks = ledger.tasks(limit)?;
             if tasks.is_empty() {
                 return out("No tasks.\n");
             }
             let mut text = format!("{:<6} {:<10} {:<26} GOAL\n", "TASK", "STATUS", "CREATED");
             for t in tasks {
-                let goal = serde_json::from_str::<serde_json::Value>(&t.contract_json)
-                    .ok()
-                    .and_then(|c| c["target"]["goal"].as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                let goal: String = goal.lines().next().unwrap_or("").chars().take(60).collect();
                 text.push_str(&format!(
-                    "{:<6} {:<10} {:<26} {goal}\n",
-                    t.task_id, t.status, t.created_at
+                    "{:<6} {:<10} {:<26} {}\n",
+                    t.task_id.as_str(),
+                    t.status.as_str(),
+                    t.created_at.to_string(),
+                    headline(&t.contract)
                 ));
             }
             out(&text)
         }
         TaskCommand::Show { id, project } => {
-            let ledger = open_ledger(&project_dir(project)?)?;
-            let task = ledger
-                .task(&id)?
-                .with_context(|| format!("no task `{id}`"))?;
-            let parse = |s: &str| {
-                serde_json::from_str::<serde_json::Value>(s)
-                    .unwrap_or_else(|_| serde_json::Value::String(s.to_owned()))
+            let ledger = open_ledger(&project_dir(project)?, clock)?;
+            let missing = || format!("no task `{id}`");
+            let task_id = TaskId::new(id.as_str()).ok().with_context(missing)?;
+            let task = ledger.task(&task_id)?.with_context(missing)?;
+            let shown = TaskShown {
+                attempts: ledger.task_attempts(&task_id)?,
+                notes: ledger.task_notes(&task_id, 0)?,
+                task_id: task.task_id,
+                status: task.status,
+                branch: task.branch,
+                created_at: task.created_at,
+                updated_at: task.updated_at,
+                contract: task.contract,
+                end: task.end,
             };
-            let attempts: Vec<serde_json::Value> = ledger
-                .task_attempts(&id)?
-                .into_iter()
-                .map(|a| {
-                    serde_json::json!({
-                        "attempt": a.attempt,
-                        "started_at": a.started_at,
-                        "ended_at": a.ended_at,
-                        "evidence": a.evidence_json.as_deref().map(parse),
-                    })
-                })
-                .collect();
-            let notes = ledger.task_notes(&id, 0)?;
-            let shown = serde_json::json!({
-                "task_id": task.task_id,
-                "status": task.status,
-                "branch": task.branch,
-                "created_at": task.created_at,
-                "updated_at": task.updated_at,
-                "contract": parse(&task.contract_json),
-                "attempts": attempts,
-                "notes": notes,
-                "result": task.result_json.as_deref().map(parse),
-            });
             out(&(serde_json::to_string_pretty(&shown)? + "\n"))
         }
     }
@@ -152,9 +163,12 @@ pub fn run_task_command(command: TaskCommand) -> anyhow::Result<()> {
 
 /// Runs `butler implement …`: a live progress display on stderr, the Result Contract on
 /// stdout. Returns the process exit code (0 succeeded, 1 failed, 130 cancelled).
-pub async fn run_implement_command(cmd: ImplementCommand) -> anyhow::Result<i32> {
+pub async fn run_implement_command(
+    cmd: ImplementCommand,
+    clock: SharedClock,
+) -> anyhow::Result<i32> {
     let project = project_dir(cmd.project)?;
-    let mut ctx = maid_context(project).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut ctx = maid_context(project, clock).map_err(|e| anyhow::anyhow!("{e}"))?;
     let agent = match cmd.agent.as_deref() {
         Some("fake") => {
             let fake = std::env::current_exe()?
@@ -216,9 +230,9 @@ pub async fn run_implement_command(cmd: ImplementCommand) -> anyhow::Result<i32>
     .await
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     out(&(serde_json::to_string_pretty(&result)? + "\n"))?;
-    Ok(match result.outcome {
-        Outcome::Succeeded => 0,
-        Outcome::Failed => 1,
-        Outcome::Cancelled => 130,
+    Ok(match result.status {
+        ResultStatus::Ok => 0,
+        ResultStatus::Cancelled => 130,
+        ResultStatus::Failed | ResultStatus::NeedInput | ResultStatus::NeedApproval => 1,
     })
 }

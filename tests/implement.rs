@@ -17,6 +17,8 @@ use butler_orchestrator::implement::{
     task_discard,
 };
 use butler_orchestrator::session::{Project, open_project};
+use butler_worker::contract::{TaskId, TaskStatus};
+use butler_worker::time::SystemClock;
 use serde_json::Value;
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
@@ -94,14 +96,14 @@ fn world(attempts: &[&[&str]]) -> World {
 
 impl World {
     async fn project(&self) -> Arc<Project> {
-        open_project(&self.root.to_string_lossy())
+        open_project(&self.root.to_string_lossy(), SystemClock::shared())
             .await
             .expect("session")
             .0
     }
 
     fn ctx(&self) -> MaidContext {
-        let mut ctx = maid_context(self.root.clone()).expect("context");
+        let mut ctx = maid_context(self.root.clone(), SystemClock::shared()).expect("context");
         ctx.worker_mcp.program = BUTLER.into();
         let goose = AgentConfig {
             program: Some(fake_agent()),
@@ -274,10 +276,10 @@ async fn success_then_accept_puts_the_records_in_work_history() {
     assert!(top.message.starts_with("Add a greeting"), "{top:?}");
     assert_eq!(top.issue_ids, vec![issue.number]);
     let task = project
-        .with_ledger(|l| Ok(l.task("t1")?))
+        .with_ledger(|l| Ok(l.task(&TaskId::new("t1").expect("id"))?))
         .expect("ledger")
         .expect("task");
-    assert_eq!(task.status, "accepted");
+    assert_eq!(task.status, TaskStatus::Accepted);
 }
 
 #[tokio::test]
@@ -396,8 +398,8 @@ async fn cancellation_ends_the_task_and_leaves_the_brains_tree_alone() {
     assert_eq!(w.head(), head);
     assert_eq!(w.status(), "");
     let task = project
-        .with_ledger(|l| Ok(l.task("t1")?))
+        .with_ledger(|l| Ok(l.task(&TaskId::new("t1").expect("id"))?))
         .expect("ledger")
         .expect("task");
-    assert_eq!(task.status, "cancelled");
+    assert_eq!(task.status, TaskStatus::Cancelled);
 }

@@ -280,3 +280,49 @@ async fn a_missing_or_unconfigured_agent_is_reported_before_anything_is_created(
         a.envelope
     );
 }
+
+/// Replaces what varies between runs of one scenario in `run_implement`'s answer: how long each
+/// attempt took (record ids are fixed by the server's clock).
+fn stable_answer(mut answer: Value) -> Value {
+    if let Some(attempts) = answer["data"]["attempts"].as_array_mut() {
+        for attempt in attempts {
+            attempt["duration_ms"] = json!("<ms>");
+        }
+    }
+    answer
+}
+
+#[tokio::test]
+async fn run_implements_answer_keeps_its_shape() {
+    let mut w = delegating_world(&[
+        json!([
+            {"do": "write", "path": "src/greet.rs", "text": "pub fn greet() {}\n"},
+            {"do": "write", "path": "docs/out.txt", "text": "not mine\n"},
+            {"do": "mcp", "calls": [{"tool": "leave_note", "arguments": {"text": "first try"}}]}
+        ]),
+        json!([
+            {"do": "write", "path": "src/greet.rs", "text": "pub fn greet() -> &'static str { \"hi\" }\n"},
+            {"do": "mcp", "calls": [{"tool": "save_progress", "arguments": {"summary": "greet returns hi"}}]}
+        ]),
+    ]);
+    w.env
+        .push(("BUTLER_NOW".into(), "2026-04-15T10:00:00+09:00".into()));
+    let brain = w.session().await;
+    let issue = brain
+        .call(
+            "issue_create",
+            json!({"title": "Greet", "current_state": "none", "next_action": "add greet", "blockers": "none"}),
+        )
+        .await;
+    let number = issue.data()["issue"]["number"].as_u64().expect("number");
+    let a = brain
+        .call(
+            "run_implement",
+            json!({"goal": "Add greet()", "target_paths": ["src/"], "issue_id": number,
+                   "test_commands": ["grep -q hi src/greet.rs && echo found"],
+                   "file_checks": [{"path": "src/greet.rs", "exists": true}]}),
+        )
+        .await;
+    assert_eq!(a.status(), "ok", "{}", a.envelope);
+    insta::assert_json_snapshot!("run_implement_answer", stable_answer(a.envelope));
+}

@@ -1,28 +1,56 @@
 //! Every `work_state` reached end to end through the real binary over MCP stdio, with the
-//! seed's shapes snapshotted.
+//! seed's shapes snapshotted. Time is fixed, not normalised: the server's clock by `BUTLER_NOW`,
+//! the test's own commits by git's date variables, so record ids and times are the same on
+//! every run.
 
 mod common;
 
-use common::{World, normalize};
+use common::World;
 use insta::assert_json_snapshot;
 use serde_json::json;
 
+/// Butler's clock for these tests.
+const BUTLER_NOW: &str = "2026-04-15T10:00:00+09:00";
+/// When the test's own commits (made as a person would, outside Butler) are dated.
+const GIT_NOW: &str = "2026-04-15T09:00:00+09:00";
+
+/// `world` with both clocks fixed; its first commit is dated again (and shared again when it
+/// was published).
+fn frozen(mut world: World) -> World {
+    world.env.extend([
+        ("BUTLER_NOW".to_owned(), BUTLER_NOW.to_owned()),
+        ("GIT_AUTHOR_DATE".to_owned(), GIT_NOW.to_owned()),
+        ("GIT_COMMITTER_DATE".to_owned(), GIT_NOW.to_owned()),
+    ]);
+    world.git(
+        &["commit", "-q", "--amend", "--no-edit", "--date", GIT_NOW],
+        Some(&world.project),
+    );
+    if world.shared.exists() {
+        world.git(
+            &["push", "-q", "-f", "origin", "main"],
+            Some(&world.project),
+        );
+    }
+    world
+}
+
 #[tokio::test]
 async fn uninitialized_until_the_session_starts() {
-    let w = World::published();
+    let w = frozen(World::published());
     let brain = w.brain().await;
     let obs = brain.observe().await;
-    assert_json_snapshot!("uninitialized", normalize(obs, &w));
+    assert_json_snapshot!("uninitialized", obs);
 }
 
 #[tokio::test]
 async fn the_whole_cycle_passes_through_every_state() {
-    let w = World::published();
+    let w = frozen(World::published());
     let brain = w.session().await;
-    assert_json_snapshot!("clean_idle", normalize(brain.observe().await, &w));
+    assert_json_snapshot!("clean_idle", brain.observe().await);
 
     w.write("src/lib.rs", "pub fn hello() {}\n");
-    assert_json_snapshot!("dirty_without_issue", normalize(brain.observe().await, &w));
+    assert_json_snapshot!("dirty_without_issue", brain.observe().await);
 
     let created = brain
         .call(
@@ -36,20 +64,17 @@ async fn the_whole_cycle_passes_through_every_state() {
         .expect("issue number");
     let started = brain.call("work_start", json!({"issue_id": number})).await;
     assert_eq!(started.status(), "ok", "{}", started.envelope);
-    assert_json_snapshot!("dirty", normalize(brain.observe().await, &w));
+    assert_json_snapshot!("dirty", brain.observe().await);
 
     let recorded = brain
         .call("work_record", json!({"message": "Add hello"}))
         .await;
     assert_eq!(recorded.status(), "ok", "{}", recorded.envelope);
     assert_eq!(recorded.data()["issue_ids"], json!([number]));
-    assert_json_snapshot!("recorded_unpublished", normalize(brain.observe().await, &w));
+    assert_json_snapshot!("recorded_unpublished", brain.observe().await);
 
     w.write("src/lib.rs", "pub fn hello() { }\npub fn bye() {}\n");
-    assert_json_snapshot!(
-        "dirty_and_unpublished",
-        normalize(brain.observe().await, &w)
-    );
+    assert_json_snapshot!("dirty_and_unpublished", brain.observe().await);
     let blocked = brain.call("work_publish", json!({})).await;
     assert_eq!(blocked.error_code(), "policy_blocked");
     assert!(
@@ -70,7 +95,7 @@ async fn the_whole_cycle_passes_through_every_state() {
     assert_eq!(published.status(), "ok", "{}", published.envelope);
     assert_eq!(published.data()["published_records"], json!(2));
     let obs = brain.observe().await;
-    assert_json_snapshot!("clean_with_active_issue", normalize(obs.clone(), &w));
+    assert_json_snapshot!("clean_with_active_issue", obs.clone());
     let records = obs["data"]["recent_records"].as_array().expect("records");
     assert!(records.iter().all(|r| r["published"] == json!(true)));
     assert_eq!(records[0]["message"], json!("Add bye"));
@@ -81,12 +106,12 @@ async fn the_whole_cycle_passes_through_every_state() {
     assert!(log.contains(&format!("Refs: #{number}")), "{log}");
 
     let finish = brain.call("work_finish", json!({})).await;
-    assert_json_snapshot!("finish_proposals", normalize(finish.envelope, &w));
+    assert_json_snapshot!("finish_proposals", finish.envelope);
 }
 
 #[tokio::test]
 async fn a_merge_conflict_blocks() {
-    let w = World::published();
+    let w = frozen(World::published());
     w.git(&["switch", "-q", "-c", "other"], Some(&w.project));
     w.write("README.md", "# other\n");
     w.git(&["commit", "-q", "-am", "other"], Some(&w.project));
@@ -97,7 +122,7 @@ async fn a_merge_conflict_blocks() {
     assert!(!merge.status.success());
     let brain = w.session().await;
     let obs = brain.observe().await;
-    assert_json_snapshot!("blocked_merge", normalize(obs, &w));
+    assert_json_snapshot!("blocked_merge", obs);
     let record = brain.call("work_record", json!({"message": "x"})).await;
     assert_eq!(record.error_code(), "policy_blocked");
 }

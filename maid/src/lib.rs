@@ -10,7 +10,6 @@ pub mod env;
 pub mod error;
 pub mod output;
 pub mod prompt;
-pub mod record;
 pub mod scope;
 pub mod supervise;
 pub mod task;
@@ -18,7 +17,8 @@ pub mod verify;
 
 pub use contract::{
     AgentKind, AgentNote, AttemptEvidence, ContractError, DirectGit, DirectGitFinding,
-    ImplementRequest, Outcome, ResultContract, TaskContract, TaskId, Verification,
+    ImplementEvidence, ImplementRequest, Outcome, ResultContract, TaskContract, TaskId,
+    Verification,
 };
 pub use error::MaidError;
 pub use supervise::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};

@@ -64,24 +64,36 @@ pub fn retry_prompt(
 }
 
 fn task_section(p: &mut String, c: &TaskContract, spec_max: usize) {
-    let _ = writeln!(p, "# Task {}\n\n## Goal\n{}\n", c.task_id, c.target.goal);
-    if !c.target.spec.trim().is_empty() {
-        let spec = cut(c.target.spec.trim(), spec_max);
+    let target = c
+        .implement()
+        .expect("the Maid prompts only implementation tasks (the task sequence checks the intent)");
+    let _ = writeln!(p, "# Task {}\n\n## Goal\n{}\n", c.task_id, target.goal);
+    if !target.spec.trim().is_empty() {
+        let spec = cut(target.spec.trim(), spec_max);
         let _ = writeln!(p, "## Spec\n{spec}\n");
     }
     let _ = writeln!(
         p,
         "## Scope\nChange only these paths (files, directories, or globs):"
     );
-    for target in &c.target.target_paths {
-        let _ = writeln!(p, "- `{target}`");
+    for path in &target.target_paths {
+        let _ = writeln!(p, "- `{path}`");
     }
     p.push_str("Changes anywhere else are discarded and count as a failure.\n\n");
     let criteria = &c.success_criteria;
-    if !criteria.test_commands.is_empty() || !criteria.file_checks.is_empty() {
+    if !criteria.commands.is_empty() || !criteria.file_checks.is_empty() {
         p.push_str("## Done when\n");
-        for command in &criteria.test_commands {
-            let _ = writeln!(p, "- `{command}` exits 0");
+        for check in &criteria.commands {
+            let _ = match &check.output_contains {
+                None => writeln!(p, "- `{}` exits {}", check.command, check.exit_code),
+                Some(text) => writeln!(
+                    p,
+                    "- `{}` exits {} and prints `{}`",
+                    check.command,
+                    check.exit_code,
+                    cut(text, 200)
+                ),
+            };
         }
         for check in &criteria.file_checks {
             let _ = match &check.expect {
@@ -117,7 +129,7 @@ fn rules_section(p: &mut String, c: &TaskContract, tools: &WorkerTools) {
          ({checks}).",
         note = tools.leave_note,
         blocked = tools.report_blocked,
-        checks = if c.success_criteria.test_commands.is_empty() {
+        checks = if c.success_criteria.commands.is_empty() {
             "scope and file checks"
         } else {
             "scope, test commands and file checks"
@@ -271,7 +283,7 @@ fn cut_tail(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use chrono::Utc;
+    use butler_worker::time::Timestamp;
 
     use super::*;
     use crate::contract::*;
@@ -293,7 +305,7 @@ mod tests {
             request,
             TaskId::new("20260415-003").expect("id"),
             "brain",
-            Utc::now(),
+            Timestamp::parse("2026-04-15T10:00:00+09:00").expect("time"),
         )
         .expect("valid")
     }

@@ -6,9 +6,8 @@
 //! commands only through [`supervise`].
 
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,7 +15,6 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
@@ -25,48 +23,8 @@ use crate::output::CapturedOutput;
 
 mod fingerprint;
 
-/// How a supervised child ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Ending {
-    /// It exited by itself with this code.
-    Exited { code: i32 },
-    /// A signal it did not handle ended it (a crash such as `SIGSEGV`/`SIGABRT`, or a kill from
-    /// outside the Maid).
-    Signalled { signal: String },
-    /// The Maid stopped it at the wall-clock limit.
-    WallClockLimit { limit_s: u64 },
-    /// The Maid stopped it after this long with no output and no file change.
-    Stagnated { quiet_s: u64 },
-    /// The Maid stopped it because the task was cancelled.
-    Cancelled,
-    /// It never ran (program missing, not executable, bad working directory, …).
-    SpawnFailed { reason: String },
-}
-
-impl Ending {
-    /// The exit code, if it exited by itself.
-    pub fn exit_code(&self) -> Option<i32> {
-        match self {
-            Self::Exited { code } => Some(*code),
-            _ => None,
-        }
-    }
-
-    fn from_status(status: ExitStatus) -> Self {
-        if let Some(code) = status.code() {
-            return Self::Exited { code };
-        }
-        let signal = status.signal().map_or_else(
-            || "unknown".to_owned(),
-            |n| {
-                Signal::try_from(n)
-                    .map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_owned())
-            },
-        );
-        Self::Signalled { signal }
-    }
-}
+/// How a supervised child ended: part of the evidence, so it lives with the contracts.
+pub use butler_worker::contract::Ending;
 
 /// What to run. The environment is exactly `env` (the parent's is not inherited).
 #[derive(Debug, Clone)]

@@ -14,19 +14,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use butler_worker::git::{BroughtIn, GitError, TaskGit};
-use butler_worker::ledger::{Ledger, NoteKind};
-use chrono::{Local, Utc};
+use butler_worker::ledger::{Ledger, RecordId, TaskEnd};
+use butler_worker::record::{self, Draft, RecordMessage};
+use butler_worker::time::{SharedClock, SystemClock};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentConfig, Launch, WorkerMcpCommand, adapter};
 use crate::contract::{
-    AgentKind, AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, ImplementRequest, Outcome,
-    ResultContract, TaskContract, TaskId, Verification,
+    AgentKind, AgentNote, AttemptEvidence, ContractError, DirectGit, DirectGitFinding,
+    ImplementEvidence, ImplementRequest, ImplementTarget, NoteKind, Outcome, ResultContract,
+    TaskContract, TaskId, TaskStatus, Verification,
 };
 use crate::env::{EnvPolicy, EnvVars, GitIdentity, HomeChoice, agent_env, prepare_isolated_home};
 use crate::error::MaidError;
 use crate::prompt::{WorkerTools, first_prompt, retry_prompt};
-use crate::record::{compose, record_id_of, subject};
 use crate::scope::scope_violations;
 use crate::supervise::{ChildSpec, Ending, Limits, Stagnation, supervise};
 use crate::verify::{TestSettings, check_files, run_tests, stubs, weakened_tests};
@@ -69,6 +70,8 @@ pub struct MaidContext {
     pub grace: Duration,
     /// Git worker handles get these variables (tests: a hermetic git configuration).
     pub git_env: Vec<(String, String)>,
+    /// Where the task's times and record ids come from.
+    pub clock: SharedClock,
 }
 
 impl MaidContext {
@@ -86,6 +89,7 @@ impl MaidContext {
             test_timeout: Duration::from_secs(600),
             grace: Duration::from_secs(5),
             git_env: Vec::new(),
+            clock: SystemClock::shared(),
         }
     }
 
@@ -107,11 +111,18 @@ fn open_git(path: &Path, env: &[(String, String)]) -> Result<TaskGit, MaidError>
     Ok(TaskGit::from_repo(repo))
 }
 
-fn open_ledger(path: &Path) -> Result<Ledger, MaidError> {
+fn open_ledger(path: &Path, clock: &SharedClock) -> Result<Ledger, MaidError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| MaidError::io("creating", dir, e))?;
     }
-    Ok(Ledger::open_file(path)?)
+    Ok(Ledger::open_file(path)?.with_clock(clock.clone()))
+}
+
+/// The implementation target: the Maid runs only `implement` tasks.
+fn target(contract: &TaskContract) -> Result<&ImplementTarget, MaidError> {
+    contract
+        .implement()
+        .ok_or_else(|| ContractError::NotImplementation(contract.intent().to_owned()).into())
 }
 
 /// Progress of a running task, for MCP progress notifications.
@@ -178,7 +189,7 @@ pub async fn prepare_task(
     request: ImplementRequest,
     requested_by: &str,
 ) -> Result<TaskContract, MaidError> {
-    let requested_at = Utc::now();
+    let requested_at = ctx.clock.now();
     let draft = TaskContract::from_request(
         request,
         TaskId::new("t0").expect("t0 is a valid id"),
@@ -190,18 +201,8 @@ pub async fn prepare_task(
         let main = ctx.main_git()?;
         require_recorded(&main)?;
         check_agent(&ctx, &draft, main.workdir())?;
-        let ledger = open_ledger(&ctx.ledger_file(&main))?;
-        let mut contract = draft;
-        let id = ledger.create_task(
-            |id| format!("butler/task-{id}"),
-            |id| {
-                let mut c = contract.clone();
-                c.task_id = TaskId::new(id).expect("ledger task ids are branch-safe");
-                serde_json::to_string(&c).expect("contracts always serialise")
-            },
-        )?;
-        contract.task_id = TaskId::new(id).expect("ledger task ids are branch-safe");
-        Ok(contract)
+        let ledger = open_ledger(&ctx.ledger_file(&main), &ctx.clock)?;
+        Ok(ledger.create_task(|_| draft)?)
     })
     .await
 }
@@ -249,7 +250,7 @@ fn check_agent(ctx: &MaidContext, contract: &TaskContract, root: &Path) -> Resul
         workdir: root,
         task_dir: &scratch,
         worker_mcp: &ctx.worker_mcp,
-        targets: &contract.target.target_paths,
+        targets: &target(contract)?.target_paths,
         env: &env,
     })?;
     Ok(())
@@ -282,19 +283,21 @@ pub async fn run_task(
     };
     let ledger_file = ctx.ledger_file(&main);
     let ledger: SharedLedger = {
-        let file = ledger_file.clone();
-        Arc::new(Mutex::new(blocking(move || open_ledger(&file)).await?))
+        let (file, clock) = (ledger_file.clone(), ctx.clock.clone());
+        Arc::new(Mutex::new(
+            blocking(move || open_ledger(&file, &clock)).await?,
+        ))
     };
-    let id = contract.task_id.to_string();
+    let id = contract.task_id.clone();
     let journal = {
         let (ledger, id) = (ledger.clone(), id.clone());
         blocking(move || {
             with_ledger(&ledger, |l| {
                 mark_interrupted(l)?;
                 if l.task(&id)?.is_none() {
-                    return Err(MaidError::NoSuchTask(id.clone()));
+                    return Err(MaidError::NoSuchTask(id.to_string()));
                 }
-                Ok(l.begin_operation(TASK_OPERATION, std::process::id(), &id)?)
+                Ok(l.begin_operation(TASK_OPERATION, std::process::id(), id.as_str())?)
             })
         })
         .await?
@@ -308,22 +311,17 @@ pub async fn run_task(
         &progress,
         &cancel,
     )
-    .await;
-    let (status, json) = match &result {
-        Ok(r) => (
-            outcome_name(r.outcome),
-            serde_json::to_string(r).expect("contracts always serialise"),
-        ),
-        Err(e) => (
-            "error",
-            serde_json::json!({ "error": e.to_string() }).to_string(),
-        ),
+    .await
+    .map(|evidence| ResultContract::implement(contract.task_id.clone(), evidence));
+    let end = match &result {
+        Ok(r) => TaskEnd::Result(r.clone()),
+        Err(e) => TaskEnd::Error(e.to_string()),
     };
     let stored = {
         let ledger = ledger.clone();
         blocking(move || {
             with_ledger(&ledger, |l| {
-                l.finish_task(&id, status, &json)?;
+                l.finish_task(&id, &end)?;
                 Ok(l.end_operation(journal)?)
             })
         })
@@ -332,8 +330,14 @@ pub async fn run_task(
     if let Err(e) = stored {
         tracing::warn!(%e, "the task's end could not be stored in the ledger");
     }
-    if let Ok(r) = &result {
-        progress(Progress::Finished { outcome: r.outcome });
+    if let Some(evidence) = result
+        .as_ref()
+        .ok()
+        .and_then(ResultContract::implementation)
+    {
+        progress(Progress::Finished {
+            outcome: evidence.outcome,
+        });
     }
     result
 }
@@ -344,30 +348,23 @@ const TASK_OPERATION: &str = "task";
 
 /// Marks `interrupted` every task whose process died while it ran; their line and worktree
 /// stay for `task_discard`. Returns their ids.
-pub fn mark_interrupted(ledger: &Ledger) -> Result<Vec<String>, MaidError> {
+pub fn mark_interrupted(ledger: &Ledger) -> Result<Vec<TaskId>, MaidError> {
     let mut ids = Vec::new();
     for op in ledger.open_operations()? {
         if op.kind != TASK_OPERATION || op.owner_alive() {
             continue;
         }
-        if ledger
-            .task(&op.detail)?
-            .is_some_and(|t| t.status == "running")
+        if let Ok(id) = TaskId::new(op.detail.as_str())
+            && ledger
+                .task(&id)?
+                .is_some_and(|t| t.status == TaskStatus::Running)
         {
-            ledger.set_task_status(&op.detail, "interrupted")?;
-            ids.push(op.detail.clone());
+            ledger.set_task_status(&id, TaskStatus::Interrupted)?;
+            ids.push(id);
         }
         ledger.end_operation(op.id)?;
     }
     Ok(ids)
-}
-
-fn outcome_name(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Succeeded => "succeeded",
-        Outcome::Failed => "failed",
-        Outcome::Cancelled => "cancelled",
-    }
 }
 
 /// The state of the Brain's tree before an attempt, to find what the agent wrote there.
@@ -415,11 +412,12 @@ async fn sequence(
     contract: &TaskContract,
     progress: &(impl Fn(Progress) + Send + Sync),
     cancel: &CancellationToken,
-) -> Result<ResultContract, MaidError> {
-    let id = contract.task_id.to_string();
+) -> Result<ImplementEvidence, MaidError> {
+    let id = contract.task_id.clone();
+    let target_paths = target(contract)?.target_paths.clone();
     let branch = contract.task_id.branch();
     let branch_ref = format!("refs/heads/{branch}");
-    let paths = task_paths(main.common_dir(), &id);
+    let paths = task_paths(main.common_dir(), id.as_str());
     // [0] Unrecorded changes in the Brain's tree: stop before anything starts.
     // [1] Task branch from the current record, in a worktree inside the git directory.
     let (wt, base) = {
@@ -454,7 +452,7 @@ async fn sequence(
         "--ledger".to_owned(),
         ledger_file.to_string_lossy().into_owned(),
         "--task".to_owned(),
-        id.clone(),
+        id.to_string(),
     ]);
     let tools = WorkerTools::default();
     let mut attempts: Vec<AttemptEvidence> = Vec::new();
@@ -486,7 +484,7 @@ async fn sequence(
             workdir: &paths.worktree,
             task_dir: &paths.task_dir,
             worker_mcp: &worker_mcp,
-            targets: &contract.target.target_paths,
+            targets: &target_paths,
             env: &env,
         };
         let command = agent.command(&launch)?;
@@ -522,14 +520,14 @@ async fn sequence(
             let (ledger, id, contract) = (ledger.clone(), id.clone(), contract.clone());
             blocking(move || {
                 let mut findings: Vec<DirectGitFinding> = baseline
-                    .detect_and_restore(&wt, &id)?
+                    .detect_and_restore(&wt, id.as_str())?
                     .into_iter()
                     .map(DirectGitFinding::from)
                     .collect();
                 findings.extend(outside_writes(&main, &brain, &task_dir, attempt)?);
                 findings.extend(remove_planted_config(&wt, &baseline.head)?);
                 let changed = wt.changed_paths()?;
-                let scope_violation = scope_violations(&changed, &contract.target.target_paths);
+                let scope_violation = scope_violations(&changed, &target(&contract)?.target_paths);
                 let patch = wt.set_aside(&scope_violation)?;
                 if !patch.is_empty() {
                     let file = task_dir.join(format!("attempt-{attempt}-out-of-scope.patch"));
@@ -568,7 +566,7 @@ async fn sequence(
             };
             let tests = run_tests(
                 &paths.worktree,
-                &contract.success_criteria.test_commands,
+                &contract.success_criteria.commands,
                 &settings,
                 cancel,
             )
@@ -601,7 +599,7 @@ async fn sequence(
                 .iter()
                 .filter(|n| n.kind != NoteKind::Connected)
                 .map(|n| AgentNote {
-                    kind: n.kind.as_str().to_owned(),
+                    kind: n.kind,
                     text: n.body.clone(),
                 })
                 .collect(),
@@ -612,10 +610,8 @@ async fn sequence(
             },
         };
         {
-            let json = serde_json::to_string(&item).expect("evidence always serialises");
-            let (ledger, id) = (ledger.clone(), id.clone());
-            blocking(move || with_ledger(&ledger, |l| Ok(l.finish_attempt(&id, attempt, &json)?)))
-                .await?;
+            let (ledger, id, item) = (ledger.clone(), id.clone(), item.clone());
+            blocking(move || with_ledger(&ledger, |l| Ok(l.finish_attempt(&id, &item)?))).await?;
         }
         attempts.push(item);
         if cancelled || cancel.is_cancelled() {
@@ -633,8 +629,7 @@ async fn sequence(
             });
         }
     }
-    Ok(ResultContract {
-        task_id: contract.task_id.clone(),
+    Ok(ImplementEvidence {
         branch,
         outcome,
         attempts,
@@ -649,27 +644,31 @@ fn record_attempt(
     contract: &TaskContract,
     attempt: u32,
     paths: &[String],
-) -> Result<String, MaidError> {
+) -> Result<RecordId, MaidError> {
     let message = format!(
         "{}\n\nWork of an implementation agent (attempt {attempt}), recorded by the ImplementMaid.",
-        subject(&contract.target.goal)
+        target(contract)?.subject()
     );
     let issues: Vec<u64> = contract.issue_id.into_iter().collect();
     let branch = contract.task_id.branch();
-    let id = ledger.reserve_record(
-        Local::now().fixed_offset(),
-        &message,
-        &issues,
-        Some(&branch),
-    )?;
-    let text = compose(&message, &issues, contract.task_id.as_str(), id.as_str());
-    match wt.commit_paths(paths, &text) {
-        Ok(sha) => {
-            ledger.complete_record(&id, &sha)?;
-            Ok(id.to_string())
-        }
+    let draft = Draft {
+        message: &message,
+        issue_ids: &issues,
+        line: Some(&branch),
+        task: Some(&contract.task_id),
+    };
+    let before = wt.head_sha()?;
+    let reservation = record::reserve(ledger, &draft)?;
+    match wt.commit_paths(paths, reservation.text()) {
+        Ok(sha) => Ok(reservation.complete(ledger, &sha)?),
         Err(e) => {
-            let _ = ledger.abandon_record(&id);
+            let settled = match wt.head_sha() {
+                Ok(now) => reservation.fail(ledger, Some(&before), Some(&now)),
+                Err(_) => reservation.abandon(ledger),
+            };
+            if let Err(lost) = settled {
+                tracing::warn!(%lost, "a failed record could not be settled in the ledger");
+            }
             Err(e.into())
         }
     }
@@ -763,96 +762,107 @@ pub struct Accepted {
     /// Whether a merge record was needed (the Brain's line had moved on).
     pub merged: bool,
     /// The records brought in (the task's, then the merge record if any).
-    pub records: Vec<String>,
+    pub records: Vec<RecordId>,
 }
 
-fn ledger_of(main: &TaskGit) -> Result<Ledger, MaidError> {
+fn ledger_of(main: &TaskGit, clock: &SharedClock) -> Result<Ledger, MaidError> {
     open_ledger(
         &main
             .common_dir()
             .join(butler_worker::ledger::LEDGER_DIR)
             .join(butler_worker::ledger::LEDGER_FILE),
+        clock,
     )
 }
 
-fn task_tip(main: &TaskGit, task_id: &str) -> Result<String, MaidError> {
-    TaskId::new(task_id).map_err(|_| MaidError::NoSuchTask(task_id.to_owned()))?;
-    main.rev(&format!("refs/heads/butler/task-{task_id}"))?
-        .ok_or_else(|| MaidError::NoSuchTask(task_id.to_owned()))
+fn task_tip(main: &TaskGit, task_id: &str) -> Result<(TaskId, String), MaidError> {
+    let id = TaskId::new(task_id).map_err(|_| MaidError::NoSuchTask(task_id.to_owned()))?;
+    let tip = main
+        .rev(&format!("refs/heads/{}", id.branch()))?
+        .ok_or_else(|| MaidError::NoSuchTask(task_id.to_owned()))?;
+    Ok((id, tip))
 }
 
 /// Brings a finished task's records into the Brain's line (fast-forward, or a merge record when
 /// the line moved on), then removes the task's worktree. The branch is kept under
 /// `refs/butler/accepted/`. Refused while the Brain's tree has unrecorded changes.
-pub async fn accept(project_root: &Path, task_id: &str) -> Result<Accepted, MaidError> {
+pub async fn accept(
+    project_root: &Path,
+    task_id: &str,
+    clock: SharedClock,
+) -> Result<Accepted, MaidError> {
     let (root, task_id) = (project_root.to_path_buf(), task_id.to_owned());
     blocking(move || {
         let main = TaskGit::open(&root)?;
-        let tip = task_tip(&main, &task_id)?;
+        let (task_id, tip) = task_tip(&main, &task_id)?;
         require_recorded(&main)?;
-        let ledger = ledger_of(&main)?;
+        let ledger = ledger_of(&main, &clock)?;
         let before = main.head_sha()?;
-        let mut records: Vec<String> = main
+        let mut records: Vec<RecordId> = main
             .commits_between(&before, &tip)?
             .iter()
-            .filter_map(|(_, message)| record_id_of(message))
+            .filter_map(|(_, message)| RecordMessage::parse(message).record_id)
             .collect();
         let merged = if main.is_ancestor(&before, &tip)? {
             main.bring_in(&tip, "")?;
             false
         } else {
-            let goal = ledger
-                .task(&task_id)?
-                .and_then(|t| serde_json::from_str::<TaskContract>(&t.contract_json).ok());
-            let issues: Vec<u64> = goal.as_ref().and_then(|c| c.issue_id).into_iter().collect();
-            let message = match &goal {
-                Some(c) => format!("Accept task {task_id}: {}", subject(&c.target.goal)),
+            let contract = ledger.task(&task_id)?.map(|t| t.contract);
+            let issues: Vec<u64> = contract
+                .as_ref()
+                .and_then(|c| c.issue_id)
+                .into_iter()
+                .collect();
+            let message = match contract.as_ref().and_then(TaskContract::implement) {
+                Some(target) => format!("Accept task {task_id}: {}", target.subject()),
                 None => format!("Accept task {task_id}"),
             };
             let line = main
                 .head_ref()?
                 .map(|r| r.trim_start_matches("refs/heads/").to_owned());
-            let id = ledger.reserve_record(
-                Local::now().fixed_offset(),
-                &message,
-                &issues,
-                line.as_deref(),
-            )?;
-            let text = compose(&message, &issues, &task_id, id.as_str());
-            match main.bring_in(&tip, &text) {
+            let draft = Draft {
+                message: &message,
+                issue_ids: &issues,
+                line: line.as_deref(),
+                task: Some(&task_id),
+            };
+            let reservation = record::reserve(&ledger, &draft)?;
+            match main.bring_in(&tip, reservation.text()) {
                 Ok(BroughtIn::Merged { head }) => {
-                    ledger.complete_record(&id, &head)?;
-                    records.push(id.to_string());
+                    records.push(reservation.complete(&ledger, &head)?);
                 }
-                Ok(BroughtIn::FastForward { .. }) => {
-                    let _ = ledger.abandon_record(&id);
-                }
-                Err(GitError::Rejected) => {
-                    let _ = ledger.abandon_record(&id);
-                    return Err(MaidError::Conflict(
-                        "the task's changes conflict with the current line; discard the task \
-                         or bring the line back to where the task started"
-                            .to_owned(),
-                    ));
-                }
+                Ok(BroughtIn::FastForward { .. }) => reservation.release(&ledger)?,
                 Err(e) => {
-                    let _ = ledger.abandon_record(&id);
-                    return Err(e.into());
+                    let settled = match main.head_sha() {
+                        Ok(now) => reservation.fail(&ledger, Some(&before), Some(&now)),
+                        Err(_) => reservation.abandon(&ledger),
+                    };
+                    if let Err(lost) = settled {
+                        tracing::warn!(%lost, "a failed merge record could not be settled");
+                    }
+                    return Err(match e {
+                        GitError::Rejected => MaidError::Conflict(
+                            "the task's changes conflict with the current line; discard the \
+                             task or bring the line back to where the task started"
+                                .to_owned(),
+                        ),
+                        e => e.into(),
+                    });
                 }
             }
             true
         };
-        let paths = task_paths(main.common_dir(), &task_id);
+        let paths = task_paths(main.common_dir(), task_id.as_str());
         main.retire_task(
             &paths.worktree,
-            &format!("butler/task-{task_id}"),
+            &task_id.branch(),
             &format!("refs/butler/accepted/task-{task_id}"),
         )?;
         if ledger.task(&task_id)?.is_some() {
-            ledger.set_task_status(&task_id, "accepted")?;
+            ledger.set_task_status(&task_id, TaskStatus::Accepted)?;
         }
         Ok(Accepted {
-            task_id,
+            task_id: task_id.to_string(),
             head: main.head_sha()?,
             merged,
             records,
@@ -862,20 +872,24 @@ pub async fn accept(project_root: &Path, task_id: &str) -> Result<Accepted, Maid
 }
 
 /// Drops a task: its worktree is removed, its branch kept under `refs/butler/discarded/`.
-pub async fn discard(project_root: &Path, task_id: &str) -> Result<(), MaidError> {
+pub async fn discard(
+    project_root: &Path,
+    task_id: &str,
+    clock: SharedClock,
+) -> Result<(), MaidError> {
     let (root, task_id) = (project_root.to_path_buf(), task_id.to_owned());
     blocking(move || {
         let main = TaskGit::open(&root)?;
-        task_tip(&main, &task_id)?;
-        let paths = task_paths(main.common_dir(), &task_id);
+        let (task_id, _) = task_tip(&main, &task_id)?;
+        let paths = task_paths(main.common_dir(), task_id.as_str());
         main.retire_task(
             &paths.worktree,
-            &format!("butler/task-{task_id}"),
+            &task_id.branch(),
             &format!("refs/butler/discarded/task-{task_id}"),
         )?;
-        let ledger = ledger_of(&main)?;
+        let ledger = ledger_of(&main, &clock)?;
         if ledger.task(&task_id)?.is_some() {
-            ledger.set_task_status(&task_id, "discarded")?;
+            ledger.set_task_status(&task_id, TaskStatus::Discarded)?;
         }
         Ok(())
     })
@@ -884,26 +898,33 @@ pub async fn discard(project_root: &Path, task_id: &str) -> Result<(), MaidError
 
 #[cfg(test)]
 mod tests {
+    use butler_worker::time::Clock;
+
     use super::*;
+
+    fn contract(id: TaskId) -> TaskContract {
+        let request = ImplementRequest {
+            goal: "g".into(),
+            target_paths: vec!["src/".into()],
+            ..Default::default()
+        };
+        TaskContract::from_request(request, id, "test", SystemClock.now()).expect("valid")
+    }
 
     #[test]
     fn a_task_whose_process_died_is_marked_interrupted() {
         let dir = tempfile::tempdir().expect("tempdir");
         let ledger = Ledger::open(dir.path()).expect("ledger");
-        let id = ledger
-            .create_task(|id| format!("butler/task-{id}"), |_| "{}".into())
-            .expect("task");
+        let id = ledger.create_task(contract).expect("task").task_id;
         let mut child = std::process::Command::new("true").spawn().expect("spawn");
         let dead = child.id();
         child.wait().expect("wait");
         ledger
-            .begin_operation(TASK_OPERATION, dead, &id)
+            .begin_operation(TASK_OPERATION, dead, id.as_str())
             .expect("journal");
-        let live = ledger
-            .create_task(|id| format!("butler/task-{id}"), |_| "{}".into())
-            .expect("task");
+        let live = ledger.create_task(contract).expect("task").task_id;
         ledger
-            .begin_operation(TASK_OPERATION, std::process::id(), &live)
+            .begin_operation(TASK_OPERATION, std::process::id(), live.as_str())
             .expect("journal");
         assert_eq!(
             mark_interrupted(&ledger).expect("recovers"),
@@ -911,11 +932,11 @@ mod tests {
         );
         assert_eq!(
             ledger.task(&id).expect("read").expect("row").status,
-            "interrupted"
+            TaskStatus::Interrupted
         );
         assert_eq!(
             ledger.task(&live).expect("read").expect("row").status,
-            "running"
+            TaskStatus::Running
         );
         assert!(mark_interrupted(&ledger).expect("again").is_empty());
     }

@@ -10,11 +10,13 @@ use std::time::Duration;
 use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
 use butler_maid::contract::{FileCheckSpec, ImplementRequest};
 use butler_maid::{
-    AgentKind, DirectGitFinding, MaidContext, MaidError, Outcome, Progress, TaskContract, TaskId,
-    accept, discard, prepare_task, run_task,
+    AgentKind, DirectGitFinding, ImplementEvidence, MaidContext, MaidError, Outcome, Progress,
+    ResultContract, TaskContract, TaskId, accept, discard, prepare_task, run_task,
 };
+use butler_worker::contract::TaskStatus;
 use butler_worker::git::Tampering;
-use butler_worker::ledger::Ledger;
+use butler_worker::ledger::{Ledger, TaskEnd};
+use butler_worker::time::{SystemClock, Timestamp};
 use tokio_util::sync::CancellationToken;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
@@ -132,13 +134,22 @@ fn worktree(repo: &Repo, id: &str) -> PathBuf {
         .join(format!("task-{id}"))
 }
 
+/// The evidence of an implementation task's Result Contract.
+fn evidence(result: ResultContract) -> ImplementEvidence {
+    result
+        .implementation()
+        .cloned()
+        .expect("an implementation result")
+}
+
+fn t(id: &str) -> TaskId {
+    TaskId::new(id).expect("task id")
+}
+
 async fn run(
     repo: &Repo,
     c: TaskContract,
-) -> (
-    Result<butler_maid::ResultContract, MaidError>,
-    Vec<Progress>,
-) {
+) -> (Result<ImplementEvidence, MaidError>, Vec<Progress>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     let result = run_task(
@@ -147,7 +158,8 @@ async fn run(
         move |p| sink.lock().expect("lock").push(p),
         CancellationToken::new(),
     )
-    .await;
+    .await
+    .map(evidence);
     let seen = seen.lock().expect("lock").clone();
     (result, seen)
 }
@@ -195,23 +207,24 @@ async fn a_task_succeeds_on_its_own_branch_and_the_brains_tree_is_untouched() {
             outcome: Outcome::Succeeded
         })
     );
-    let task = ledger(&repo).task("t1").expect("read").expect("stored");
-    assert_eq!(task.status, "succeeded");
-    let stored: butler_maid::ResultContract =
-        serde_json::from_str(task.result_json.as_deref().expect("result")).expect("json");
-    assert_eq!(stored, result);
-    let attempts = ledger(&repo).task_attempts("t1").expect("attempts");
+    let task = ledger(&repo).task(&t("t1")).expect("read").expect("stored");
+    assert_eq!(task.status, TaskStatus::Succeeded);
+    let Some(TaskEnd::Result(stored)) = task.end else {
+        panic!("a stored result: {:?}", task.end);
+    };
+    assert_eq!(evidence(stored), result);
+    let attempts = ledger(&repo).task_attempts(&t("t1")).expect("attempts");
     assert_eq!(attempts.len(), 1);
-    assert!(attempts[0].evidence_json.is_some());
+    assert_eq!(attempts[0].evidence.as_ref(), Some(&result.attempts[0]));
     // The Maid's commit is a complete ledger record linked to the task.
-    let record = a.record.as_deref().expect("record");
+    let record = a.record.as_ref().expect("record");
     let body = git(&repo.root, &["log", "-1", "--format=%B", "butler/task-t1"]);
     assert!(
         body.ends_with(&format!("Butler-Task: t1\nButler-Record: {record}")),
         "{body}"
     );
     let stored = ledger(&repo)
-        .record_by_id(record)
+        .record_by_id(record.as_str())
         .expect("read")
         .expect("record");
     assert_eq!(
@@ -371,6 +384,7 @@ async fn cancellation_stops_the_agent_and_ends_the_task() {
     });
     let result = run_task(context(&repo), contract(&repo, &[]).await, |_| {}, cancel)
         .await
+        .map(evidence)
         .expect("runs");
     assert_eq!(result.outcome, Outcome::Cancelled);
     assert_eq!(result.attempts.len(), 1);
@@ -399,7 +413,7 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
         },
         TaskId::new("x").expect("id"),
         "t",
-        chrono::Utc::now(),
+        Timestamp::parse("2026-04-15T10:00:00+09:00").expect("time"),
     )
     .expect("valid")
     .success_criteria
@@ -408,17 +422,19 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     let result = result.expect("runs");
     assert_eq!(result.outcome, Outcome::Succeeded);
     let tip = git(&repo.root, &["rev-parse", "butler/task-t1"]);
-    let accepted = accept(&repo.root, "t1").await.expect("accepted");
+    let accepted = accept(&repo.root, "t1", SystemClock::shared())
+        .await
+        .expect("accepted");
     assert_eq!(accepted.head, tip, "fast-forward");
     assert!(!accepted.merged);
     assert_eq!(accepted.records.len(), 1);
     assert_eq!(
         ledger(&repo)
-            .task("t1")
+            .task(&t("t1"))
             .expect("read")
             .expect("task")
             .status,
-        "accepted"
+        TaskStatus::Accepted
     );
     assert!(repo.root.join("src/greet.rs").is_file());
     assert!(!worktree(&repo, "t1").exists());
@@ -435,7 +451,9 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     let (result, _) = run(&repo, contract(&repo, &[]).await).await;
     assert_eq!(result.expect("runs").outcome, Outcome::Succeeded);
     let tip = git(&repo.root, &["rev-parse", "butler/task-t2"]);
-    discard(&repo.root, "t2").await.expect("discarded");
+    discard(&repo.root, "t2", SystemClock::shared())
+        .await
+        .expect("discarded");
     assert!(!worktree(&repo, "t2").exists());
     assert_eq!(
         git(&repo.root, &["rev-parse", "refs/butler/discarded/task-t2"]),
@@ -443,7 +461,7 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     );
     assert!(!repo.root.join("src/other.rs").exists());
     assert!(matches!(
-        discard(&repo.root, "t2").await,
+        discard(&repo.root, "t2", SystemClock::shared()).await,
         Err(MaidError::NoSuchTask(_))
     ));
 }
@@ -507,11 +525,13 @@ async fn accepting_after_the_line_moved_on_makes_a_merge_record() {
         &repo.root,
         &["commit", "-q", "-am", "the Brain's own record"],
     );
-    let accepted = accept(&repo.root, "t1").await.expect("accepted");
+    let accepted = accept(&repo.root, "t1", SystemClock::shared())
+        .await
+        .expect("accepted");
     assert!(accepted.merged);
     assert_eq!(accepted.records.len(), 2, "{accepted:?}");
     let merge = ledger(&repo)
-        .record_by_id(&accepted.records[1])
+        .record_by_id(accepted.records[1].as_str())
         .expect("read")
         .expect("merge record");
     assert_eq!(merge.sha, accepted.head);
@@ -544,6 +564,7 @@ async fn notes_through_the_worker_mcp_reach_the_ledger_and_the_evidence() {
         .expect("prepared");
     let result = run_task(ctx, c, |_| {}, CancellationToken::new())
         .await
+        .map(evidence)
         .expect("runs");
     let a = &result.attempts[0];
     assert!(a.worker_mcp_reached, "{a:#?}");
@@ -561,7 +582,7 @@ async fn notes_through_the_worker_mcp_reach_the_ledger_and_the_evidence() {
             ("blocked", "no network")
         ]
     );
-    let stored = ledger(&repo).task_notes("t1", 0).expect("notes");
+    let stored = ledger(&repo).task_notes(&t("t1"), 0).expect("notes");
     assert_eq!(stored.len(), 4, "connected + three notes: {stored:?}");
     let responses = std::fs::read_to_string(repo.root.join(".git/butler/tasks/t1/mcp.jsonl"))
         .expect("responses");

@@ -9,6 +9,7 @@ use butler_worker::issues::local::LocalIssues;
 use butler_worker::issues::select::{SelectError, select_backend};
 use butler_worker::issues::{IssueBackend, IssueError};
 use butler_worker::remote_url::RemoteRepo;
+use butler_worker::time::SharedClock;
 
 use crate::error::WorkError;
 
@@ -16,6 +17,7 @@ pub async fn choose(
     repo: &GitRepo,
     name: &str,
     remote: Option<&RemoteRepo>,
+    clock: SharedClock,
 ) -> Result<(Arc<dyn IssueBackend>, String), WorkError> {
     let config = IssueConfig::load(repo.workdir()).map_err(|e| WorkError::Config {
         problem: e.to_string(),
@@ -26,7 +28,7 @@ pub async fn choose(
         let store = LocalIssues::open(&common_dir, name).map_err(|e| IssueError::Backend {
             context: format!("embedded issue store: {e}"),
         })?;
-        Ok(Box::new(store) as Box<dyn IssueBackend>)
+        Ok(Box::new(store.with_clock(clock)) as Box<dyn IssueBackend>)
     };
     let (backend, selection) =
         select_backend(&config, remote, local)

@@ -12,12 +12,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
-use butler_maid::contract::{ContractError, FileCheckSpec, ImplementRequest};
-use butler_maid::{AgentKind, MaidContext, MaidError, Outcome, ResultContract};
+use butler_maid::{MaidContext, MaidError};
 use butler_worker::config::AgentFileConfig;
-use butler_worker::ledger::{NoteKind, TaskNote};
+use butler_worker::contract::{
+    AgentKind, ContractError, FileCheckSpec, ImplementEvidence, ImplementRequest, NoteKind,
+    Outcome, TaskId,
+};
+use butler_worker::ledger::TaskNote;
+use butler_worker::time::SharedClock;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 pub use tokio_util::sync::CancellationToken;
 
@@ -104,8 +108,9 @@ impl From<RunImplementArgs> for ImplementRequest {
 /// `BUTLER_AGENT` (default agent), `BUTLER_<AGENT>_PROGRAM` / `_PROVIDER` / `_MODEL`
 /// (`<AGENT>` = GOOSE, CLAUDE, CODEX, AIDER), `BUTLER_AGENT_ENV_ALLOW` (comma-separated extra
 /// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_TEST_TIMEOUT_S`, and
-/// `BUTLER_EXE` (the program serving `worker-mcp`; default: this executable).
-pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
+/// `BUTLER_EXE` (the program serving `worker-mcp`; default: this executable). The task's times
+/// and record ids come from `clock`.
+pub fn maid_context(project_root: PathBuf, clock: SharedClock) -> Result<MaidContext, WorkError> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let exe = match var("BUTLER_EXE") {
         Some(path) => PathBuf::from(path),
@@ -122,6 +127,7 @@ pub fn maid_context(project_root: PathBuf) -> Result<MaidContext, WorkError> {
         problem: e.to_string(),
     })?;
     let mut ctx = MaidContext::new(project_root, worker);
+    ctx.clock = clock;
     let default = var("BUTLER_AGENT").map(|v| ("BUTLER_AGENT", v));
     let default = default.or_else(|| file.default.clone().map(|v| ("[agent] default", v)));
     if let Some((origin, name)) = default {
@@ -185,6 +191,7 @@ pub fn maid_error(err: MaidError) -> WorkError {
                 ContractError::BadFileCheck { .. } => "file_checks",
                 ContractError::UnknownAgent(_) => "agent",
                 ContractError::BadTaskId(_) => "task_id",
+                ContractError::BadIntent(_) | ContractError::NotImplementation(_) => "intent",
             };
             WorkError::InvalidArgument {
                 field,
@@ -205,22 +212,37 @@ pub fn maid_error(err: MaidError) -> WorkError {
     }
 }
 
-fn summary_of(result: &ResultContract) -> String {
+/// `run_implement`'s `data`: the implementation's Result Contract as the Brain reads it (its
+/// status is the `outcome`).
+#[derive(Debug, Serialize)]
+struct ImplementAnswer<'a> {
+    task_id: &'a TaskId,
+    #[serde(flatten)]
+    evidence: &'a ImplementEvidence,
+    /// Notes of the agent passed on to the task's issue.
+    #[serde(skip_serializing_if = "is_zero")]
+    notes_relayed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn summary_of(task_id: &TaskId, result: &ImplementEvidence) -> String {
     let n = result.attempts.len();
     match result.outcome {
         Outcome::Succeeded => format!(
-            "Task {} succeeded in {n} attempt(s); its work is recorded on line {}. Read the \
-             evidence, then accept it with task_accept or drop it with task_discard.",
-            result.task_id, result.branch
+            "Task {task_id} succeeded in {n} attempt(s); its work is recorded on line {}. Read \
+             the evidence, then accept it with task_accept or drop it with task_discard.",
+            result.branch
         ),
         Outcome::Failed => format!(
-            "Task {} failed after {n} attempt(s); the evidence says why. Ask again, do it \
-             yourself, or drop it with task_discard.",
-            result.task_id
+            "Task {task_id} failed after {n} attempt(s); the evidence says why. Ask again, do \
+             it yourself, or drop it with task_discard."
         ),
         Outcome::Cancelled => format!(
-            "Task {} was cancelled; its line {} is kept until task_discard.",
-            result.task_id, result.branch
+            "Task {task_id} was cancelled; its line {} is kept until task_discard.",
+            result.branch
         ),
     }
 }
@@ -232,7 +254,7 @@ pub async fn run_implement(
     progress: impl Fn(String, f64) + Send + Sync + 'static,
     cancel: CancellationToken,
 ) -> Result<Reply, WorkError> {
-    let ctx = maid_context(project.repo.workdir().to_path_buf())?;
+    let ctx = maid_context(project.repo.workdir().to_path_buf(), project.clock.clone())?;
     run_implement_with(project, ctx, args, progress, cancel).await
 }
 
@@ -249,7 +271,7 @@ pub async fn run_implement_with(
         .await
         .map_err(maid_error)?;
     let max = contract.constraints.max_attempts;
-    let task_id = contract.task_id.to_string();
+    let task_id = contract.task_id.clone();
     let result = butler_maid::run_task(
         ctx,
         contract,
@@ -261,21 +283,27 @@ pub async fn run_implement_with(
     )
     .await
     .map_err(maid_error)?;
-    let relayed = match issue {
+    let evidence = result.implementation().ok_or_else(|| {
+        WorkError::Internal(format!(
+            "task {task_id} ended without implementation evidence"
+        ))
+    })?;
+    let notes_relayed = match issue {
         Some(number) => relay_notes(project, &task_id, number).await,
         None => 0,
     };
-    let mut data = serde_json::to_value(&result).expect("contracts always serialise");
-    if relayed > 0 {
-        data["notes_relayed"] = json!(relayed);
-    }
-    Ok(Reply::new(summary_of(&result), data))
+    let answer = ImplementAnswer {
+        task_id: &task_id,
+        evidence,
+        notes_relayed,
+    };
+    Ok(Reply::new(summary_of(&task_id, evidence), answer))
 }
 
 /// Passes the agent's notes on to the task's issue as one comment; returns how many went.
 /// A tracker failure is logged, not fatal: the notes stay in the ledger, unrelayed.
-async fn relay_notes(project: &Arc<Project>, task_id: &str, issue: u64) -> usize {
-    let id = task_id.to_owned();
+async fn relay_notes(project: &Arc<Project>, task_id: &TaskId, issue: u64) -> usize {
+    let id = task_id.clone();
     let notes: Vec<TaskNote> = match blocking(project, move |p| {
         p.with_ledger(|l| Ok(l.task_notes(&id, 0)?))
     })
@@ -319,7 +347,7 @@ async fn relay_notes(project: &Arc<Project>, task_id: &str, issue: u64) -> usize
 
 /// `task_accept`: brings a finished task's records into the current line.
 pub async fn task_accept(project: &Arc<Project>, task_id: &str) -> Result<Reply, WorkError> {
-    let accepted = butler_maid::accept(project.repo.workdir(), task_id)
+    let accepted = butler_maid::accept(project.repo.workdir(), task_id, project.clock.clone())
         .await
         .map_err(maid_error)?;
     let summary = if accepted.merged {
@@ -347,7 +375,7 @@ pub async fn task_accept(project: &Arc<Project>, task_id: &str) -> Result<Reply,
 
 /// `task_discard`: drops a task (its line is kept aside, so nothing is lost).
 pub async fn task_discard(project: &Arc<Project>, task_id: &str) -> Result<Reply, WorkError> {
-    butler_maid::discard(project.repo.workdir(), task_id)
+    butler_maid::discard(project.repo.workdir(), task_id, project.clock.clone())
         .await
         .map_err(maid_error)?;
     Ok(Reply::new(
@@ -358,6 +386,8 @@ pub async fn task_discard(project: &Arc<Project>, task_id: &str) -> Result<Reply
 
 #[cfg(test)]
 mod tests {
+    use butler_worker::time::SystemClock;
+
     use super::*;
 
     #[test]
@@ -369,7 +399,7 @@ mod tests {
             "[agent]\ndefault = \"aider\"\nmodel = \"m1\"\nprograms = { aider = \"/opt/aider\" }\n",
         )
         .expect("write");
-        let ctx = maid_context(dir.path().to_path_buf()).expect("context");
+        let ctx = maid_context(dir.path().to_path_buf(), SystemClock::shared()).expect("context");
         if std::env::var_os("BUTLER_AGENT").is_none() {
             assert_eq!(ctx.default_agent, AgentKind::Aider);
         }
@@ -386,14 +416,15 @@ mod tests {
         )
         .expect("write");
         assert!(matches!(
-            maid_context(dir.path().to_path_buf()),
+            maid_context(dir.path().to_path_buf(), SystemClock::shared()),
             Err(WorkError::Config { .. })
         ));
     }
 
     #[test]
     fn agents_with_hooks_get_the_brains_git_policy() {
-        let ctx = maid_context(PathBuf::from("/tmp/project")).expect("context");
+        let ctx =
+            maid_context(PathBuf::from("/tmp/project"), SystemClock::shared()).expect("context");
         let claude = ctx
             .agents
             .get(&AgentKind::Claude)

@@ -25,6 +25,7 @@ use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
 use crate::work::{diff, finish, history, observe, publish, record, vcs};
 use butler_worker::issues::IssueState;
+use butler_worker::time::{SharedClock, SystemClock};
 
 /// The input schema of a tool, trimmed of what the Brain does not need: every listed byte
 /// costs tokens in every conversation. Optional parameters are those not `required`, so
@@ -97,12 +98,14 @@ fn simplify(value: &mut serde_json::Value) {
 #[derive(Clone)]
 pub struct ButlerServer {
     project: Arc<Mutex<Option<Arc<Project>>>>,
+    /// Where the session's times come from (the system clock, or `BUTLER_NOW`'s frozen one).
+    clock: SharedClock,
     tool_router: ToolRouter<Self>,
 }
 
 impl Default for ButlerServer {
     fn default() -> Self {
-        Self::new()
+        Self::new(SystemClock::shared())
     }
 }
 
@@ -113,9 +116,10 @@ fn finish_call(tool: &str, outcome: Outcome) -> CallToolResult {
 }
 
 impl ButlerServer {
-    pub fn new() -> Self {
+    pub fn new(clock: SharedClock) -> Self {
         Self {
             project: Arc::new(Mutex::new(None)),
+            clock,
             tool_router: Self::tool_router(),
         }
     }
@@ -139,7 +143,7 @@ impl ButlerServer {
     async fn work_session_start(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: SessionStartArgs = args::parse(raw)?;
-            let (project, reply) = open_project(&a.project_root).await?;
+            let (project, reply) = open_project(&a.project_root, self.clock.clone()).await?;
             *self.project.lock().await = Some(project);
             Ok(reply)
         };
@@ -444,10 +448,11 @@ impl ServerHandler for ButlerServer {
     }
 }
 
-/// Serves the Brain-facing server on stdin/stdout until the client disconnects.
-pub async fn serve_stdio() -> Result<(), std::io::Error> {
+/// Serves the Brain-facing server on stdin/stdout until the client disconnects; every time it
+/// stamps comes from `clock`.
+pub async fn serve_stdio(clock: SharedClock) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
-    let service = ButlerServer::new()
+    let service = ButlerServer::new(clock)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use butler_worker::git::GitRepo;
 use butler_worker::issues::{BackendInfo, IssueBackend};
 use butler_worker::ledger::Ledger;
+use butler_worker::time::SharedClock;
 
 use crate::error::WorkError;
 
@@ -25,6 +26,8 @@ pub struct Project {
     pub backend_note: String,
     /// Titles of issues already read, so `work_observe` does not ask the tracker every turn.
     pub titles: Mutex<HashMap<u64, String>>,
+    /// Where every time the project's work stamps comes from.
+    pub clock: SharedClock,
 }
 
 impl Project {
@@ -71,8 +74,12 @@ pub async fn blocking<T: Send + 'static>(
 /// Longest `project_root` accepted.
 const MAX_PATH: usize = 4096;
 
-/// `work_session_start`: resolves the project and its issue backend.
-pub async fn open_project(root: &str) -> Result<(Arc<Project>, crate::envelope::Reply), WorkError> {
+/// `work_session_start`: resolves the project and its issue backend; its ledger and issue
+/// store stamp times from `clock`.
+pub async fn open_project(
+    root: &str,
+    clock: SharedClock,
+) -> Result<(Arc<Project>, crate::envelope::Reply), WorkError> {
     let root = root.trim();
     if root.is_empty() || root.len() > MAX_PATH || root.contains('\0') {
         return Err(WorkError::InvalidArgument {
@@ -87,9 +94,10 @@ pub async fn open_project(root: &str) -> Result<(Arc<Project>, crate::envelope::
             reason: format!("`{root}` is not an absolute path"),
         });
     }
+    let ledger_clock = clock.clone();
     let opened = tokio::task::spawn_blocking(move || -> Result<_, WorkError> {
         let repo = GitRepo::discover(&path)?;
-        let ledger = Ledger::open(repo.common_dir())?;
+        let ledger = Ledger::open(repo.common_dir())?.with_clock(ledger_clock);
         let remote = match repo.destination()? {
             Some(dest) => Some(dest.remote),
             None => Some("origin".to_string()),
@@ -111,7 +119,7 @@ pub async fn open_project(root: &str) -> Result<(Arc<Project>, crate::envelope::
         None => dir_name(repo.workdir()),
     };
     let (issues, backend_note) =
-        crate::backend::choose(&repo, &resolved_repo, remote.as_ref()).await?;
+        crate::backend::choose(&repo, &resolved_repo, remote.as_ref(), clock.clone()).await?;
     let project = Arc::new(Project {
         repo,
         ledger: Mutex::new(ledger),
@@ -119,6 +127,7 @@ pub async fn open_project(root: &str) -> Result<(Arc<Project>, crate::envelope::
         resolved_repo,
         backend_note,
         titles: Mutex::new(HashMap::new()),
+        clock,
     });
     let info = project.backend();
     let data = serde_json::json!({

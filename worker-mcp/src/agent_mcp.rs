@@ -17,11 +17,13 @@ use rmcp::model::{
 };
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::ledger::{Ledger, NoteKind};
+use crate::contract::{CommandCheck, FileCheck, NoteKind, TaskContract, TaskId};
+use crate::ledger::Ledger;
+use crate::time::SharedClock;
 
 /// Longest note, summary or reason accepted (characters).
 pub const MAX_NOTE_CHARS: usize = 4000;
@@ -71,6 +73,42 @@ fn parse<T: DeserializeOwned>(raw: JsonObject) -> Result<T, String> {
     })
 }
 
+/// What `read_task` shows the agent: its implementation task, typed from the stored contract.
+#[derive(Debug, Serialize)]
+struct TaskBrief<'a> {
+    task_id: &'a TaskId,
+    goal: &'a str,
+    spec: &'a str,
+    target_paths: &'a [String],
+    test_commands: &'a [CommandCheck],
+    file_checks: &'a [FileCheck],
+    rules: &'static str,
+}
+
+const RULES: &str = "Edit only the target paths. Do not use git (no commit, add, checkout, switch, \
+reset, stash, config); the Maid records your work.";
+
+impl<'a> TaskBrief<'a> {
+    fn of(contract: &'a TaskContract) -> Result<TaskBrief<'a>, String> {
+        let target = contract.implement().ok_or_else(|| {
+            format!(
+                "task {} is a `{}` task, not an implementation",
+                contract.task_id,
+                contract.intent()
+            )
+        })?;
+        Ok(TaskBrief {
+            task_id: &contract.task_id,
+            goal: &target.goal,
+            spec: &target.spec,
+            target_paths: &target.target_paths,
+            test_commands: &contract.success_criteria.commands,
+            file_checks: &contract.success_criteria.file_checks,
+            rules: RULES,
+        })
+    }
+}
+
 fn reply(outcome: Result<Value, String>) -> CallToolResult {
     match outcome {
         Ok(value) => CallToolResult::structured(value),
@@ -82,26 +120,34 @@ fn reply(outcome: Result<Value, String>) -> CallToolResult {
 #[derive(Clone)]
 pub struct AgentMcp {
     ledger: Arc<Mutex<Ledger>>,
-    task: String,
+    task: TaskId,
     tool_router: ToolRouter<Self>,
 }
 
 impl AgentMcp {
     /// Opens the ledger, checks the task exists, and records that the server started for it.
-    pub fn start(ledger: &std::path::Path, task: &str) -> Result<AgentMcp, std::io::Error> {
-        let ledger = Ledger::open_file(ledger).map_err(std::io::Error::other)?;
-        if ledger.task(task).map_err(std::io::Error::other)?.is_none() {
+    pub fn start(
+        ledger: &std::path::Path,
+        task: &str,
+        clock: SharedClock,
+    ) -> Result<AgentMcp, std::io::Error> {
+        let task = TaskId::new(task)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let ledger = Ledger::open_file(ledger)
+            .map_err(std::io::Error::other)?
+            .with_clock(clock);
+        if ledger.task(&task).map_err(std::io::Error::other)?.is_none() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 format!("no task {task} in the ledger"),
             ));
         }
         ledger
-            .add_task_note(task, NoteKind::Connected, "worker MCP started")
+            .add_task_note(&task, NoteKind::Connected, "worker MCP started")
             .map_err(std::io::Error::other)?;
         Ok(AgentMcp {
             ledger: Arc::new(Mutex::new(ledger)),
-            task: task.to_owned(),
+            task,
             tool_router: Self::tool_router(),
         })
     }
@@ -136,17 +182,8 @@ impl AgentMcp {
             .task(&self.task)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("task {} is gone", self.task))?;
-        let c: Value = serde_json::from_str(&row.contract_json).unwrap_or(Value::Null);
-        Ok(json!({
-            "task_id": row.task_id,
-            "goal": c["target"]["goal"],
-            "spec": c["target"]["spec"],
-            "target_paths": c["target"]["target_paths"],
-            "test_commands": c["success_criteria"]["test_commands"],
-            "file_checks": c["success_criteria"]["file_checks"],
-            "rules": "Edit only the target paths. Do not use git (no commit, add, checkout, \
-                      switch, reset, stash, config); the Maid records your work.",
-        }))
+        let brief = TaskBrief::of(&row.contract)?;
+        Ok(serde_json::to_value(brief).expect("a task brief always serialises"))
     }
 }
 
@@ -190,9 +227,13 @@ impl ServerHandler for AgentMcp {
 }
 
 /// Serves the restricted worker MCP for `task` on stdin/stdout until the agent disconnects.
-pub async fn serve_agent_mcp(ledger: PathBuf, task: String) -> Result<(), std::io::Error> {
+pub async fn serve_agent_mcp(
+    ledger: PathBuf,
+    task: String,
+    clock: SharedClock,
+) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
-    let server = tokio::task::spawn_blocking(move || AgentMcp::start(&ledger, &task))
+    let server = tokio::task::spawn_blocking(move || AgentMcp::start(&ledger, &task, clock))
         .await
         .map_err(std::io::Error::other)??;
     let service = server
@@ -208,7 +249,21 @@ pub async fn serve_agent_mcp(ledger: PathBuf, task: String) -> Result<(), std::i
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::contract::{ImplementRequest, IntentName, OperationTarget, Work};
+    use crate::time::{SystemClock, Timestamp};
+
+    fn contract(id: TaskId) -> TaskContract {
+        let request = ImplementRequest {
+            goal: "Add greet".into(),
+            target_paths: vec!["src/".into()],
+            ..Default::default()
+        };
+        let at = Timestamp::parse("2026-04-15T10:00:00+09:00").expect("time");
+        TaskContract::from_request(request, id, "brain", at).expect("valid")
+    }
 
     #[test]
     fn only_the_four_task_tools_are_offered_and_start_is_recorded() {
@@ -216,11 +271,17 @@ mod tests {
         let path = dir.path().join("l.db");
         {
             let l = Ledger::open_file(&path).expect("open");
-            l.create_task(|_| "b".into(), |_| "{}".into())
-                .expect("task");
+            l.create_task(contract).expect("task");
         }
-        assert!(AgentMcp::start(&path, "t9").is_err(), "unknown task");
-        let server = AgentMcp::start(&path, "t1").expect("start");
+        assert!(
+            AgentMcp::start(&path, "t9", SystemClock::shared()).is_err(),
+            "unknown task"
+        );
+        assert!(
+            AgentMcp::start(&path, "../t1", SystemClock::shared()).is_err(),
+            "bad id"
+        );
+        let server = AgentMcp::start(&path, "t1", SystemClock::shared()).expect("start");
         let mut names: Vec<String> = server
             .tool_router
             .list_all()
@@ -233,10 +294,31 @@ mod tests {
             ["leave_note", "read_task", "report_blocked", "save_progress"]
         );
         let l = Ledger::open_file(&path).expect("open");
-        let notes = l.task_notes("t1", 0).expect("notes");
+        let t1 = TaskId::new("t1").expect("id");
+        let notes = l.task_notes(&t1, 0).expect("notes");
         assert_eq!(notes.len(), 1);
         assert_eq!(notes[0].kind, NoteKind::Connected);
         let long = "x".repeat(MAX_NOTE_CHARS + 1);
         assert!(server.note(NoteKind::Note, &long).is_err());
+        assert_eq!(server.read().expect("read")["goal"], "Add greet");
+    }
+
+    #[test]
+    fn a_task_that_is_not_an_implementation_is_not_shown_as_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("l.db");
+        Ledger::open_file(&path)
+            .expect("open")
+            .create_task(|id| TaskContract {
+                work: Work::Operation {
+                    intent: IntentName::new("restart").expect("name"),
+                    target: OperationTarget(BTreeMap::new()),
+                },
+                ..contract(id)
+            })
+            .expect("task");
+        let server = AgentMcp::start(&path, "t1", SystemClock::shared()).expect("start");
+        let err = server.read().expect_err("not an implementation");
+        assert!(err.contains("`restart`"), "{err}");
     }
 }

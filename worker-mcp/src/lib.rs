@@ -1,11 +1,16 @@
-//! Butler's worker layer: everything that touches git, the ledger (SQLite) and issue backends.
+//! Butler's worker layer: everything that touches git, the ledger (SQLite) and issue backends,
+//! and the foundation every layer stands on: the Task and Result contracts, the record
+//! protocol, and time.
 //!
 //! It knows nothing of the Brain or of MCP sessions; the orchestrator and the ImplementMaid call
 //! it. Only this crate spawns git.
 
 pub mod agent_mcp;
 pub mod config;
+pub mod contract;
 pub mod git;
 pub mod issues;
 pub mod ledger;
+pub mod record;
 pub mod remote_url;
+pub mod time;

@@ -16,5 +16,9 @@ fn main() -> Result<(), std::io::Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(butler_worker::agent_mcp::serve_agent_mcp(ledger, task))
+        .block_on(butler_worker::agent_mcp::serve_agent_mcp(
+            ledger,
+            task,
+            butler_worker::time::SystemClock::shared(),
+        ))
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::contract::{FileCheck, FileCheckResult, FileExpectation, TestRun};
+use crate::contract::{CommandCheck, FileCheck, FileCheckResult, FileExpectation, TestRun};
 use crate::env::EnvVars;
 use crate::supervise::{ChildSpec, Ending, Limits, supervise};
 
@@ -37,25 +37,26 @@ impl TestSettings {
     }
 }
 
-/// Runs each command with `sh -c` in `worktree`, one after another, stdout and stderr merged.
-/// After a cancellation the remaining commands are not run.
+/// Runs each command with `sh -c` in `worktree`, one after another, stdout and stderr merged;
+/// a command passes with its expected exit code and output. After a cancellation the remaining
+/// commands are not run.
 pub async fn run_tests(
     worktree: &Path,
-    commands: &[String],
+    commands: &[CommandCheck],
     settings: &TestSettings,
     cancel: &CancellationToken,
 ) -> Vec<TestRun> {
     let mut limits = Limits::new(settings.timeout);
     limits.grace = settings.grace;
     limits.keep_head = 0;
-    limits.keep_tail = settings.tail_bytes;
+    limits.keep_tail = settings.tail_bytes.max(CommandCheck::OUTPUT_SEARCHED_BYTES);
     let mut runs = Vec::with_capacity(commands.len());
-    for command in commands {
+    for check in commands {
         if cancel.is_cancelled() {
             break;
         }
         // `exec 2>&1` first: one stream, in the order the command wrote it.
-        let script = format!("exec 2>&1\n{command}");
+        let script = format!("exec 2>&1\n{}", check.command);
         let spec = ChildSpec::shell(&script, worktree, settings.env.clone());
         let done = supervise(spec, &limits, cancel).await;
         let exit_code = done.ending.exit_code();
@@ -68,9 +69,9 @@ pub async fn run_tests(
             other => Some(other),
         };
         runs.push(TestRun {
-            command: command.clone(),
+            command: check.command.clone(),
             exit_code,
-            passed: exit_code == Some(0),
+            passed: check.passes(exit_code, &done.stdout.text()),
             stopped,
             output_tail,
         });
@@ -141,8 +142,34 @@ mod tests {
         s
     }
 
-    fn commands(c: &[&str]) -> Vec<String> {
-        c.iter().map(|s| (*s).to_owned()).collect()
+    fn commands(c: &[&str]) -> Vec<CommandCheck> {
+        c.iter().map(|s| CommandCheck::exit_zero(*s)).collect()
+    }
+
+    #[tokio::test]
+    async fn a_command_passes_with_its_expected_exit_code_and_output() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let check = |command: &str, exit_code: i32, output: Option<&str>| CommandCheck {
+            command: command.into(),
+            exit_code,
+            output_contains: output.map(str::to_owned),
+        };
+        let long = "yes filler | head -c 20000; echo; echo READY";
+        let runs = run_tests(
+            dir.path(),
+            &[
+                check("exit 3", 3, None),
+                check("exit 0", 3, None),
+                check(long, 0, Some("READY")),
+                check("echo almost", 0, Some("READY")),
+            ],
+            &settings(10_000),
+            &CancellationToken::new(),
+        )
+        .await;
+        let passed: Vec<bool> = runs.iter().map(|r| r.passed).collect();
+        assert_eq!(passed, [true, false, true, false]);
+        assert!(runs[2].output_tail.len() <= 64, "the tail stays bounded");
     }
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use butler_worker::time::Timestamp;
 use serde::Serialize;
 
 use crate::error::WorkError;
@@ -19,7 +20,7 @@ pub const MAX_N: usize = 100;
 pub struct HistoryEntry {
     pub record_id: String,
     pub message: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
     pub issue_ids: Vec<u64>,
     pub published: Option<bool>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -3,7 +3,6 @@
 pub mod diff;
 pub mod finish;
 pub mod history;
-pub mod message;
 pub mod observe;
 pub mod publish;
 pub mod record;

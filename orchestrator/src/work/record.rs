@@ -13,12 +13,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use butler_worker::git::{Change, GitRepo, WorkTreeStatus};
 use butler_worker::ledger::{Ledger, process_alive};
+use butler_worker::record::{self as protocol, Draft, RecordMessage};
 use nix::fcntl::{Flock, FlockArg};
 use serde::Serialize;
 
 use crate::error::WorkError;
 use crate::session::Project;
-use crate::work::message;
 use crate::work::observe::{Snapshot, line_of, snapshot};
 use crate::work::sensitive::looks_like_credentials;
 
@@ -132,18 +132,27 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         return Err(WorkError::ForeignLock { age_secs: age });
     }
 
-    let now = chrono::Local::now().fixed_offset();
-    let (op, id) = project.with_ledger(|ledger| {
+    let draft = Draft {
+        message: &req.message,
+        issue_ids: &issue_ids,
+        line: Some(&line),
+        task: None,
+    };
+    let (op, reservation) = project.with_ledger(|ledger| {
         let op = ledger.begin_operation(JOURNAL_KIND, std::process::id(), &line)?;
-        let id = ledger.reserve_record(now, &req.message, &issue_ids, Some(&line))?;
-        Ok((op, id))
+        Ok((op, protocol::reserve(ledger, &draft)?))
     })?;
-    let text = message::compose(&req.message, &issue_ids, &id.to_string());
-    let outcome = repo.record_all(&text);
+    let id = reservation.id().clone();
+    let outcome = repo.record_all(reservation.text());
     project.with_ledger(|ledger| {
         match &outcome {
-            Ok(sha) => ledger.complete_record(&id, sha)?,
-            Err(_) => ledger.abandon_record(&id)?,
+            Ok(sha) => {
+                reservation.complete(ledger, sha)?;
+            }
+            Err(_) => match repo.head() {
+                Ok(now) => reservation.fail(ledger, head.oid.as_deref(), now.oid.as_deref())?,
+                Err(_) => reservation.abandon(ledger)?,
+            },
         }
         ledger.end_operation(op)?;
         Ok(())
@@ -194,7 +203,8 @@ fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(
             continue;
         }
         if let Some(lock) = repo.index_lock() {
-            let started = UNIX_EPOCH + Duration::from_secs(op.started_at.saturating_sub(2));
+            let secs = u64::try_from(op.started_at.unix().saturating_sub(2)).unwrap_or(0);
+            let started = UNIX_EPOCH + Duration::from_secs(secs);
             if lock.modified >= started {
                 repo.remove_index_lock(&lock)?;
                 notes.push("Cleared a lock left by an interrupted earlier save.".into());
@@ -208,9 +218,9 @@ fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(
         false => repo.recent_commits(20, None)?,
     };
     for pending in pending {
-        let found = commits.iter().find(|c| {
-            message::parse(&c.message).record_id.as_deref() == Some(&pending.id.to_string())
-        });
+        let found = commits
+            .iter()
+            .find(|c| RecordMessage::parse(&c.message).record_id.as_ref() == Some(&pending.id));
         match found {
             Some(commit) => {
                 ledger.complete_record(&pending.id, &commit.sha)?;

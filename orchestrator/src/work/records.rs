@@ -5,10 +5,11 @@ use std::collections::HashSet;
 
 use butler_worker::git::CommitInfo;
 use butler_worker::ledger::{AdoptCommit, Ledger, Origin, Record};
+use butler_worker::record::RecordMessage;
+use butler_worker::time::Timestamp;
 use serde::Serialize;
 
 use crate::error::WorkError;
-use crate::work::message;
 
 /// One record in `recent_records` and `work_history`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -18,7 +19,7 @@ pub struct RecordView {
     pub issue_ids: Vec<u64>,
     /// Whether the shared destination has it; `null` when there is no destination.
     pub published: Option<bool>,
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// Present (true) only for records made without Butler.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub outside_butler: bool,
@@ -53,25 +54,21 @@ pub fn records_for(
 
 /// Gives `commit` a record: its own if it carries Butler's trailer, else a new outside one.
 pub fn adopt(ledger: &Ledger, commit: &CommitInfo) -> Result<(Record, bool), WorkError> {
-    let parsed = message::parse(&commit.message);
-    let created_at = chrono::DateTime::parse_from_rfc3339(&commit.time)
+    let parsed = RecordMessage::parse(&commit.message);
+    let created_at = Timestamp::parse(&commit.time)
         .map_err(|e| WorkError::Internal(format!("commit time: {e}")))?;
     let origin = if parsed.record_id.is_some() {
         Origin::Butler
     } else {
         Origin::Outside
     };
-    let claimed_id = match parsed.record_id.as_deref() {
-        Some(id) => id.parse().ok(),
-        None => None,
-    };
     let adopt = AdoptCommit {
         sha: commit.sha.clone(),
-        message: parsed.text.clone(),
-        issue_ids: parsed.issue_ids.clone(),
+        message: parsed.text,
+        issue_ids: parsed.issue_ids,
         created_at,
         origin,
-        claimed_id,
+        claimed_id: parsed.record_id,
     };
     Ok(ledger.adopt_commit(&adopt)?)
 }
@@ -83,7 +80,7 @@ fn view(record: &Record, commit: &CommitInfo, unpublished: Option<&HashSet<Strin
         message: subject,
         issue_ids: record.issue_ids.clone(),
         published: unpublished.map(|set| !set.contains(&commit.sha)),
-        created_at: record.created_at.clone(),
+        created_at: record.created_at,
         outside_butler: record.origin == Origin::Outside,
     }
 }

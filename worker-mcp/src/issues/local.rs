@@ -10,7 +10,6 @@
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
-use chrono::{Local, SecondsFormat};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
@@ -19,6 +18,7 @@ use super::{
     IssueState, Label, NewIssue, StateFilter, resolve_label_names, validate_title,
 };
 use crate::ledger::{Ledger, LedgerError};
+use crate::time::{SharedClock, Timestamp};
 
 /// Page size when the query asks for none.
 const DEFAULT_PAGE: u32 = 10;
@@ -65,6 +65,15 @@ impl LocalIssues {
             ledger: Mutex::new(ledger),
             name: name.into(),
         }
+    }
+
+    /// The same store, stamping times from `clock`.
+    pub fn with_clock(self, clock: SharedClock) -> LocalIssues {
+        let ledger = self
+            .ledger
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        LocalIssues::from_ledger(ledger.with_clock(clock), self.name)
     }
 
     fn with<T>(&self, f: impl FnOnce(&Ledger) -> Result<T, LedgerError>) -> Result<T, IssueError> {
@@ -137,7 +146,9 @@ impl IssueBackend for LocalIssues {
 
     fn comment(&self, number: u64, body: &str) -> IssueFuture<'_, Comment> {
         let body = body.to_owned();
-        Box::pin(async move { self.with(|l| l.write(|tx| add_comment(tx, number, &body))) })
+        Box::pin(
+            async move { self.with(|l| l.write(|tx| add_comment(tx, number, &body, l.now()))) },
+        )
     }
 
     fn delete_comment(&self, number: u64, comment_id: u64) -> IssueFuture<'_, ()> {
@@ -151,7 +162,7 @@ impl IssueBackend for LocalIssues {
         reason: Option<&'a str>,
     ) -> IssueFuture<'a, ()> {
         Box::pin(async move {
-            self.with(|l| l.write(|tx| delete_comment(tx, number, comment_id, reason)))
+            self.with(|l| l.write(|tx| delete_comment(tx, number, comment_id, reason, l.now())))
         })
     }
 
@@ -159,13 +170,15 @@ impl IssueBackend for LocalIssues {
         let title = validate_title(title);
         Box::pin(async move {
             let title = title?;
-            self.with(|l| l.write(|tx| set_field(tx, number, "title", &title)))
+            self.with(|l| l.write(|tx| set_field(tx, number, "title", &title, l.now())))
         })
     }
 
     fn update_body(&self, number: u64, body: &str) -> IssueFuture<'_, Issue> {
         let body = body.to_owned();
-        Box::pin(async move { self.with(|l| l.write(|tx| set_field(tx, number, "body", &body))) })
+        Box::pin(async move {
+            self.with(|l| l.write(|tx| set_field(tx, number, "body", &body, l.now())))
+        })
     }
 
     fn create(&self, new: &NewIssue) -> IssueFuture<'_, Issue> {
@@ -176,14 +189,14 @@ impl IssueBackend for LocalIssues {
             self.with_issue(|l| {
                 // Labels are never deleted, so resolving them before the write cannot go stale.
                 let labels = resolve_labels(l, &new.labels)?;
-                l.write(|tx| create(tx, &title, &new.body, &labels))
+                l.write(|tx| create(tx, &title, &new.body, &labels, l.now()))
                     .map_err(to_issue_error)
             })
         })
     }
 
     fn set_state(&self, number: u64, state: IssueState) -> IssueFuture<'_, Issue> {
-        Box::pin(async move { self.with(|l| l.write(|tx| set_state(tx, number, state))) })
+        Box::pin(async move { self.with(|l| l.write(|tx| set_state(tx, number, state, l.now()))) })
     }
 
     fn list(&self, query: &IssueQuery) -> IssueFuture<'_, IssuePage> {
@@ -207,12 +220,6 @@ fn resolve_labels(ledger: &Ledger, names: &[String]) -> Result<Vec<Label>, Issue
         return Ok(Vec::new());
     }
     resolve_label_names(&all_labels(ledger.conn()).map_err(to_issue_error)?, names)
-}
-
-fn now() -> String {
-    Local::now()
-        .fixed_offset()
-        .to_rfc3339_opts(SecondsFormat::Secs, false)
 }
 
 fn issue_missing(number: u64) -> LedgerError {
@@ -295,8 +302,8 @@ fn create(
     title: &str,
     body: &str,
     labels: &[Label],
+    at: Timestamp,
 ) -> Result<Issue, LedgerError> {
-    let at = now();
     let number: u64 = conn.query_row(
         "INSERT INTO issues (number, title, body, state, created_at, updated_at)
          VALUES ((SELECT COALESCE(MAX(number), 0) + 1 FROM issues), ?1, ?2, 'open', ?3, ?3)
@@ -313,9 +320,13 @@ fn create(
     load_issue(conn, number)
 }
 
-fn add_comment(conn: &Connection, number: u64, body: &str) -> Result<Comment, LedgerError> {
+fn add_comment(
+    conn: &Connection,
+    number: u64,
+    body: &str,
+    at: Timestamp,
+) -> Result<Comment, LedgerError> {
     ensure_issue(conn, number)?;
-    let at = now();
     let id: u64 = conn.query_row(
         "INSERT INTO comments (issue, body, author, created_at) VALUES (?1, ?2, NULL, ?3)
          RETURNING id",
@@ -330,7 +341,7 @@ fn add_comment(conn: &Connection, number: u64, body: &str) -> Result<Comment, Le
         id,
         body: body.to_string(),
         author: None,
-        created_at: at,
+        created_at: at.to_string(),
     })
 }
 
@@ -359,6 +370,7 @@ fn delete_comment(
     number: u64,
     comment_id: u64,
     reason: Option<&str>,
+    at: Timestamp,
 ) -> Result<(), LedgerError> {
     ensure_issue(conn, number)?;
     let moved = conn.execute(
@@ -366,7 +378,7 @@ fn delete_comment(
                                         reason)
          SELECT id, issue, body, author, created_at, ?3, ?4 FROM comments
          WHERE id = ?1 AND issue = ?2",
-        params![comment_id, number, now(), reason],
+        params![comment_id, number, at, reason],
     )?;
     if moved == 0 {
         return Err(LedgerError::not_found(format!(
@@ -383,20 +395,25 @@ fn set_field(
     number: u64,
     column: &str,
     value: &str,
+    at: Timestamp,
 ) -> Result<Issue, LedgerError> {
     let sql = match column {
         "title" => "UPDATE issues SET title = ?2, updated_at = ?3 WHERE number = ?1",
         _ => "UPDATE issues SET body = ?2, updated_at = ?3 WHERE number = ?1",
     };
-    if conn.execute(sql, params![number, value, now()])? == 0 {
+    if conn.execute(sql, params![number, value, at])? == 0 {
         return Err(issue_missing(number));
     }
     load_issue(conn, number)
 }
 
-fn set_state(conn: &Connection, number: u64, state: IssueState) -> Result<Issue, LedgerError> {
+fn set_state(
+    conn: &Connection,
+    number: u64,
+    state: IssueState,
+    at: Timestamp,
+) -> Result<Issue, LedgerError> {
     ensure_issue(conn, number)?;
-    let at = now();
     let closed_at = (state == IssueState::Closed).then_some(&at);
     conn.execute(
         "UPDATE issues SET state = ?2, closed_at = ?3, updated_at = ?4

@@ -4,7 +4,8 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Ledger, LedgerError, unix_now};
+use super::{Ledger, LedgerError};
+use crate::time::Timestamp;
 
 /// How long an approval reference stays usable, in seconds.
 pub const APPROVAL_VALID_SECS: i64 = 60 * 60;
@@ -17,6 +18,7 @@ impl Ledger {
         fingerprint: &str,
         description: &str,
     ) -> Result<String, LedgerError> {
+        let now = self.now();
         self.write(|tx| {
             // SQLite's randomness is seeded from the operating system.
             let reference: String =
@@ -26,7 +28,7 @@ impl Ledger {
             tx.execute(
                 "INSERT INTO approvals (reference, kind, fingerprint, description, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![reference, kind, fingerprint, description, unix_now()],
+                params![reference, kind, fingerprint, description, now],
             )?;
             Ok(reference)
         })
@@ -39,17 +41,17 @@ impl Ledger {
         reference: &str,
         fingerprint: &str,
     ) -> Result<bool, LedgerError> {
-        self.consume_approval_at(reference, fingerprint, unix_now())
+        self.consume_approval_at(reference, fingerprint, self.now())
     }
 
     pub(crate) fn consume_approval_at(
         &self,
         reference: &str,
         fingerprint: &str,
-        now: i64,
+        now: Timestamp,
     ) -> Result<bool, LedgerError> {
         self.write(|tx| {
-            let row: Option<(String, i64, Option<i64>)> = tx
+            let row: Option<(String, Timestamp, Option<Timestamp>)> = tx
                 .query_row(
                     "SELECT fingerprint, created_at, used_at FROM approvals WHERE reference = ?1",
                     [reference],
@@ -59,7 +61,7 @@ impl Ledger {
             let usable = matches!(
                 &row,
                 Some((fp, created, None))
-                    if fp == fingerprint && now - created <= APPROVAL_VALID_SECS
+                    if fp == fingerprint && now.seconds_since(created) <= APPROVAL_VALID_SECS
             );
             if usable {
                 tx.execute(

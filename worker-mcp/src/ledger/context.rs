@@ -4,7 +4,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Ledger, LedgerError, unix_now};
+use super::{Ledger, LedgerError};
 
 impl Ledger {
     /// Sets (`Some`) or clears (`None`) the active issue of a project's line of work.
@@ -15,12 +15,13 @@ impl Ledger {
         issue: Option<u64>,
     ) -> Result<(), LedgerError> {
         let conn = self.conn();
+        let now = self.now();
         match issue {
             Some(issue) => conn.execute(
                 "INSERT INTO active_issues (project, line, issue, updated_at)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (project, line) DO UPDATE SET issue = ?3, updated_at = ?4",
-                params![project, line, issue, unix_now()],
+                params![project, line, issue, now],
             )?,
             None => conn.execute(
                 "DELETE FROM active_issues WHERE project = ?1 AND line = ?2",
@@ -48,6 +49,7 @@ impl Ledger {
         line: &str,
         head: Option<&str>,
     ) -> Result<Option<String>, LedgerError> {
+        let now = self.now();
         self.write(|tx| {
             let previous: Option<Option<String>> = tx
                 .query_row(
@@ -60,7 +62,7 @@ impl Ledger {
                 "INSERT INTO observations (project, line, head, observed_at)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (project, line) DO UPDATE SET head = ?3, observed_at = ?4",
-                params![project, line, head, unix_now()],
+                params![project, line, head, now],
             )?;
             Ok(previous.flatten())
         })

@@ -8,7 +8,8 @@ use nix::unistd::Pid;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
-use super::{Ledger, LedgerError, unix_now};
+use super::{Ledger, LedgerError};
+use crate::time::Timestamp;
 
 /// A journal entry that has not been ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,8 +18,7 @@ pub struct Operation {
     pub kind: String,
     /// The process that began it.
     pub pid: u32,
-    /// Unix seconds.
-    pub started_at: u64,
+    pub started_at: Timestamp,
     pub detail: String,
 }
 
@@ -36,7 +36,7 @@ impl Ledger {
     pub fn begin_operation(&self, kind: &str, pid: u32, detail: &str) -> Result<i64, LedgerError> {
         self.conn().execute(
             "INSERT INTO operations (kind, pid, detail, started_at) VALUES (?1, ?2, ?3, ?4)",
-            params![kind, pid, detail, unix_now().max(0)],
+            params![kind, pid, detail, self.now()],
         )?;
         Ok(self.conn().last_insert_rowid())
     }
@@ -45,7 +45,7 @@ impl Ledger {
     pub fn end_operation(&self, op_id: i64) -> Result<(), LedgerError> {
         let changed = self.conn().execute(
             "UPDATE operations SET ended_at = COALESCE(ended_at, ?2) WHERE id = ?1",
-            params![op_id, unix_now()],
+            params![op_id, self.now()],
         )?;
         match changed {
             0 => Err(LedgerError::not_found(format!("operation {op_id}"))),

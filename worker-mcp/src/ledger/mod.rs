@@ -15,15 +15,17 @@ mod schema;
 mod tasks;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::time::{SharedClock, SystemClock, Timestamp};
 
 pub use self::approvals::APPROVAL_VALID_SECS;
 pub use self::error::LedgerError;
 pub use self::journal::{Operation, process_alive};
 pub use self::records::{AdoptCommit, Origin, PendingRecord, Record, RecordId, RecordIdError};
-pub use self::tasks::{AttemptRow, NoteKind, TaskNote, TaskRow};
+pub use self::tasks::{AttemptRow, TaskEnd, TaskNote, TaskRow};
 
 /// How long a call waits for another process's write before giving up with `Busy`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -35,9 +37,11 @@ pub const LEDGER_FILE: &str = "ledger.db";
 
 /// An open ledger: one SQLite connection. `Send` but not `Sync`: share it behind a `Mutex`, or
 /// open one per thread (the file itself is safe to share between connections and processes).
+/// Every time it writes comes from its clock (the system's unless [`Ledger::with_clock`]).
 pub struct Ledger {
     conn: Connection,
     path: PathBuf,
+    clock: SharedClock,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -69,6 +73,7 @@ impl Ledger {
         let ledger = Ledger {
             conn,
             path: path.to_path_buf(),
+            clock: SystemClock::shared(),
         };
         ledger.configure().map_err(|e| ledger.locate(e))?;
         schema::migrate(&ledger.conn).map_err(|e| ledger.locate(e))?;
@@ -78,6 +83,17 @@ impl Ledger {
     /// The ledger file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The same ledger, stamping times from `clock`.
+    pub fn with_clock(mut self, clock: SharedClock) -> Ledger {
+        self.clock = clock;
+        self
+    }
+
+    /// Now, by the ledger's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 
     fn configure(&self) -> Result<(), LedgerError> {
@@ -154,13 +170,6 @@ impl From<rusqlite::Error> for LedgerError {
     fn from(err: rusqlite::Error) -> Self {
         LedgerError::from_sqlite(err, Path::new(""))
     }
-}
-
-/// Seconds since the Unix epoch, now.
-pub(crate) fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 #[cfg(test)]

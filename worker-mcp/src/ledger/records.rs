@@ -2,8 +2,10 @@
 //!
 //! A record is first *reserved* (state `pending`, id allocated) before the commit is made, so
 //! the commit can carry its id; it is then *completed* with the commit's sha, or *abandoned* if
-//! the commit never happened. Commits made outside Butler, or whose completion was lost when a
-//! process died, are *adopted* later. Ids are allocated per local day inside one `BEGIN
+//! the commit never happened (or *released*, giving its id back, when the commit certainly did
+//! not happen and no later id was handed out). Commits made outside Butler, or whose completion
+//! was lost when a process died, are *adopted* later. The protocol around a commit is
+//! [`crate::record`]. Ids are allocated per local day inside one `BEGIN
 //! IMMEDIATE` transaction, so concurrent processes never hand out the same id.
 
 use std::cmp::Ordering;
@@ -11,11 +13,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{DateTime, FixedOffset, SecondsFormat};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::{Ledger, LedgerError, unix_now};
+use super::{Ledger, LedgerError};
+use crate::time::Timestamp;
 
 /// The id of a work record: the local date of creation and a daily sequence of at least three
 /// digits (`20260612-001`, …, `20260612-999`, `20260612-1000`).
@@ -132,8 +134,7 @@ pub struct Record {
     pub sha: String,
     pub message: String,
     pub issue_ids: Vec<u64>,
-    /// RFC 3339 with offset (`2026-06-12T10:20:00+09:00`).
-    pub created_at: String,
+    pub created_at: Timestamp,
     pub origin: Origin,
     /// The line of work (branch) it was saved on, when known.
     pub line: Option<String>,
@@ -145,7 +146,7 @@ pub struct PendingRecord {
     pub id: RecordId,
     pub message: String,
     pub issue_ids: Vec<u64>,
-    pub created_at: String,
+    pub created_at: Timestamp,
     pub line: Option<String>,
 }
 
@@ -156,7 +157,7 @@ pub struct AdoptCommit {
     pub message: String,
     pub issue_ids: Vec<u64>,
     /// The commit's date, with the offset it was made in (its local day names the id).
-    pub created_at: DateTime<FixedOffset>,
+    pub created_at: Timestamp,
     pub origin: Origin,
     /// The id the commit claims through its record trailer, if any.
     pub claimed_id: Option<RecordId>,
@@ -186,7 +187,7 @@ struct Row {
     sha: Option<String>,
     message: String,
     issue_ids: Vec<u64>,
-    created_at: String,
+    created_at: Timestamp,
     origin: Origin,
     line: Option<String>,
 }
@@ -210,7 +211,7 @@ impl Ledger {
     /// Allocates the next id of `now`'s local day and remembers the record as pending.
     pub fn reserve_record(
         &self,
-        now: DateTime<FixedOffset>,
+        now: Timestamp,
         message: &str,
         issue_ids: &[u64],
         line: Option<&str>,
@@ -219,6 +220,7 @@ impl Ledger {
             let new = NewRow {
                 now,
                 state: "pending",
+                completed_at: None,
                 sha: None,
                 message,
                 issue_ids,
@@ -232,6 +234,7 @@ impl Ledger {
     /// Marks a reserved record as saved by commit `sha`. Completing it again with the same sha
     /// is a no-op; with another sha, or with a sha another record holds, it is a `Conflict`.
     pub fn complete_record(&self, id: &RecordId, sha: &str) -> Result<(), LedgerError> {
+        let now = self.now();
         self.write(|tx| {
             let row = load(tx, id.as_str())?.ok_or_else(|| missing(id))?;
             if row.state == State::Complete {
@@ -242,7 +245,34 @@ impl Ledger {
                     ))),
                 };
             }
-            complete(tx, id, sha)
+            complete(tx, id, sha, now)
+        })
+    }
+
+    /// Gives a reserved id back because its commit certainly did not happen: when it is the
+    /// newest id of its day it is deleted and will be handed out again (the day's ids stay
+    /// consecutive); otherwise it is abandoned like [`Ledger::abandon_record`].
+    pub fn release_record(&self, id: &RecordId) -> Result<(), LedgerError> {
+        self.write(|tx| {
+            let row = load(tx, id.as_str())?.ok_or_else(|| missing(id))?;
+            if row.state == State::Complete {
+                return Err(LedgerError::conflict(format!(
+                    "record {id} is already saved and cannot be given back"
+                )));
+            }
+            let newest = tx.execute(
+                "UPDATE record_days SET last_seq = last_seq - 1 WHERE day = ?1 AND last_seq = ?2",
+                params![id.day(), id.seq()],
+            )?;
+            if newest == 1 {
+                tx.execute("DELETE FROM records WHERE id = ?1", [id.as_str()])?;
+            } else {
+                tx.execute(
+                    "UPDATE records SET state = 'abandoned' WHERE id = ?1",
+                    [id.as_str()],
+                )?;
+            }
+            Ok(())
         })
     }
 
@@ -295,6 +325,7 @@ impl Ledger {
     /// completed (`false`: the record was Butler's all along). Otherwise a new record is
     /// allocated on the commit's local day (`true`).
     pub fn adopt_commit(&self, commit: &AdoptCommit) -> Result<(Record, bool), LedgerError> {
+        let now = self.now();
         self.write(|tx| {
             if let Some(record) = by_sha(tx, &commit.sha)? {
                 return Ok((record, false));
@@ -302,7 +333,7 @@ impl Ledger {
             if let Some(claimed) = &commit.claimed_id {
                 let reserved = load(tx, claimed.as_str())?.filter(|r| r.state != State::Complete);
                 if reserved.is_some() {
-                    complete(tx, claimed, &commit.sha)?;
+                    complete(tx, claimed, &commit.sha, now)?;
                     let record = load(tx, claimed.as_str())?.and_then(Row::into_record);
                     return Ok((record.expect("completed just now"), false));
                 }
@@ -310,6 +341,7 @@ impl Ledger {
             let new = NewRow {
                 now: commit.created_at,
                 state: "complete",
+                completed_at: Some(now),
                 sha: Some(&commit.sha),
                 message: &commit.message,
                 issue_ids: &commit.issue_ids,
@@ -355,8 +387,10 @@ impl Ledger {
 }
 
 struct NewRow<'a> {
-    now: DateTime<FixedOffset>,
+    /// When it was created: its local day names the id.
+    now: Timestamp,
     state: &'static str,
+    completed_at: Option<Timestamp>,
     sha: Option<&'a str>,
     message: &'a str,
     issue_ids: &'a [u64],
@@ -367,7 +401,7 @@ struct NewRow<'a> {
 /// Allocates the day's next sequence number and inserts the record (inside the caller's
 /// immediate transaction).
 fn insert(tx: &Connection, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
-    let day = new.now.format("%Y%m%d").to_string();
+    let day = new.now.day();
     let seq: u64 = tx.query_row(
         "INSERT INTO record_days (day, last_seq) VALUES (?1, 1)
          ON CONFLICT (day) DO UPDATE SET last_seq = last_seq + 1
@@ -376,8 +410,6 @@ fn insert(tx: &Connection, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
         |r| r.get(0),
     )?;
     let id = RecordId::new(&day, seq);
-    let created_at = new.now.to_rfc3339_opts(SecondsFormat::Secs, false);
-    let completed_at = new.sha.map(|_| unix_now());
     if let Some(sha) = new.sha {
         ensure_sha_free(tx, sha)?;
     }
@@ -394,8 +426,8 @@ fn insert(tx: &Connection, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
             new.message,
             new.line,
             new.origin.as_str(),
-            created_at,
-            completed_at
+            new.now,
+            new.completed_at
         ],
     )?;
     let mut seen = Vec::new();
@@ -411,11 +443,11 @@ fn insert(tx: &Connection, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
     Ok(id)
 }
 
-fn complete(tx: &Connection, id: &RecordId, sha: &str) -> Result<(), LedgerError> {
+fn complete(tx: &Connection, id: &RecordId, sha: &str, now: Timestamp) -> Result<(), LedgerError> {
     ensure_sha_free(tx, sha)?;
     tx.execute(
         "UPDATE records SET state = 'complete', sha = ?2, completed_at = ?3 WHERE id = ?1",
-        params![id.as_str(), sha, unix_now()],
+        params![id.as_str(), sha, now],
     )?;
     Ok(())
 }
@@ -458,7 +490,7 @@ fn load(tx: &Connection, id: &str) -> Result<Option<Row>, LedgerError> {
                 r.get::<_, String>(1)?,
                 r.get::<_, Option<String>>(2)?,
                 r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
+                r.get::<_, Timestamp>(4)?,
                 r.get::<_, String>(5)?,
                 r.get::<_, Option<String>>(6)?,
             ))

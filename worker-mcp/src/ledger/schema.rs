@@ -10,7 +10,7 @@ use super::LedgerError;
 /// The schema this build writes. A file with a higher version is refused.
 pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
 
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// Version 1: work records, per-place state, the operation journal, the ImplementMaid's tables,
 /// the approval gate and the embedded issue store.
@@ -25,7 +25,7 @@ CREATE TABLE records (
     line         TEXT,                       -- line of work (branch) it was made on
     origin       TEXT NOT NULL CHECK (origin IN ('butler', 'outside')),
     created_at   TEXT NOT NULL,              -- RFC 3339 with offset
-    completed_at INTEGER,                    -- unix seconds
+    completed_at INTEGER,                    -- unix seconds (RFC 3339 text since V2)
     UNIQUE (day, seq)
 );
 CREATE TABLE record_days (
@@ -145,6 +145,152 @@ INSERT INTO labels (name, color, description) VALUES
     ('chore', 'cfd3d7', 'Maintenance without user-visible change');
 "#;
 
+/// Version 2: one timestamp form everywhere (RFC 3339 with offset; unix seconds of version 1
+/// become UTC), the task's status and a note's kind held to their sets by CHECK, a task's error
+/// apart from its Result Contract, and the contracts' JSON in their typed form
+/// (`success_criteria.commands`, a result's `status` and `intent`).
+const V2: &str = r#"
+ALTER TABLE records ADD COLUMN completed_text TEXT;
+UPDATE records SET completed_text = strftime('%Y-%m-%dT%H:%M:%S+00:00', completed_at, 'unixepoch');
+ALTER TABLE records DROP COLUMN completed_at;
+ALTER TABLE records RENAME COLUMN completed_text TO completed_at;
+
+ALTER TABLE active_issues RENAME TO active_issues_v1;
+CREATE TABLE active_issues (
+    project    TEXT NOT NULL,
+    line       TEXT NOT NULL,
+    issue      INTEGER NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (project, line)
+);
+INSERT INTO active_issues (project, line, issue, updated_at)
+    SELECT project, line, issue, strftime('%Y-%m-%dT%H:%M:%S+00:00', updated_at, 'unixepoch')
+    FROM active_issues_v1;
+DROP TABLE active_issues_v1;
+
+ALTER TABLE observations RENAME TO observations_v1;
+CREATE TABLE observations (
+    project     TEXT NOT NULL,
+    line        TEXT NOT NULL,
+    head        TEXT,
+    observed_at TEXT NOT NULL,
+    PRIMARY KEY (project, line)
+);
+INSERT INTO observations (project, line, head, observed_at)
+    SELECT project, line, head, strftime('%Y-%m-%dT%H:%M:%S+00:00', observed_at, 'unixepoch')
+    FROM observations_v1;
+DROP TABLE observations_v1;
+
+DROP INDEX operations_open;
+ALTER TABLE operations RENAME TO operations_v1;
+CREATE TABLE operations (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind       TEXT NOT NULL,
+    pid        INTEGER NOT NULL,
+    detail     TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at   TEXT
+);
+INSERT INTO operations (id, kind, pid, detail, started_at, ended_at)
+    SELECT id, kind, pid, detail,
+           strftime('%Y-%m-%dT%H:%M:%S+00:00', started_at, 'unixepoch'),
+           strftime('%Y-%m-%dT%H:%M:%S+00:00', ended_at, 'unixepoch')
+    FROM operations_v1;
+UPDATE sqlite_sequence
+    SET seq = (SELECT seq FROM sqlite_sequence WHERE name = 'operations_v1')
+    WHERE name = 'operations';
+DROP TABLE operations_v1;
+CREATE INDEX operations_open ON operations(ended_at) WHERE ended_at IS NULL;
+
+ALTER TABLE approvals RENAME TO approvals_v1;
+CREATE TABLE approvals (
+    reference   TEXT PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    description TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    used_at     TEXT
+);
+INSERT INTO approvals (reference, kind, fingerprint, description, created_at, used_at)
+    SELECT reference, kind, fingerprint, description,
+           strftime('%Y-%m-%dT%H:%M:%S+00:00', created_at, 'unixepoch'),
+           strftime('%Y-%m-%dT%H:%M:%S+00:00', used_at, 'unixepoch')
+    FROM approvals_v1;
+DROP TABLE approvals_v1;
+
+ALTER TABLE task_notes RENAME TO task_notes_v1;
+ALTER TABLE attempts RENAME TO attempts_v1;
+ALTER TABLE tasks RENAME TO tasks_v1;
+CREATE TABLE tasks (
+    task_id       TEXT PRIMARY KEY,
+    contract_json TEXT NOT NULL,             -- the Task Contract
+    status        TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'failed', 'cancelled',
+                      'error', 'interrupted', 'need_input', 'need_approval', 'accepted',
+                      'discarded')),
+    branch        TEXT,
+    worktree      TEXT,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    result_json   TEXT,                      -- the Result Contract, once it ended with one
+    error         TEXT                       -- what stopped it, when it ended with an error
+);
+INSERT INTO tasks (task_id, contract_json, status, branch, worktree, created_at, updated_at,
+                   result_json, error)
+    SELECT task_id,
+           CASE WHEN json_valid(contract_json) THEN
+               CASE WHEN json_type(contract_json, '$.success_criteria.test_commands') = 'array' THEN
+                   json_set(
+                       json_remove(contract_json, '$.success_criteria.test_commands'),
+                       '$.success_criteria.commands',
+                       json((SELECT json_group_array(json_object('command', value, 'exit_code', 0))
+                             FROM json_each(contract_json, '$.success_criteria.test_commands'))))
+               ELSE contract_json END
+           ELSE contract_json END,
+           status, branch, worktree, created_at, updated_at,
+           CASE WHEN json_valid(result_json) THEN
+               CASE WHEN json_type(result_json, '$.outcome') = 'text' THEN
+                   json_set(result_json,
+                       '$.status', CASE json_extract(result_json, '$.outcome')
+                                       WHEN 'succeeded' THEN 'ok'
+                                       WHEN 'failed' THEN 'failed'
+                                       ELSE 'cancelled' END,
+                       '$.intent', 'implement')
+               END
+           END,
+           CASE WHEN json_valid(result_json) THEN
+               CASE WHEN json_type(result_json, '$.error') = 'text' THEN
+                   json_extract(result_json, '$.error')
+               END
+           END
+    FROM tasks_v1;
+CREATE TABLE attempts (
+    task_id       TEXT NOT NULL REFERENCES tasks(task_id) ON DELETE CASCADE,
+    attempt       INTEGER NOT NULL,
+    started_at    TEXT NOT NULL,
+    ended_at      TEXT,
+    evidence_json TEXT,                      -- the attempt's evidence
+    PRIMARY KEY (task_id, attempt)
+);
+INSERT INTO attempts (task_id, attempt, started_at, ended_at, evidence_json)
+    SELECT task_id, attempt, started_at, ended_at, evidence_json FROM attempts_v1;
+CREATE TABLE task_notes (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id    TEXT NOT NULL REFERENCES tasks(task_id) ON DELETE CASCADE,
+    kind       TEXT NOT NULL CHECK (kind IN ('note', 'progress', 'blocked', 'connected')),
+    body       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    relayed    INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO task_notes (id, task_id, kind, body, created_at, relayed)
+    SELECT id, task_id, kind, body, created_at, relayed FROM task_notes_v1;
+UPDATE sqlite_sequence
+    SET seq = (SELECT seq FROM sqlite_sequence WHERE name = 'task_notes_v1')
+    WHERE name = 'task_notes';
+DROP TABLE task_notes_v1;
+DROP TABLE attempts_v1;
+DROP TABLE tasks_v1;
+"#;
+
 /// Brings the file up to [`VERSION`], one transaction per migration.
 pub(crate) fn migrate(conn: &Connection) -> Result<(), LedgerError> {
     loop {
@@ -165,3 +311,6 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), LedgerError> {
         tracing::debug!(version = found + 1, "ledger schema migrated");
     }
 }
+
+#[cfg(test)]
+mod tests;

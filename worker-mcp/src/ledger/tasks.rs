@@ -1,130 +1,148 @@
-//! The ImplementMaid's tasks, their attempts with evidence, and the notes an agent leaves
-//! through the restricted worker MCP.
+//! Tasks, their attempts with evidence, and the notes an agent leaves through the restricted
+//! worker MCP.
 //!
-//! Contracts, evidence and results are stored as JSON text written by the Maid (the ledger does
-//! not interpret them). Task ids are `t` and a number (`t1`, `t2`, …), allocated per ledger:
-//! short, safe in a branch name, and never confused with record ids (`20260415-003`).
+//! Contracts, evidence and results are stored as JSON of their typed contract types and read
+//! back typed: a row that does not read as its type is an error, never a silent default. Task
+//! ids are `t` and a number (`t1`, `t2`, …), allocated per ledger: short, safe in a branch
+//! name, and never confused with record ids (`20260415-003`).
 
-use chrono::Local;
+use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Transaction, params};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::{Ledger, LedgerError};
+use crate::contract::{
+    AttemptEvidence, NoteKind, ResultContract, TaskContract, TaskId, TaskStatus,
+};
+use crate::time::Timestamp;
 
-/// A note's kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoteKind {
-    /// A note the agent left for the task's issue.
-    Note,
-    /// A summary of progress so far.
-    Progress,
-    /// The agent cannot go on; the reason.
-    Blocked,
-    /// The worker MCP was started for the task (the agent reached it).
-    Connected,
-}
-
-impl NoteKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NoteKind::Note => "note",
-            NoteKind::Progress => "progress",
-            NoteKind::Blocked => "blocked",
-            NoteKind::Connected => "connected",
-        }
-    }
-
-    fn from_db(s: &str) -> NoteKind {
-        match s {
-            "progress" => NoteKind::Progress,
-            "blocked" => NoteKind::Blocked,
-            "connected" => NoteKind::Connected,
-            _ => NoteKind::Note,
-        }
-    }
-}
-
-/// One task as listed.
+/// One task as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskRow {
-    pub task_id: String,
-    /// `running`, then the outcome (`succeeded`, `failed`, `cancelled`, `error`), then
-    /// `accepted` or `discarded`.
-    pub status: String,
+    pub task_id: TaskId,
+    pub status: TaskStatus,
     pub branch: Option<String>,
     pub worktree: Option<String>,
-    /// RFC 3339 with offset.
-    pub created_at: String,
-    pub updated_at: String,
-    /// The Task Contract as JSON.
-    pub contract_json: String,
-    /// The Result Contract as JSON, once the task ended.
-    pub result_json: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub contract: TaskContract,
+    /// How it ended, once it did.
+    pub end: Option<TaskEnd>,
+}
+
+/// How a task ended: its Result Contract, or the error that stopped it before it could have one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskEnd {
+    Result(ResultContract),
+    Error(String),
+}
+
+impl TaskEnd {
+    /// The status a task has once it ended this way.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            TaskEnd::Result(result) => result.status.into(),
+            TaskEnd::Error(_) => TaskStatus::Error,
+        }
+    }
 }
 
 /// One attempt of a task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AttemptRow {
     pub attempt: u32,
-    pub started_at: String,
-    pub ended_at: Option<String>,
-    /// The attempt's evidence as JSON, once it ended.
-    pub evidence_json: Option<String>,
+    pub started_at: Timestamp,
+    pub ended_at: Option<Timestamp>,
+    /// The attempt's evidence, once it ended.
+    pub evidence: Option<AttemptEvidence>,
 }
 
 /// A note left through the worker MCP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskNote {
     pub id: i64,
-    pub task_id: String,
+    pub task_id: TaskId,
     pub kind: NoteKind,
     pub body: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// Whether the Maid has passed it on to the task's issue.
     pub relayed: bool,
 }
 
-fn now() -> String {
-    Local::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
-}
-
-fn missing(task_id: &str) -> LedgerError {
+fn missing(task_id: &TaskId) -> LedgerError {
     LedgerError::not_found(format!("task {task_id}"))
 }
 
+/// Reads column `idx` as JSON of `T`.
+fn json<T: DeserializeOwned>(r: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<T> {
+    let text: String = r.get(idx)?;
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("contract types always serialise")
+}
+
+/// Reads column `idx` as a value of one of the ledger's fixed sets.
+fn named<T>(
+    r: &rusqlite::Row<'_>,
+    idx: usize,
+    parse: fn(&str) -> Option<T>,
+) -> rusqlite::Result<T> {
+    let text: String = r.get(idx)?;
+    parse(&text).ok_or_else(|| {
+        let why = format!("`{text}` is not a known value");
+        rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, why.into())
+    })
+}
+
+fn task_id(r: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<TaskId> {
+    let text: String = r.get(idx)?;
+    TaskId::new(text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+}
+
 const TASK_COLUMNS: &str =
-    "task_id, status, branch, worktree, created_at, updated_at, contract_json, result_json";
+    "task_id, status, branch, worktree, created_at, updated_at, contract_json, result_json, error";
 
 fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
+    let result: Option<String> = r.get(7)?;
+    let error: Option<String> = r.get(8)?;
+    let end = match (result, error) {
+        (Some(_), _) => Some(TaskEnd::Result(json(r, 7)?)),
+        (None, Some(error)) => Some(TaskEnd::Error(error)),
+        (None, None) => None,
+    };
     Ok(TaskRow {
-        task_id: r.get(0)?,
-        status: r.get(1)?,
+        task_id: task_id(r, 0)?,
+        status: named(r, 1, TaskStatus::parse)?,
         branch: r.get(2)?,
         worktree: r.get(3)?,
         created_at: r.get(4)?,
         updated_at: r.get(5)?,
-        contract_json: r.get(6)?,
-        result_json: r.get(7)?,
+        contract: json(r, 6)?,
+        end,
     })
 }
 
 fn note_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskNote> {
-    let kind: String = r.get(2)?;
     Ok(TaskNote {
         id: r.get(0)?,
-        task_id: r.get(1)?,
-        kind: NoteKind::from_db(&kind),
+        task_id: task_id(r, 1)?,
+        kind: named(r, 2, NoteKind::parse)?,
         body: r.get(3)?,
         created_at: r.get(4)?,
         relayed: r.get::<_, i64>(5)? != 0,
     })
 }
 
-fn touch(tx: &Transaction<'_>, task_id: &str) -> Result<(), LedgerError> {
+fn touch(tx: &Transaction<'_>, task_id: &TaskId, now: Timestamp) -> Result<(), LedgerError> {
     let n = tx.execute(
         "UPDATE tasks SET updated_at = ?2 WHERE task_id = ?1",
-        params![task_id, now()],
+        params![task_id.as_str(), now],
     )?;
     if n == 0 {
         return Err(missing(task_id));
@@ -134,12 +152,12 @@ fn touch(tx: &Transaction<'_>, task_id: &str) -> Result<(), LedgerError> {
 
 impl Ledger {
     /// Allocates the next task id and stores the task as `running` with the contract that
-    /// `contract_for(id)` returns.
+    /// `contract_for(id)` returns (its `task_id` is set to the id). Returns the stored contract.
     pub fn create_task(
         &self,
-        branch_for: impl FnOnce(&str) -> String,
-        contract_for: impl FnOnce(&str) -> String,
-    ) -> Result<String, LedgerError> {
+        contract_for: impl FnOnce(TaskId) -> TaskContract,
+    ) -> Result<TaskContract, LedgerError> {
+        let now = self.now();
         self.write(|tx| {
             let last: Option<i64> = tx.query_row(
                 "SELECT MAX(CAST(substr(task_id, 2) AS INTEGER)) FROM tasks
@@ -147,65 +165,76 @@ impl Ledger {
                 [],
                 |r| r.get(0),
             )?;
-            let id = format!("t{}", last.unwrap_or(0) + 1);
-            let stamp = now();
+            let id = TaskId::new(format!("t{}", last.unwrap_or(0) + 1))
+                .expect("`t` and digits is a task id");
+            let mut contract = contract_for(id.clone());
+            contract.task_id = id;
             tx.execute(
                 "INSERT INTO tasks (task_id, contract_json, status, branch, created_at, updated_at)
-                 VALUES (?1, ?2, 'running', ?3, ?4, ?4)",
-                params![id, contract_for(&id), branch_for(&id), stamp],
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                params![
+                    contract.task_id.as_str(),
+                    to_json(&contract),
+                    TaskStatus::Running.as_str(),
+                    contract.branch(),
+                    now
+                ],
             )?;
-            Ok(id)
+            Ok(contract)
         })
     }
 
     /// Remembers where the task's worktree is.
-    pub fn set_task_worktree(&self, task_id: &str, worktree: &str) -> Result<(), LedgerError> {
+    pub fn set_task_worktree(&self, task_id: &TaskId, worktree: &str) -> Result<(), LedgerError> {
+        let now = self.now();
         self.write(|tx| {
-            touch(tx, task_id)?;
+            touch(tx, task_id, now)?;
             tx.execute(
                 "UPDATE tasks SET worktree = ?2 WHERE task_id = ?1",
-                params![task_id, worktree],
+                params![task_id.as_str(), worktree],
             )?;
             Ok(())
         })
     }
 
     /// Sets the task's status (e.g. `accepted`, `discarded`).
-    pub fn set_task_status(&self, task_id: &str, status: &str) -> Result<(), LedgerError> {
+    pub fn set_task_status(&self, task_id: &TaskId, status: TaskStatus) -> Result<(), LedgerError> {
+        let now = self.now();
         self.write(|tx| {
-            touch(tx, task_id)?;
+            touch(tx, task_id, now)?;
             tx.execute(
                 "UPDATE tasks SET status = ?2 WHERE task_id = ?1",
-                params![task_id, status],
+                params![task_id.as_str(), status.as_str()],
             )?;
             Ok(())
         })
     }
 
-    /// Stores the task's end: its status and Result Contract.
-    pub fn finish_task(
-        &self,
-        task_id: &str,
-        status: &str,
-        result_json: &str,
-    ) -> Result<(), LedgerError> {
+    /// Stores how the task ended; its status follows from it.
+    pub fn finish_task(&self, task_id: &TaskId, end: &TaskEnd) -> Result<(), LedgerError> {
+        let (result, error) = match end {
+            TaskEnd::Result(result) => (Some(to_json(result)), None),
+            TaskEnd::Error(error) => (None, Some(error.as_str())),
+        };
+        let now = self.now();
         self.write(|tx| {
-            touch(tx, task_id)?;
+            touch(tx, task_id, now)?;
             tx.execute(
-                "UPDATE tasks SET status = ?2, result_json = ?3 WHERE task_id = ?1",
-                params![task_id, status, result_json],
+                "UPDATE tasks SET status = ?2, result_json = ?3, error = ?4 WHERE task_id = ?1",
+                params![task_id.as_str(), end.status().as_str(), result, error],
             )?;
             Ok(())
         })
     }
 
     /// Notes that an attempt started.
-    pub fn begin_attempt(&self, task_id: &str, attempt: u32) -> Result<(), LedgerError> {
+    pub fn begin_attempt(&self, task_id: &TaskId, attempt: u32) -> Result<(), LedgerError> {
+        let now = self.now();
         self.write(|tx| {
-            touch(tx, task_id)?;
+            touch(tx, task_id, now)?;
             tx.execute(
                 "INSERT INTO attempts (task_id, attempt, started_at) VALUES (?1, ?2, ?3)",
-                params![task_id, attempt, now()],
+                params![task_id.as_str(), attempt, now],
             )
             .map_err(|e| match e.sqlite_error_code() {
                 Some(rusqlite::ErrorCode::ConstraintViolation) => {
@@ -220,16 +249,17 @@ impl Ledger {
     /// Stores an attempt's evidence and end.
     pub fn finish_attempt(
         &self,
-        task_id: &str,
-        attempt: u32,
-        evidence_json: &str,
+        task_id: &TaskId,
+        evidence: &AttemptEvidence,
     ) -> Result<(), LedgerError> {
+        let attempt = evidence.attempt;
+        let now = self.now();
         self.write(|tx| {
-            touch(tx, task_id)?;
+            touch(tx, task_id, now)?;
             let n = tx.execute(
                 "UPDATE attempts SET ended_at = ?3, evidence_json = ?4
                  WHERE task_id = ?1 AND attempt = ?2",
-                params![task_id, attempt, now(), evidence_json],
+                params![task_id.as_str(), attempt, now, to_json(evidence)],
             )?;
             if n == 0 {
                 return Err(LedgerError::not_found(format!(
@@ -245,7 +275,7 @@ impl Ledger {
         self.read(|tx| {
             let mut stmt = tx.prepare(&format!(
                 "SELECT {TASK_COLUMNS} FROM tasks
-                 ORDER BY created_at DESC, CAST(substr(task_id, 2) AS INTEGER) DESC LIMIT ?1"
+                 ORDER BY CAST(substr(task_id, 2) AS INTEGER) DESC, task_id DESC LIMIT ?1"
             ))?;
             let rows = stmt
                 .query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], task_row)?
@@ -255,12 +285,12 @@ impl Ledger {
     }
 
     /// One task, if it exists.
-    pub fn task(&self, task_id: &str) -> Result<Option<TaskRow>, LedgerError> {
+    pub fn task(&self, task_id: &TaskId) -> Result<Option<TaskRow>, LedgerError> {
         self.read(|tx| {
             Ok(tx
                 .query_row(
                     &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?1"),
-                    params![task_id],
+                    params![task_id.as_str()],
                     task_row,
                 )
                 .optional()?)
@@ -268,19 +298,20 @@ impl Ledger {
     }
 
     /// A task's attempts, in order.
-    pub fn task_attempts(&self, task_id: &str) -> Result<Vec<AttemptRow>, LedgerError> {
+    pub fn task_attempts(&self, task_id: &TaskId) -> Result<Vec<AttemptRow>, LedgerError> {
         self.read(|tx| {
             let mut stmt = tx.prepare(
                 "SELECT attempt, started_at, ended_at, evidence_json FROM attempts
                  WHERE task_id = ?1 ORDER BY attempt",
             )?;
             let rows = stmt
-                .query_map(params![task_id], |r| {
+                .query_map(params![task_id.as_str()], |r| {
+                    let evidence: Option<String> = r.get(3)?;
                     Ok(AttemptRow {
                         attempt: r.get(0)?,
                         started_at: r.get(1)?,
                         ended_at: r.get(2)?,
-                        evidence_json: r.get(3)?,
+                        evidence: evidence.map(|_| json(r, 3)).transpose()?,
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
@@ -291,29 +322,30 @@ impl Ledger {
     /// Stores a note for a task; returns its id.
     pub fn add_task_note(
         &self,
-        task_id: &str,
+        task_id: &TaskId,
         kind: NoteKind,
         body: &str,
     ) -> Result<i64, LedgerError> {
+        let now = self.now();
         self.write(|tx| {
-            touch(tx, task_id)?;
+            touch(tx, task_id, now)?;
             tx.execute(
                 "INSERT INTO task_notes (task_id, kind, body, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![task_id, kind.as_str(), body, now()],
+                params![task_id.as_str(), kind.as_str(), body, now],
             )?;
             Ok(tx.last_insert_rowid())
         })
     }
 
     /// A task's notes with an id above `after` (0 for all), oldest first.
-    pub fn task_notes(&self, task_id: &str, after: i64) -> Result<Vec<TaskNote>, LedgerError> {
+    pub fn task_notes(&self, task_id: &TaskId, after: i64) -> Result<Vec<TaskNote>, LedgerError> {
         self.read(|tx| {
             let mut stmt = tx.prepare(
                 "SELECT id, task_id, kind, body, created_at, relayed FROM task_notes
                  WHERE task_id = ?1 AND id > ?2 ORDER BY id",
             )?;
             let rows = stmt
-                .query_map(params![task_id, after], note_row)?
+                .query_map(params![task_id.as_str(), after], note_row)?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
         })
@@ -346,76 +378,4 @@ impl Ledger {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ledger() -> (tempfile::TempDir, Ledger) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let ledger = Ledger::open_file(&dir.path().join("l.db")).expect("open");
-        (dir, ledger)
-    }
-
-    #[test]
-    fn tasks_get_short_increasing_ids_and_keep_their_evidence() {
-        let (_dir, l) = ledger();
-        let a = l
-            .create_task(
-                |id| format!("butler/task-{id}"),
-                |id| format!("{{\"id\":\"{id}\"}}"),
-            )
-            .expect("create");
-        let b = l
-            .create_task(|id| format!("butler/task-{id}"), |_| "{}".into())
-            .expect("create");
-        assert_eq!((a.as_str(), b.as_str()), ("t1", "t2"));
-        l.begin_attempt("t1", 1).expect("begin");
-        assert!(matches!(
-            l.begin_attempt("t1", 1),
-            Err(LedgerError::Conflict { .. })
-        ));
-        l.finish_attempt("t1", 1, "{\"attempt\":1}")
-            .expect("finish");
-        l.finish_task("t1", "succeeded", "{\"outcome\":\"succeeded\"}")
-            .expect("finish");
-        let t1 = l.task("t1").expect("read").expect("exists");
-        assert_eq!(t1.status, "succeeded");
-        assert_eq!(t1.contract_json, "{\"id\":\"t1\"}");
-        assert_eq!(t1.branch.as_deref(), Some("butler/task-t1"));
-        let attempts = l.task_attempts("t1").expect("attempts");
-        assert_eq!(attempts.len(), 1);
-        assert_eq!(
-            attempts[0].evidence_json.as_deref(),
-            Some("{\"attempt\":1}")
-        );
-        assert!(attempts[0].ended_at.is_some());
-        let all = l.tasks(10).expect("list");
-        assert_eq!(all.len(), 2);
-        assert!(l.task("t9").expect("read").is_none());
-        assert!(matches!(
-            l.finish_attempt("t9", 1, "{}"),
-            Err(LedgerError::NotFound { .. })
-        ));
-    }
-
-    #[test]
-    fn notes_are_kept_per_task_and_marked_relayed() {
-        let (_dir, l) = ledger();
-        l.create_task(|_| "b".into(), |_| "{}".into())
-            .expect("create");
-        let before = l.last_note_id().expect("last");
-        let n1 = l
-            .add_task_note("t1", NoteKind::Connected, "")
-            .expect("note");
-        let n2 = l
-            .add_task_note("t1", NoteKind::Blocked, "no network")
-            .expect("note");
-        assert!(l.add_task_note("t7", NoteKind::Note, "x").is_err());
-        let notes = l.task_notes("t1", before).expect("notes");
-        assert_eq!(notes.len(), 2);
-        assert_eq!(notes[1].kind, NoteKind::Blocked);
-        assert_eq!(notes[1].body, "no network");
-        assert_eq!(l.task_notes("t1", n1).expect("notes").len(), 1);
-        l.mark_note_relayed(n2).expect("relay");
-        assert!(l.task_notes("t1", n1).expect("notes")[0].relayed);
-    }
-}
+mod tests;

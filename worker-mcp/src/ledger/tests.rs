@@ -6,13 +6,12 @@ use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use chrono::{DateTime, FixedOffset};
 use rusqlite::{Transaction, TransactionBehavior};
 
 use super::*;
 
-fn at(rfc3339: &str) -> DateTime<FixedOffset> {
-    DateTime::parse_from_rfc3339(rfc3339).expect("test date")
+fn at(rfc3339: &str) -> Timestamp {
+    Timestamp::parse(rfc3339).expect("test date")
 }
 
 fn fresh() -> (tempfile::TempDir, Ledger) {
@@ -92,7 +91,10 @@ fn ids_follow_the_local_day_of_creation() {
     );
     let pending = ledger.pending_records().unwrap();
     assert_eq!(pending.len(), 4);
-    assert_eq!(pending[0].created_at, "2026-06-12T10:20:00+09:00");
+    assert_eq!(
+        pending[0].created_at.to_string(),
+        "2026-06-12T10:20:00+09:00"
+    );
     assert_eq!(pending[0].issue_ids, [50]);
     assert_eq!(pending[3].id, c, "oldest first, by day then sequence");
 }
@@ -178,7 +180,7 @@ fn a_reserved_record_is_completed_once() {
         [50, 123],
         "order kept, duplicates dropped"
     );
-    assert_eq!(record.created_at, "2026-06-12T10:20:00+09:00");
+    assert_eq!(record.created_at.to_string(), "2026-06-12T10:20:00+09:00");
     assert_eq!(record.origin, Origin::Butler);
     assert_eq!(record.line.as_deref(), Some("main"));
     assert!(ledger.is_known_sha("aaa").unwrap());
@@ -244,7 +246,7 @@ fn adopting_an_outside_commit_allocates_once() {
     assert!(new);
     assert_eq!(record.id.as_str(), "20260612-001");
     assert_eq!(record.origin, Origin::Outside);
-    assert_eq!(record.created_at, "2026-06-12T10:00:00+02:00");
+    assert_eq!(record.created_at.to_string(), "2026-06-12T10:00:00+02:00");
     let (again, new) = ledger.adopt_commit(&commit).unwrap();
     assert!(!new);
     assert_eq!(again, record);
@@ -560,7 +562,7 @@ fn the_journal_shows_what_a_dead_process_left_open() {
     assert_eq!(open[1].detail, "index.lock");
     assert!(open[0].owner_alive());
     assert!(!open[1].owner_alive());
-    assert!(open[0].started_at > 1_700_000_000);
+    assert!(open[0].started_at.unix() > 1_700_000_000);
 }
 
 #[test]
@@ -589,7 +591,7 @@ fn an_approval_is_used_once_for_the_same_operation_within_the_hour() {
     assert!(ledger.consume_approval(&r, "fp-1").unwrap());
     assert!(!ledger.consume_approval(&r, "fp-1").unwrap(), "only once");
     assert!(!ledger.consume_approval("apr-000000000000", "fp-1").unwrap());
-    let late = unix_now() + APPROVAL_VALID_SECS + 5;
+    let late = ledger.now().plus_seconds(APPROVAL_VALID_SECS + 5);
     assert!(
         !ledger.consume_approval_at(&r2, "fp-1", late).unwrap(),
         "expired"

@@ -380,7 +380,7 @@ fn the_store_shares_the_ledger_file_with_records() {
     let ledger = Ledger::open(dir.path()).unwrap();
     let store = LocalIssues::open(dir.path(), "demo").unwrap();
     let issue = run(store.create(&new("Tracked", &[]))).unwrap();
-    let now = DateTime::parse_from_rfc3339("2026-06-12T10:00:00+09:00").unwrap();
+    let now = crate::time::Timestamp::parse("2026-06-12T10:00:00+09:00").unwrap();
     let rid = ledger
         .reserve_record(now, "fix", &[issue.number], None)
         .unwrap();

@@ -1,0 +1,258 @@
+//! Evidence: what one attempt of a task did and how the verifiers judged it. Success is read
+//! from here, never from an agent's account of its work.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+
+use nix::sys::signal::Signal;
+use serde::{Deserialize, Serialize};
+
+use super::FileExpectation;
+use crate::git::Tampering;
+use crate::ledger::RecordId;
+
+/// How a supervised child ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Ending {
+    /// It exited by itself with this code.
+    Exited { code: i32 },
+    /// A signal it did not handle ended it (a crash such as `SIGSEGV`/`SIGABRT`, or a kill from
+    /// outside the Maid).
+    Signalled { signal: String },
+    /// The Maid stopped it at the wall-clock limit.
+    WallClockLimit { limit_s: u64 },
+    /// The Maid stopped it after this long with no output and no file change.
+    Stagnated { quiet_s: u64 },
+    /// The Maid stopped it because the task was cancelled.
+    Cancelled,
+    /// It never ran (program missing, not executable, bad working directory, …).
+    SpawnFailed { reason: String },
+}
+
+impl Ending {
+    /// The exit code, if it exited by itself.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            Self::Exited { code } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// How a child that was not stopped ended, from its exit status.
+    pub fn from_status(status: ExitStatus) -> Self {
+        if let Some(code) = status.code() {
+            return Self::Exited { code };
+        }
+        let signal = status.signal().map_or_else(
+            || "unknown".to_owned(),
+            |n| {
+                Signal::try_from(n)
+                    .map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_owned())
+            },
+        );
+        Self::Signalled { signal }
+    }
+}
+
+/// What one attempt did and how it was judged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptEvidence {
+    /// 1-based.
+    pub attempt: u32,
+    /// The agent's exit code or how it was stopped. Information, never success.
+    pub agent_exit: Ending,
+    pub duration_ms: u64,
+    pub changed_files: Vec<String>,
+    pub direct_git: DirectGit,
+    pub verify: Verification,
+    /// The ledger record the Maid made of this attempt's work, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<RecordId>,
+    /// Whether the restricted worker MCP was started for this attempt (an agent such as goose
+    /// silently runs without an extension that failed to start).
+    #[serde(default)]
+    pub worker_mcp_reached: bool,
+    /// Notes the agent left through the worker MCP during the attempt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_notes: Vec<AgentNote>,
+    /// Things the Brain should know that are not failures (e.g. `worker MCP not reached`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// A note the agent left through the worker MCP.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentNote {
+    pub kind: NoteKind,
+    pub text: String,
+}
+
+/// What kind of note an agent left through the worker MCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteKind {
+    /// A note for the task's issue.
+    Note,
+    /// A summary of progress so far.
+    Progress,
+    /// The agent cannot go on; the reason.
+    Blocked,
+    /// The worker MCP was started for the task (the agent reached it).
+    Connected,
+}
+
+impl NoteKind {
+    pub const ALL: [NoteKind; 4] = [
+        NoteKind::Note,
+        NoteKind::Progress,
+        NoteKind::Blocked,
+        NoteKind::Connected,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::Note => "note",
+            NoteKind::Progress => "progress",
+            NoteKind::Blocked => "blocked",
+            NoteKind::Connected => "connected",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<NoteKind> {
+        NoteKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// Git the agent ran itself, and tampering found against the baseline.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectGit {
+    pub detected: bool,
+    pub findings: Vec<DirectGitFinding>,
+}
+
+impl DirectGit {
+    pub fn from_findings(findings: Vec<DirectGitFinding>) -> Self {
+        Self {
+            detected: !findings.is_empty(),
+            findings,
+        }
+    }
+}
+
+/// One thing the agent did to git or outside its tree (all restored by the Maid). What it did
+/// to git is the git worker's [`Tampering`], shown with the same `kind` tag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DirectGitFinding {
+    /// A file written outside the task's worktree.
+    OutsideWrite { path: String },
+    /// Agent configuration planted in the tree (`.aider.conf.yml`, `.goosehints`, …).
+    AgentConfigPlanted { path: String },
+    /// Commits, switched or moved refs, staged files, changed config or hooks.
+    #[serde(untagged)]
+    Git(Tampering),
+}
+
+impl From<Tampering> for DirectGitFinding {
+    fn from(t: Tampering) -> Self {
+        Self::Git(t)
+    }
+}
+
+/// The verifiers' findings for one attempt.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verification {
+    /// Changed paths outside `target_paths`; not carried into the task's record.
+    pub scope_violation: Vec<String>,
+    pub tests: Vec<TestRun>,
+    pub file_checks: Vec<FileCheckResult>,
+    /// Changed lines that delete or weaken tests and assertions.
+    pub weakened_tests: Vec<GuardFinding>,
+    /// Stubs left in added lines (`todo!()`, `TODO`, `pass`-only bodies, …).
+    pub stubs: Vec<GuardFinding>,
+}
+
+impl Verification {
+    /// Scope, tests and file checks all passed. The two guards are reported as evidence for the
+    /// Brain to judge; they do not fail an attempt by themselves.
+    pub fn passed(&self) -> bool {
+        self.scope_violation.is_empty()
+            && self.tests.iter().all(|t| t.passed)
+            && self.file_checks.iter().all(|c| c.passed)
+    }
+}
+
+/// One test command's run in the task's worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestRun {
+    pub command: String,
+    /// `None` when the command was stopped (time limit, cancellation) or killed by a signal.
+    pub exit_code: Option<i32>,
+    pub passed: bool,
+    /// How it ended, when not by a plain exit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Ending>,
+    /// The last part of its combined output (bounded).
+    pub output_tail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileCheckResult {
+    pub path: String,
+    pub expect: FileExpectation,
+    pub passed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// A line flagged by one of the two diff guards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardFinding {
+    pub path: String,
+    /// Line number in the new file (added lines) or the old file (removed lines).
+    pub line: u32,
+    pub what: String,
+    /// The line itself, trimmed and shortened.
+    pub text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_keep_one_flat_kind_tag_and_read_back() {
+        let findings = vec![
+            DirectGitFinding::Git(Tampering::Commits {
+                count: 1,
+                subjects: vec!["wip".into()],
+            }),
+            DirectGitFinding::Git(Tampering::IndexChanged),
+            DirectGitFinding::OutsideWrite {
+                path: "../x".into(),
+            },
+        ];
+        let json = serde_json::to_value(&findings).expect("json");
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {"kind": "commits", "count": 1, "subjects": ["wip"]},
+                {"kind": "index_changed"},
+                {"kind": "outside_write", "path": "../x"}
+            ])
+        );
+        let back: Vec<DirectGitFinding> = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, findings);
+    }
+
+    #[test]
+    fn note_kinds_are_written_as_the_agent_tools_name_them() {
+        for kind in NoteKind::ALL {
+            let json = serde_json::to_value(kind).expect("json");
+            assert_eq!(json, kind.as_str());
+            assert_eq!(NoteKind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(NoteKind::parse("shout"), None);
+    }
+}

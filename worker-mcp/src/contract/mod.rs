@@ -1,0 +1,35 @@
+//! The Task Contract (what the Brain asked for, validated at the edge) and the Result Contract
+//! (what happened, with its evidence): the typed agreement between the Brain and Butler.
+//!
+//! One set of types serves every layer: the ImplementMaid runs a contract, the ledger stores it
+//! and reads it back typed, the agents' worker MCP shows it to the agent, and delegated
+//! operations build on it. A contract carries its intent and a target typed per intent
+//! ([`Work`]): `implement` has its goal, spec and target paths; any other intent (taught
+//! procedures) has a flat map of named strings.
+//!
+//! - [`ids`]: task ids and intent names.
+//! - [`task`]: the Task Contract.
+//! - [`validation`]: a `run_implement` request checked once into a Task Contract.
+//! - [`result`]: the Result Contract and the task's status.
+//! - [`evidence`]: what one attempt did and how the verifiers judged it.
+
+pub mod evidence;
+pub mod ids;
+pub mod result;
+pub mod task;
+pub mod validation;
+
+pub use evidence::{
+    AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, Ending, FileCheckResult, GuardFinding,
+    NoteKind, TestRun, Verification,
+};
+pub use ids::{IntentName, TaskId};
+pub use result::{Evidence, ImplementEvidence, Outcome, ResultContract, ResultStatus, TaskStatus};
+pub use task::{
+    AgentKind, CommandCheck, Constraints, DelegationMode, FileCheck, FileExpectation,
+    ImplementTarget, OperationTarget, SuccessCriteria, TaskContract, Work,
+};
+pub use validation::{
+    ContractError, DEFAULT_TIMEOUT_S, FileCheckSpec, ImplementRequest, MAX_ATTEMPTS,
+    TIMEOUT_BOUNDS_S,
+};

@@ -1,0 +1,100 @@
+//! The record protocol, written once for everything that saves work (the Brain's
+//! `work_record`, the ImplementMaid's attempts and merges): reserve an id in the ledger →
+//! commit with the record's text → settle the reservation by how the commit ended.
+//!
+//! The id is reserved (and visible to other processes) before the commit, so the commit can
+//! carry it as a trailer and a process killed in between leaves something the next one
+//! recognises. A commit that certainly did not happen gives its id back when no later id was
+//! handed out meanwhile, so failures do not leave gaps in the day's sequence; when it is not
+//! known whether a commit happened, the id is abandoned and never handed out again.
+//!
+//! ```text
+//! let reservation = record::reserve(&ledger, &draft)?;   // id + full text
+//! match git.commit(reservation.text()) {                 // the caller's commit
+//!     Ok(sha) => reservation.complete(&ledger, &sha)?,
+//!     Err(_) => reservation.fail(&ledger, head_before, head_now)?,
+//! }
+//! ```
+
+pub mod message;
+
+use crate::contract::TaskId;
+use crate::ledger::{Ledger, LedgerError, RecordId};
+
+pub use message::RecordMessage;
+
+/// A record about to be saved.
+#[derive(Debug, Clone, Copy)]
+pub struct Draft<'a> {
+    pub message: &'a str,
+    pub issue_ids: &'a [u64],
+    /// The line of work (branch) it is saved on, when known.
+    pub line: Option<&'a str>,
+    /// The task saving it (the ImplementMaid's records carry a `Butler-Task:` trailer).
+    pub task: Option<&'a TaskId>,
+}
+
+/// A reserved record id and the full text its commit must carry. Settle it once the commit
+/// step has ended: [`Reservation::complete`], [`Reservation::release`] or
+/// [`Reservation::fail`].
+#[derive(Debug)]
+#[must_use = "a reservation stays pending until it is completed, released or failed"]
+pub struct Reservation {
+    id: RecordId,
+    text: String,
+}
+
+/// Reserves the next record id of the ledger clock's local day for `draft` and composes the
+/// text its commit must carry.
+pub fn reserve(ledger: &Ledger, draft: &Draft<'_>) -> Result<Reservation, LedgerError> {
+    let id = ledger.reserve_record(ledger.now(), draft.message, draft.issue_ids, draft.line)?;
+    let text = RecordMessage::compose(draft.message, draft.issue_ids, draft.task, &id);
+    Ok(Reservation { id, text })
+}
+
+impl Reservation {
+    pub fn id(&self) -> &RecordId {
+        &self.id
+    }
+
+    /// The full commit text: the message and the trailers.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The commit carrying the text was made as `sha`: the record is complete.
+    pub fn complete(self, ledger: &Ledger, sha: &str) -> Result<RecordId, LedgerError> {
+        ledger.complete_record(&self.id, sha)?;
+        Ok(self.id)
+    }
+
+    /// No commit carries the text (the step needed none, e.g. a fast-forward): the id is given
+    /// back when no later one was handed out meanwhile, else abandoned.
+    pub fn release(self, ledger: &Ledger) -> Result<(), LedgerError> {
+        ledger.release_record(&self.id)
+    }
+
+    /// It is not known whether a commit carries the text (e.g. HEAD could not be read after a
+    /// failure): the id is abandoned and never handed out again.
+    pub fn abandon(self, ledger: &Ledger) -> Result<(), LedgerError> {
+        ledger.abandon_record(&self.id)
+    }
+
+    /// The commit step failed. When HEAD is where it was before, nothing was committed and the
+    /// id is released; otherwise a commit may carry it, so it is abandoned for good.
+    pub fn fail(
+        self,
+        ledger: &Ledger,
+        head_before: Option<&str>,
+        head_now: Option<&str>,
+    ) -> Result<(), LedgerError> {
+        if head_before == head_now {
+            ledger.release_record(&self.id)
+        } else {
+            ledger.abandon_record(&self.id)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
