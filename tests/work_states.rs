@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{World, normalize};
+use common::{StartBrain, World, normalize};
 use insta::assert_json_snapshot;
 use serde_json::json;
 
@@ -77,7 +77,7 @@ async fn the_whole_cycle_passes_through_every_state() {
     assert_eq!(records[1]["issue_ids"], json!([number]));
 
     // What a tracker sees in history: the issue reference is in the saved message.
-    let log = w.git(&["log", "-2", "--format=%B"], Some(&w.project));
+    let log = w.git(&w.project, &["log", "-2", "--format=%B"]);
     assert!(log.contains(&format!("Refs: #{number}")), "{log}");
 
     let finish = brain.call("work_finish", json!({})).await;
@@ -87,13 +87,13 @@ async fn the_whole_cycle_passes_through_every_state() {
 #[tokio::test]
 async fn a_merge_conflict_blocks() {
     let w = World::published();
-    w.git(&["switch", "-q", "-c", "other"], Some(&w.project));
+    w.git(&w.project, &["switch", "-q", "-c", "other"]);
     w.write("README.md", "# other\n");
-    w.git(&["commit", "-q", "-am", "other"], Some(&w.project));
-    w.git(&["switch", "-q", "main"], Some(&w.project));
+    w.git(&w.project, &["commit", "-q", "-am", "other"]);
+    w.git(&w.project, &["switch", "-q", "main"]);
     w.write("README.md", "# main\n");
-    w.git(&["commit", "-q", "-am", "main"], Some(&w.project));
-    let merge = w.git_raw(&["merge", "other"], Some(&w.project));
+    w.git(&w.project, &["commit", "-q", "-am", "main"]);
+    let merge = w.git_output(&w.project, &["merge", "other"]);
     assert!(!merge.status.success());
     let brain = w.session().await;
     let obs = brain.observe().await;
@@ -105,7 +105,7 @@ async fn a_merge_conflict_blocks() {
 #[tokio::test]
 async fn a_detached_head_blocks() {
     let w = World::published();
-    w.git(&["switch", "-q", "--detach", "HEAD"], Some(&w.project));
+    w.git(&w.project, &["switch", "-q", "--detach", "HEAD"]);
     let brain = w.session().await;
     assert_eq!(brain.state().await, "blocked");
 }
@@ -142,11 +142,8 @@ async fn commits_made_outside_butler_are_reported_once() {
     let brain = w.session().await;
     brain.observe().await;
     w.write("x.txt", "x\n");
-    w.git(&["add", "x.txt"], Some(&w.project));
-    w.git(
-        &["commit", "-q", "-m", "Sneaky commit for #3"],
-        Some(&w.project),
-    );
+    w.git(&w.project, &["add", "x.txt"]);
+    w.git(&w.project, &["commit", "-q", "-m", "Sneaky commit for #3"]);
     let obs = brain.observe().await;
     let summary = obs["summary"].as_str().expect("summary");
     assert!(summary.contains("outside Butler"), "{summary}");
