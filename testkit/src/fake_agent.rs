@@ -64,8 +64,7 @@ fn locate() -> Result<PathBuf, String> {
 fn locate_in(dir: &Path) -> Result<PathBuf, String> {
     let path = dir.join("fake-agent");
     let rebuild = "`cargo test --workspace` builds it with the tests; to run one package's \
-                   tests alone, first run `cargo build -p butler-testkit --bin fake-agent` \
-                   (with `--release` for benchmarks)";
+                   tests alone, first run `cargo build -p butler-testkit --bin fake-agent`";
     if !path.is_file() {
         return Err(format!(
             "the fake agent is not built at {}: {rebuild}",
