@@ -8,35 +8,23 @@ mod common;
 use std::path::Path;
 
 use butler_orchestrator::client::BrainClient;
+use butler_testkit::World;
 use serde_json::json;
 
-use common::git;
+use common::server_env;
 
 fn main() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("p");
+    let world = World::new();
+    let dir = world.init("p");
     std::fs::create_dir_all(dir.join("src")).expect("mkdir");
-    git(&dir, &["init", "-q", "-b", "main"]);
-    git(&dir, &["config", "user.name", "Bench"]);
-    git(&dir, &["config", "user.email", "bench@example.invalid"]);
     for i in 0..200 {
         let body: String = (0..40)
             .map(|l| format!("fn f{i}_{l}() -> u32 {{ {l} }}\n"))
             .collect();
         std::fs::write(dir.join(format!("src/m{i:03}.rs")), body).expect("write");
     }
-    git(&dir, &["add", "-A"]);
     for k in 0..6 {
-        git(
-            &dir,
-            &[
-                "commit",
-                "-q",
-                "--allow-empty",
-                "-m",
-                &format!("Step {k}: refine modules"),
-            ],
-        );
+        world.commit(&dir, &format!("Step {k}: refine modules"));
     }
     // A typical 20-file change: per file, three lines edited and a 12-line function added.
     for i in 0..20 {
@@ -53,17 +41,16 @@ fn main() {
         std::fs::write(p, text).expect("modify");
     }
     let raw = [
-        git(&dir, &["status"]),
-        git(&dir, &["diff"]),
-        git(&dir, &["log", "-5"]),
+        world.git(&dir, &["status"]),
+        world.git(&dir, &["diff"]),
+        world.git(&dir, &["log", "-5"]),
     ]
     .concat();
 
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let exe = Path::new(env!("CARGO_BIN_EXE_butler"));
-    let env = vec![("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string())];
     let brain = rt
-        .block_on(BrainClient::spawn(exe, &dir, &env))
+        .block_on(BrainClient::spawn(exe, &dir, &server_env(&world)))
         .expect("server starts");
     let root = dir.to_string_lossy().into_owned();
     rt.block_on(brain.call("work_session_start", json!({"project_root": root})))

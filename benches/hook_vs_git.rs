@@ -7,9 +7,13 @@
 //! shell command the Brain issues, so its floor is a process start, like git's.
 #![allow(clippy::print_stdout)]
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use common::{env_usize, median};
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 /// The hook-only binary `butler init` installs when it sits beside `butler`.
@@ -77,16 +81,8 @@ fn time_git() -> Duration {
     elapsed
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn main() {
-    let rounds: usize = std::env::var("BUTLER_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+    let rounds = env_usize("BUTLER_BENCH_ROUNDS", 3);
     let commands = corpus();
     let inputs: Vec<Vec<u8>> = commands.iter().map(|c| hook_input(c)).collect();
     // Warm the page cache for both binaries.

@@ -21,16 +21,17 @@ use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
 use butler_maid::contract::ImplementRequest;
 use butler_maid::{AgentKind, MaidContext, Outcome};
 use butler_orchestrator::implement::CancellationToken;
+use butler_testkit::World;
 
-use common::{env_usize, generate, git, median, ms};
+use common::{env_usize, generate, median, ms};
 
 /// `git worktree add` + one file + `git add -A` + `git commit`, in a fresh worktree.
-fn plain_git(dir: &Path, scratch: &Path, run: usize) -> Duration {
+fn plain_git(world: &World, dir: &Path, scratch: &Path, run: usize) -> Duration {
     let wt = scratch.join(format!("plain-{run}"));
     let wt_arg = wt.to_string_lossy().into_owned();
     let branch = format!("plain-{run}");
     let t = Instant::now();
-    git(
+    world.git(
         dir,
         &["worktree", "add", "-q", "-b", &branch, &wt_arg, "HEAD"],
     );
@@ -38,28 +39,26 @@ fn plain_git(dir: &Path, scratch: &Path, run: usize) -> Duration {
     std::fs::create_dir_all(wt.join("src")).expect("mkdir");
     std::fs::write(wt.join("src/bench.rs"), "pub fn bench() {}\n").expect("write");
     let t = Instant::now();
-    git(&wt, &["add", "-A"]);
-    git(&wt, &["commit", "-q", "-m", "bench"]);
+    world.git(&wt, &["add", "-A"]);
+    world.git(&wt, &["commit", "-q", "-m", "bench"]);
     let took = took_add + t.elapsed();
-    git(dir, &["worktree", "remove", "--force", &wt_arg]);
+    world.git(dir, &["worktree", "remove", "--force", &wt_arg]);
     took
 }
 
 fn main() {
     let files = env_usize("BUTLER_BENCH_FILES", 100_000);
     let runs = env_usize("BUTLER_BENCH_RUNS", 5);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("big");
-    std::fs::create_dir_all(&dir).expect("mkdir");
+    let world = World::new();
     let t = Instant::now();
-    generate(&dir, files);
+    let dir = generate(&world, files);
     println!(
         "generated {files} files in {:.1} s",
         t.elapsed().as_secs_f64()
     );
 
     // The no-op agent: writes one file in its working directory and exits.
-    let agent = tmp.path().join("noop-agent");
+    let agent = world.path("noop-agent");
     std::fs::write(
         &agent,
         "#!/bin/sh\nmkdir -p src && echo 'pub fn bench() {}' > src/bench.rs\n",
@@ -68,7 +67,7 @@ fn main() {
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let agent_runs: Vec<Duration> = (0..5)
         .map(|_| {
-            let work = tmp.path().join("agent-probe");
+            let work = world.path("agent-probe");
             std::fs::create_dir_all(&work).expect("mkdir");
             let t = Instant::now();
             let status = Command::new(&agent)
@@ -98,18 +97,15 @@ fn main() {
             ..Default::default()
         },
     );
-    ctx.git_env = vec![
-        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
-        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
-    ];
+    ctx.git_env = world.env.clone();
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let scratch = tmp.path().join("plain");
+    let scratch = world.path("plain");
     std::fs::create_dir_all(&scratch).expect("mkdir");
 
     let mut plain = Vec::new();
     let mut maid = Vec::new();
     for run in 0..runs {
-        plain.push(plain_git(&dir, &scratch, run));
+        plain.push(plain_git(&world, &dir, &scratch, run));
         let request = ImplementRequest {
             goal: "Add bench".into(),
             target_paths: vec!["src/".into()],

@@ -10,20 +10,20 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use butler_orchestrator::client::BrainClient;
 use butler_orchestrator::session::open_project;
 use butler_orchestrator::work::observe::observe;
+use butler_testkit::World;
 use serde_json::json;
 
-use common::{env_usize, generate, git, median, ms};
+use common::{env_usize, generate, median, ms, server_env};
 
 /// The large repository with 20 modified, 5 untracked and 3 deleted files.
-fn generate_with_changes(dir: &Path, files: usize) {
-    generate(dir, files);
+fn generate_with_changes(world: &World, files: usize) -> PathBuf {
+    let dir = generate(world, files);
     for i in 0..20 {
         let p = dir.join(format!("d{:03}/f{:06}.txt", i * 7 / 1000, i * 7));
         std::fs::write(p, "changed\n").expect("modify");
@@ -36,17 +36,16 @@ fn generate_with_changes(dir: &Path, files: usize) {
         std::fs::remove_file(dir.join(format!("d{:03}/f{k:06}.txt", k / 1000))).expect("delete");
     }
     // Let git refresh and save its index once, as any first status would.
-    git(dir, &["status", "--porcelain=v2", "--branch"]);
+    world.git(&dir, &["status", "--porcelain=v2", "--branch"]);
+    dir
 }
 
 fn main() {
     let files = env_usize("BUTLER_BENCH_FILES", 100_000);
     let runs = env_usize("BUTLER_BENCH_RUNS", 15);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("big");
-    std::fs::create_dir_all(&dir).expect("mkdir");
+    let world = World::new();
     let t = Instant::now();
-    generate_with_changes(&dir, files);
+    let dir = generate_with_changes(&world, files);
     println!(
         "generated {files} files in {:.1} s",
         t.elapsed().as_secs_f64()
@@ -59,12 +58,8 @@ fn main() {
         .block_on(open_project(&root, clock))
         .expect("session opens");
     let exe = Path::new(env!("CARGO_BIN_EXE_butler"));
-    let env = vec![
-        ("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string()),
-        ("BUTLER_ISSUE_BACKEND".to_string(), "local".to_string()),
-    ];
     let brain = rt
-        .block_on(BrainClient::spawn(exe, &dir, &env))
+        .block_on(BrainClient::spawn(exe, &dir, &server_env(&world)))
         .expect("server starts");
     rt.block_on(brain.call("work_session_start", json!({"project_root": root})))
         .expect("session");
@@ -72,10 +67,8 @@ fn main() {
     let (mut git_t, mut inproc_t, mut mcp_t) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
         let t = Instant::now();
-        let out = Command::new("git")
-            .args(["status", "--porcelain=v2", "--branch"])
-            .current_dir(&dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        let out = world
+            .git_command(&dir, &["status", "--porcelain=v2", "--branch"])
             .output()
             .expect("git status");
         assert!(out.status.success());

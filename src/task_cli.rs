@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use butler_orchestrator::implement::{CancellationToken, maid_context};
 use butler_worker::contract::{
-    AgentKind, ImplementRequest, ResultStatus, TaskContract, TaskId, TaskStatus,
+    ImplementRequest, ResultStatus, TaskContract, TaskId, TaskStatus,
 };
 use butler_worker::git::GitRepo;
 use butler_worker::ledger::{AttemptRow, Ledger, TaskEnd, TaskNote};
@@ -53,8 +53,7 @@ pub struct ImplementCommand {
     /// A command that must exit 0 (repeatable).
     #[arg(long = "test")]
     pub tests: Vec<String>,
-    /// goose, claude, codex, aider, or fake (the scripted test agent next to this program,
-    /// driven by `FAKE_AGENT_SCRIPT`).
+    /// goose, claude, codex or aider.
     #[arg(long)]
     pub agent: Option<String>,
     /// Time limit per attempt, in seconds.
@@ -168,31 +167,14 @@ pub async fn run_implement_command(
     clock: SharedClock,
 ) -> anyhow::Result<i32> {
     let project = project_dir(cmd.project)?;
-    let mut ctx = maid_context(project, clock).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let agent = match cmd.agent.as_deref() {
-        Some("fake") => {
-            let fake = std::env::current_exe()?
-                .parent()
-                .context("locating the fake agent")?
-                .join("fake-agent");
-            let goose = ctx.agents.entry(AgentKind::Goose).or_default();
-            goose.program = Some(fake);
-            goose.provider.get_or_insert_with(|| "fake".to_owned());
-            goose.model.get_or_insert_with(|| "fake".to_owned());
-            if !ctx.env_allow.iter().any(|v| v == "FAKE_AGENT_SCRIPT") {
-                ctx.env_allow.push("FAKE_AGENT_SCRIPT".to_owned());
-            }
-            Some("goose".to_owned())
-        }
-        other => other.map(str::to_owned),
-    };
+    let ctx = maid_context(project, clock).map_err(|e| anyhow::anyhow!("{e}"))?;
     let request = ImplementRequest {
         goal: cmd.goal,
         spec: cmd.spec,
         target_paths: cmd.targets,
         test_commands: cmd.tests,
         file_checks: Vec::new(),
-        agent,
+        agent: cmd.agent,
         timeout_s: cmd.timeout,
         issue_id: cmd.issue,
     };

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::World;
+use common::{StartBrain, World};
 use serde_json::{Value, json};
 
 async fn expect_error(brain: &common::Brain, tool: &str, args: Value, code: &str) {

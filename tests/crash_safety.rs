@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::World;
+use common::{StartBrain, World};
 use serde_json::json;
 
 /// Every descendant of `pid` (from /proc), deepest last.
@@ -99,10 +99,7 @@ async fn sigkill_mid_record_loses_nothing_and_blocks_nothing() {
         .await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     assert!(!w.project.join(".git/index.lock").exists());
-    let files = w.git(
-        &["show", "--name-only", "--format=", "HEAD"],
-        Some(&w.project),
-    );
+    let files = w.git(&w.project, &["show", "--name-only", "--format=", "HEAD"]);
     assert!(files.contains("precious.txt"), "{files}");
 }
 
@@ -150,13 +147,10 @@ async fn two_servers_recording_at_once_never_collide() {
         rounds_recorded += usize::from(ids.len() > before);
     }
     assert_eq!(rounds_recorded, 3);
-    assert!(
-        w.git(&["status", "--porcelain"], Some(&w.project))
-            .is_empty()
-    );
+    assert!(w.git(&w.project, &["status", "--porcelain"]).is_empty());
     let unique: std::collections::HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "{ids:?}");
     assert_eq!(first.state().await, "recorded_unpublished");
-    let fsck = w.git_raw(&["fsck", "--no-progress"], Some(&w.project));
+    let fsck = w.git_output(&w.project, &["fsck", "--no-progress"]);
     assert!(fsck.status.success());
 }

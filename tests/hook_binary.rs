@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use butler_orchestrator::install::{self, Status};
+use butler_testkit::World;
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 
@@ -111,17 +112,9 @@ fn megabyte_commands_are_decided() {
 
 #[test]
 fn init_then_doctor_finds_a_working_hook_and_server() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let status = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(dir.path())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
-        .expect("git init");
-    assert!(status.success());
-    install::init(dir.path(), Path::new(BUTLER), false).expect("init");
-    let report = install::doctor(dir.path(), Path::new(BUTLER));
+    let w = World::unborn();
+    install::init(&w.project, Path::new(BUTLER), false).expect("init");
+    let report = install::doctor(&w.project, Path::new(BUTLER));
     for name in [
         "hook_configured",
         "hook_executable",

@@ -5,7 +5,6 @@
 //! cancellation, discard, notes relayed to the issue, and the Brain's tree and HEAD untouched.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,82 +18,39 @@ use butler_orchestrator::implement::{
 use butler_orchestrator::session::{Project, open_project};
 use butler_worker::contract::{TaskId, TaskStatus};
 use butler_worker::time::SystemClock;
+use butler_testkit::World;
+use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
 use serde_json::Value;
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 
-/// The fake agent, built beside `butler` (`cargo test --workspace` builds it; otherwise it is
-/// built here once).
-fn fake_agent() -> PathBuf {
-    static BUILT: Mutex<()> = Mutex::new(());
-    let path = Path::new(BUTLER)
-        .parent()
-        .expect("target dir")
-        .join("fake-agent");
-    let _guard = BUILT.lock().expect("lock");
-    if !path.is_file() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "butler-maid", "--bin", "fake-agent"])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success() && path.is_file(), "fake-agent not built");
-    }
-    path
-}
-
-struct World {
-    _tmp: tempfile::TempDir,
+/// A project with `src/lib.rs` and `README.md` committed, and the fake agent's script.
+struct TaskWorld {
+    world: World,
     root: PathBuf,
     script: PathBuf,
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=Brain",
-            "-c",
-            "user.email=brain@example.invalid",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-fn world(attempts: &[&[&str]]) -> World {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let root = tmp.path().join("project");
-    std::fs::create_dir_all(root.join("src")).expect("mkdir");
-    git(&root, &["init", "-q", "-b", "main"]);
-    std::fs::write(root.join("src/lib.rs"), "pub fn one() -> i32 { 1 }\n").expect("write");
-    std::fs::write(root.join("README.md"), "project\n").expect("write");
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-q", "-m", "initial"]);
-    let script = tmp.path().join("script.jsonl");
-    let lines: Vec<String> = attempts
-        .iter()
-        .map(|a| format!("[{}]", a.join(",")))
-        .collect();
-    std::fs::write(&script, lines.join("\n")).expect("script");
-    let root = root.canonicalize().expect("canonical");
-    World {
-        _tmp: tmp,
-        root,
+fn world(attempts: &[&[&str]]) -> TaskWorld {
+    let world = World::committed(&[
+        ("src/lib.rs", "pub fn one() -> i32 { 1 }\n"),
+        ("README.md", "project\n"),
+    ]);
+    let lines: Vec<String> = attempts.iter().map(|a| attempt(a)).collect();
+    let script = write_script(world.dir(), &lines);
+    TaskWorld {
+        root: world.project.clone(),
+        world,
         script,
     }
 }
 
-impl World {
+impl TaskWorld {
+    /// Runs git in `dir` as the project's user; its stdout, trimmed.
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.world.git(dir, args).trim().to_owned()
+    }
+
     async fn project(&self) -> Arc<Project> {
         open_project(&self.root.to_string_lossy(), SystemClock::shared())
             .await
@@ -125,11 +81,11 @@ impl World {
     }
 
     fn head(&self) -> String {
-        git(&self.root, &["rev-parse", "HEAD"])
+        self.git(&self.root, &["rev-parse", "HEAD"])
     }
 
     fn status(&self) -> String {
-        git(
+        self.git(
             &self.root,
             &["status", "--porcelain", "--untracked-files=all"],
         )
@@ -149,7 +105,7 @@ fn args(tests: &[&str]) -> RunImplementArgs {
 
 /// Runs a task; returns the reply's data (or the tool error) and the progress messages.
 async fn run(
-    w: &World,
+    w: &TaskWorld,
     project: &Arc<Project>,
     ctx: MaidContext,
     a: RunImplementArgs,
@@ -323,7 +279,7 @@ async fn direct_commits_are_unwound_and_out_of_scope_work_is_retried_with_the_re
     assert!(prompt.contains("attempt 2 of 3"), "{prompt}");
     assert!(prompt.contains("`Cargo.toml`"), "{prompt}");
     assert!(prompt.contains("1 commit(s) of your own"), "{prompt}");
-    let authors = git(&w.root, &["log", "--format=%an", "main..butler/task-t1"]);
+    let authors = w.git(&w.root, &["log", "--format=%an", "main..butler/task-t1"]);
     assert!(authors.lines().all(|a| a == "Butler Maid"), "{authors}");
     assert_eq!(w.head(), head);
     assert_eq!(w.status(), "");
@@ -340,7 +296,7 @@ async fn three_attempts_at_most_then_discard_keeps_the_line_aside() {
     let reply = task_discard(&project, "t1").await.expect("discarded");
     assert_eq!(reply.to_json()["data"]["discarded"], true);
     assert!(!w.root.join(".git/butler/worktrees/task-t1").exists());
-    git(&w.root, &["rev-parse", "refs/butler/discarded/task-t1"]);
+    w.git(&w.root, &["rev-parse", "refs/butler/discarded/task-t1"]);
     let err = task_discard(&project, "t1").await.expect_err("gone");
     assert!(matches!(err, WorkError::TaskNotFound { .. }), "{err:?}");
 }

@@ -3,38 +3,22 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use common::{BUTLER, World};
+use butler_testkit::fake_agent::{fake_agent, write_script};
+use common::{StartBrain, World};
 use serde_json::{Value, json};
-
-fn fake_agent() -> PathBuf {
-    let path = Path::new(BUTLER)
-        .parent()
-        .expect("target dir")
-        .join("fake-agent");
-    if !path.is_file() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-q", "-p", "butler-maid", "--bin", "fake-agent"])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success() && path.is_file(), "fake-agent not built");
-    }
-    path
-}
 
 /// A world whose Brain delegates to the fake agent playing `attempts` (one JSON array each).
 fn delegating_world(attempts: &[Value]) -> World {
     let mut w = World::published();
-    let script = w.tmp.path().join("script.jsonl");
     let tmp = w.tmp.path().to_string_lossy().into_owned();
     let lines: Vec<String> = attempts
         .iter()
         .map(|a| a.to_string().replace("{tmp}", &tmp))
         .collect();
-    std::fs::write(&script, lines.join("\n")).expect("script");
+    let script = write_script(w.tmp.path(), &lines);
     for (k, v) in [
         (
             "BUTLER_GOOSE_PROGRAM",
@@ -56,9 +40,7 @@ fn delegating_world(attempts: &[Value]) -> World {
 }
 
 fn head(w: &World) -> String {
-    w.git(&["rev-parse", "HEAD"], Some(&w.project))
-        .trim()
-        .to_string()
+    w.git(&w.project, &["rev-parse", "HEAD"]).trim().to_string()
 }
 
 #[tokio::test]
@@ -253,7 +235,7 @@ async fn a_missing_or_unconfigured_agent_is_reported_before_anything_is_created(
         !w.project.join(".git/butler/worktrees").exists(),
         "no worktree was made"
     );
-    let branches = w.git(&["branch", "--list", "butler/*"], Some(&w.project));
+    let branches = w.git(&w.project, &["branch", "--list", "butler/*"]);
     assert!(
         branches.trim().is_empty(),
         "no task line was made: {branches}"

@@ -5,86 +5,20 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use butler_orchestrator::client::{Answer, BrainClient};
-use common::{BUTLER, World, normalize};
+use butler_orchestrator::client::Answer;
+use butler_testkit::gitea::{
+    FORGEJO_VERSION, GITEA_VERSION, LiveGitea, OWNER, REPO, TOKEN, assert_no_token, body_of,
+    error_naming_token, request_line,
+};
+use common::{Brain, World, normalize};
 use serde_json::{Value, json};
-use wiremock::matchers::any;
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-/// The token of every Gitea run: distinctive, so a leak anywhere is found by a plain search.
-const TOKEN: &str = "tok-5ecret-bUtLeR-e2e-91c4";
-const OWNER: &str = "acme";
-const REPO: &str = "widgets";
-/// What `GET /api/v1/version` answers.
-const GITEA_VERSION: &str = "1.27.1";
-/// What a Forgejo 11 answers there.
-const FORGEJO_VERSION: &str = "11.0.3+gitea-1.22.0";
+use wiremock::{Request, ResponseTemplate};
 
 // ---------------------------------------------------------------------------------------------
-// A Brain whose server logs (stderr) are kept.
+// A project whose Brain talks to a tracker.
 // ---------------------------------------------------------------------------------------------
-
-/// A Brain stand-in like `common::Brain`, but the server's log (stderr) is kept so it can be
-/// searched for the token, and every answer is remembered.
-struct LoggedBrain {
-    client: BrainClient,
-    /// Every envelope the Brain received, as text.
-    answers: Mutex<Vec<String>>,
-}
-
-/// Starts `butler mcp` in `cwd` with `envs` added, its log kept.
-async fn spawn_with_stderr(cwd: &Path, envs: &[(String, String)]) -> LoggedBrain {
-    let client = BrainClient::spawn_logged(Path::new(BUTLER), cwd, envs)
-        .await
-        .expect("butler mcp starts");
-    LoggedBrain {
-        client,
-        answers: Mutex::new(Vec::new()),
-    }
-}
-
-impl LoggedBrain {
-    async fn call(&self, tool: &str, args: Value) -> Answer {
-        let answer = self
-            .client
-            .call(tool, args)
-            .await
-            .expect("the server answers the call");
-        assert!(
-            answer.consistent,
-            "text and structured content differ: {}",
-            answer.envelope
-        );
-        assert_eq!(
-            answer.is_error,
-            answer.status() == "error",
-            "{}",
-            answer.envelope
-        );
-        self.answers
-            .lock()
-            .expect("answers")
-            .push(answer.envelope.to_string());
-        answer
-    }
-
-    async fn ok(&self, tool: &str, args: Value) -> Value {
-        let a = self.call(tool, args).await;
-        assert_eq!(a.status(), "ok", "{tool}: {}", a.envelope);
-        a.envelope
-    }
-
-    /// Closes the connection and returns (every answer, the server's whole stderr).
-    async fn close(self) -> (Vec<String>, String) {
-        let log = self.client.close_with_log().await;
-        (self.answers.into_inner().expect("answers"), log)
-    }
-}
 
 /// The project's environment with the issue backend overridden (later entries win).
 fn env_with(w: &World, extra: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -100,417 +34,11 @@ fn env_with(w: &World, extra: &[(&str, &str)]) -> Vec<(String, String)> {
 /// with a short per-request timeout so the slow-tracker cases finish quickly.
 fn project_with_origin(origin: &str) -> World {
     let w = World::local_only();
-    w.git(&["remote", "add", "origin", origin], Some(&w.project));
+    w.git(&w.project, &["remote", "add", "origin", origin]);
     w.write(".butler/config.toml", "[issues]\ntimeout_secs = 1\n");
-    w.git(&["add", "-A"], Some(&w.project));
-    w.git(&["commit", "-q", "-m", "Butler settings"], Some(&w.project));
+    w.git(&w.project, &["add", "-A"]);
+    w.git(&w.project, &["commit", "-q", "-m", "Butler settings"]);
     w
-}
-
-// ---------------------------------------------------------------------------------------------
-// A Gitea that keeps state: answers shaped like Gitea 1.27's schemas (gitea-api-subset.json).
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Default)]
-struct GiteaState {
-    issues: BTreeMap<u64, StoredIssue>,
-    comments: BTreeMap<u64, StoredComment>,
-    next_comment: u64,
-}
-
-#[derive(Clone)]
-struct StoredIssue {
-    title: String,
-    body: String,
-    state: &'static str,
-    labels: Vec<u64>,
-}
-
-#[derive(Clone)]
-struct StoredComment {
-    issue: u64,
-    body: String,
-}
-
-/// The repository's labels: the same names as the embedded store's defaults, other ids.
-const LABELS: [(u64, &str); 5] = [
-    (11, "bug"),
-    (12, "enhancement"),
-    (13, "documentation"),
-    (14, "question"),
-    (15, "chore"),
-];
-
-/// An in-memory Gitea answering the operations Butler uses; everything under the repository
-/// requires `Authorization: token <TOKEN>` (the version probe does not, as on a real server).
-#[derive(Clone)]
-struct FakeGitea {
-    state: Arc<Mutex<GiteaState>>,
-    /// When set, every request gets this answer (an outage, a slow or broken tracker).
-    outage: Arc<Mutex<Option<ResponseTemplate>>>,
-    /// The web root, including the sub-path of the install (`http://127.0.0.1:1234/git`).
-    web: String,
-    /// The sub-path (`""` or e.g. `/git`).
-    sub_path: String,
-    /// Forgejo 11 instead of Gitea 1.27: its version string and its issue and user shapes.
-    forgejo: bool,
-}
-
-impl FakeGitea {
-    fn new(server_uri: &str, sub_path: &str, forgejo: bool) -> Self {
-        let state = GiteaState {
-            next_comment: 5001,
-            ..GiteaState::default()
-        };
-        Self {
-            state: Arc::new(Mutex::new(state)),
-            outage: Arc::default(),
-            web: format!("{server_uri}{sub_path}"),
-            sub_path: sub_path.to_string(),
-            forgejo,
-        }
-    }
-
-    fn issue_json(&self, number: u64, issue: &StoredIssue, comments: usize) -> Value {
-        let labels: Vec<Value> = issue
-            .labels
-            .iter()
-            .filter_map(|id| LABELS.iter().find(|(l, _)| l == id))
-            .map(|(id, name)| label_json(*id, name))
-            .collect();
-        let mut issue = json!({
-            "id": 1000 + number,
-            "url": format!("{}/api/v1/repos/{OWNER}/{REPO}/issues/{number}", self.web),
-            "html_url": format!("{}/{OWNER}/{REPO}/issues/{number}", self.web),
-            "number": number, "user": user_json("alice"), "original_author": "",
-            "original_author_id": 0, "title": issue.title, "body": issue.body,
-            "ref": "", "assets": [], "labels": labels, "milestone": null, "assignee": null,
-            "assignees": null, "state": issue.state, "is_locked": false, "comments": comments,
-            "created_at": "2026-06-01T10:00:00+00:00", "updated_at": "2026-06-02T10:00:00+00:00",
-            "closed_at": if issue.state == "closed" { json!("2026-06-02T10:00:00+00:00") } else { json!(null) },
-            "due_date": null, "time_estimate": 0, "pull_request": null,
-            "repository": {"id": 9, "name": REPO, "owner": OWNER, "full_name": format!("{OWNER}/{REPO}")},
-            "pin_order": 0, "content_version": 1, "projects": []
-        });
-        if self.forgejo {
-            // Forgejo 11's Issue lacks these; its User has `pronouns`.
-            let obj = issue.as_object_mut().expect("an object");
-            for field in ["content_version", "projects", "time_estimate"] {
-                obj.remove(field);
-            }
-            obj["user"]["pronouns"] = json!("");
-        }
-        issue
-    }
-
-    fn comment_json(&self, id: u64, c: &StoredComment) -> Value {
-        json!({
-            "id": id,
-            "html_url": format!("{}/{OWNER}/{REPO}/issues/{}#issuecomment-{id}", self.web, c.issue),
-            "pull_request_url": "",
-            "issue_url": format!("{}/{OWNER}/{REPO}/issues/{}", self.web, c.issue),
-            "user": user_json("brain-bot"), "original_author": "", "original_author_id": 0,
-            "body": c.body, "assets": [],
-            "created_at": "2026-06-01T11:00:00+00:00", "updated_at": "2026-06-01T11:00:00+00:00"
-        })
-    }
-
-    fn comment_count(state: &GiteaState, number: u64) -> usize {
-        state
-            .comments
-            .values()
-            .filter(|c| c.issue == number)
-            .count()
-    }
-
-    fn route(&self, r: &Request) -> ResponseTemplate {
-        let path = r.url.path().to_string();
-        let Some(api) = path
-            .strip_prefix(self.sub_path.as_str())
-            .and_then(|p| p.strip_prefix("/api/v1"))
-        else {
-            return not_found();
-        };
-        if api == "/version" && r.method.as_str() == "GET" {
-            let version = if self.forgejo {
-                FORGEJO_VERSION
-            } else {
-                GITEA_VERSION
-            };
-            return ResponseTemplate::new(200).set_body_json(json!({"version": version}));
-        }
-        let authorized = r
-            .headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v == format!("token {TOKEN}"));
-        if !authorized {
-            return error_reply(401, "token is required");
-        }
-        let Some(tail) = api.strip_prefix(&format!("/repos/{OWNER}/{REPO}")) else {
-            return not_found();
-        };
-        let segments: Vec<&str> = tail.split('/').filter(|s| !s.is_empty()).collect();
-        let mut st = self.state.lock().expect("fake Gitea state");
-        let query: BTreeMap<String, String> = r.url.query_pairs().into_owned().collect();
-        match (r.method.as_str(), segments.as_slice()) {
-            ("GET", ["labels"]) => {
-                let all: Vec<Value> = LABELS.iter().map(|(id, n)| label_json(*id, n)).collect();
-                ResponseTemplate::new(200)
-                    .set_body_json(all)
-                    .insert_header("X-Total-Count", LABELS.len().to_string().as_str())
-            }
-            ("GET", ["issues"]) => self.list(&st, &query),
-            ("POST", ["issues"]) => {
-                let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-                let title = body["title"].as_str().unwrap_or("").to_string();
-                if title.trim().is_empty() {
-                    return error_reply(422, "[Title]: Required");
-                }
-                let labels: Vec<u64> = body["labels"]
-                    .as_array()
-                    .map(|l| l.iter().filter_map(Value::as_u64).collect())
-                    .unwrap_or_default();
-                let issue = StoredIssue {
-                    title,
-                    body: body["body"].as_str().unwrap_or("").to_string(),
-                    state: "open",
-                    labels,
-                };
-                let number = st.issues.keys().last().map_or(1, |n| n + 1);
-                st.issues.insert(number, issue.clone());
-                ResponseTemplate::new(201).set_body_json(self.issue_json(number, &issue, 0))
-            }
-            ("GET", ["issues", "comments", id]) => match id
-                .parse()
-                .ok()
-                .and_then(|id| st.comments.get(&id).map(|c| self.comment_json(id, c)))
-            {
-                Some(c) => ResponseTemplate::new(200).set_body_json(c),
-                None => not_found(),
-            },
-            ("DELETE", ["issues", "comments", id]) => {
-                match id.parse().ok().and_then(|id: u64| st.comments.remove(&id)) {
-                    Some(_) => ResponseTemplate::new(204),
-                    None => not_found(),
-                }
-            }
-            (verb, ["issues", n, rest @ ..]) => {
-                let Some(number) = n.parse::<u64>().ok().filter(|n| st.issues.contains_key(n))
-                else {
-                    return not_found();
-                };
-                match (verb, rest) {
-                    ("GET", []) => {
-                        let count = Self::comment_count(&st, number);
-                        ResponseTemplate::new(200).set_body_json(self.issue_json(
-                            number,
-                            &st.issues[&number],
-                            count,
-                        ))
-                    }
-                    ("PATCH", []) => {
-                        let edit: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-                        let count = Self::comment_count(&st, number);
-                        let issue = st.issues.get_mut(&number).expect("checked above");
-                        if let Some(t) = edit["title"].as_str().filter(|t| !t.is_empty()) {
-                            issue.title = t.to_string();
-                        }
-                        if let Some(b) = edit["body"].as_str() {
-                            issue.body = b.to_string();
-                        }
-                        match edit["state"].as_str() {
-                            Some("open") => issue.state = "open",
-                            Some("closed") => issue.state = "closed",
-                            Some(_) => return error_reply(422, "[State]: invalid"),
-                            None => {}
-                        }
-                        let issue = issue.clone();
-                        ResponseTemplate::new(201)
-                            .set_body_json(self.issue_json(number, &issue, count))
-                    }
-                    ("GET", ["comments"]) => {
-                        let list: Vec<Value> = st
-                            .comments
-                            .iter()
-                            .filter(|(_, c)| c.issue == number)
-                            .map(|(id, c)| self.comment_json(*id, c))
-                            .collect();
-                        let total = list.len().to_string();
-                        ResponseTemplate::new(200)
-                            .set_body_json(list)
-                            .insert_header("X-Total-Count", total.as_str())
-                    }
-                    ("POST", ["comments"]) => {
-                        let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-                        let comment = StoredComment {
-                            issue: number,
-                            body: body["body"].as_str().unwrap_or("").to_string(),
-                        };
-                        let id = st.next_comment;
-                        st.next_comment += 1;
-                        st.comments.insert(id, comment.clone());
-                        ResponseTemplate::new(201).set_body_json(self.comment_json(id, &comment))
-                    }
-                    _ => not_found(),
-                }
-            }
-            _ => not_found(),
-        }
-    }
-
-    fn list(&self, st: &GiteaState, query: &BTreeMap<String, String>) -> ResponseTemplate {
-        let state = query.get("state").map_or("open", String::as_str);
-        let wanted: Vec<u64> = query
-            .get("labels")
-            .map(|names| {
-                names
-                    .split(',')
-                    .filter_map(|n| LABELS.iter().find(|(_, l)| *l == n).map(|(id, _)| *id))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let matching: Vec<(u64, &StoredIssue)> = st
-            .issues
-            .iter()
-            .rev()
-            .filter(|(_, i)| state == "all" || i.state == state)
-            .filter(|(_, i)| wanted.iter().all(|l| i.labels.contains(l)))
-            .map(|(n, i)| (*n, i))
-            .collect();
-        let page: usize = query
-            .get("page")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(1)
-            .max(1);
-        let limit: usize = query
-            .get("limit")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(30)
-            .min(50);
-        let items: Vec<Value> = matching
-            .iter()
-            .skip((page - 1) * limit)
-            .take(limit)
-            .map(|(n, i)| self.issue_json(*n, i, Self::comment_count(st, *n)))
-            .collect();
-        let mut reply = ResponseTemplate::new(200)
-            .insert_header("X-Total-Count", matching.len().to_string().as_str());
-        if page * limit < matching.len() {
-            let next = format!(
-                "<{}/api/v1/repos/{OWNER}/{REPO}/issues?page={}&limit={limit}>; rel=\"next\"",
-                self.web,
-                page + 1
-            );
-            reply = reply.insert_header("Link", next.as_str());
-        }
-        reply.set_body_json(items)
-    }
-}
-
-impl Respond for FakeGitea {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let outage = self.outage.lock().expect("outage switch").clone();
-        outage.unwrap_or_else(|| self.route(request))
-    }
-}
-
-fn not_found() -> ResponseTemplate {
-    error_reply(404, "not found")
-}
-
-/// Gitea's error body; the message names the token, to prove bodies never reach the Brain.
-fn error_reply(status: u16, message: &str) -> ResponseTemplate {
-    ResponseTemplate::new(status).set_body_json(json!({
-        "message": format!("{message} ({TOKEN})"),
-        "url": "http://gitea.test/api/swagger"
-    }))
-}
-
-fn user_json(login: &str) -> Value {
-    json!({
-        "id": 1, "login": login, "login_name": "", "source_id": 0, "full_name": "",
-        "email": format!("{login}@noreply.test"), "avatar_url": "", "html_url": "",
-        "language": "", "is_admin": false, "last_login": "2026-01-01T00:00:00Z",
-        "created": "2025-01-01T00:00:00Z", "restricted": false, "active": true,
-        "prohibit_login": false, "location": "", "website": "", "description": "",
-        "visibility": "public", "followers_count": 0, "following_count": 0,
-        "starred_repos_count": 0
-    })
-}
-
-fn label_json(id: u64, name: &str) -> Value {
-    json!({
-        "id": id, "name": name, "exclusive": false, "is_archived": false,
-        "color": "00aabb", "description": format!("{name} label"),
-        "url": format!("http://gitea.test/api/v1/repos/{OWNER}/{REPO}/labels/{id}")
-    })
-}
-
-/// A wiremock server running a [`FakeGitea`], with helpers to look at what it received.
-struct GiteaServer {
-    server: MockServer,
-    fake: FakeGitea,
-}
-
-impl GiteaServer {
-    async fn start() -> Self {
-        Self::start_as("", false).await
-    }
-
-    /// A server installed under `sub_path`, Forgejo when `forgejo`.
-    async fn start_as(sub_path: &str, forgejo: bool) -> Self {
-        let server = MockServer::start().await;
-        let fake = FakeGitea::new(&server.uri(), sub_path, forgejo);
-        Mock::given(any())
-            .respond_with(fake.clone())
-            .mount(&server)
-            .await;
-        Self { server, fake }
-    }
-
-    fn origin(&self) -> String {
-        format!("{}/{OWNER}/{REPO}.git", self.fake.web)
-    }
-
-    async fn requests(&self) -> Vec<Request> {
-        self.server
-            .received_requests()
-            .await
-            .expect("recording is on")
-    }
-
-    async fn count(&self) -> usize {
-        self.requests().await.len()
-    }
-
-    /// Answers every request with `reply` until the guard is dropped. (A switch inside the
-    /// fake rather than a scoped wiremock mock: wiremock 0.6.5 re-sorts its mocks by priority
-    /// while matching, so dropping a scoped mock of another priority can unmount the wrong one.)
-    fn override_all(&self, reply: ResponseTemplate) -> Outage {
-        *self.fake.outage.lock().expect("outage switch") = Some(reply);
-        Outage(Arc::clone(&self.fake.outage))
-    }
-}
-
-/// Ends the outage when dropped.
-struct Outage(Arc<Mutex<Option<ResponseTemplate>>>);
-
-impl Drop for Outage {
-    fn drop(&mut self) {
-        if let Ok(mut outage) = self.0.lock() {
-            *outage = None;
-        }
-    }
-}
-
-fn line(r: &Request) -> String {
-    let q = r.url.query().map(|q| format!("?{q}")).unwrap_or_default();
-    format!("{} {}{q}", r.method, r.url.path())
-}
-
-fn body_of(r: &Request) -> Value {
-    serde_json::from_slice(&r.body).expect("request body is JSON")
 }
 
 fn repo_path(tail: &str) -> String {
@@ -533,8 +61,8 @@ const BODY_V2: &str = "## Current state\nEmpty input still panics in the lexer.\
 
 /// Runs the scenario's calls, keeping each answer and the HTTP requests it cost.
 struct Recorder<'a> {
-    brain: &'a LoggedBrain,
-    gitea: Option<&'a GiteaServer>,
+    brain: &'a Brain,
+    gitea: Option<&'a LiveGitea>,
     seen: usize,
     steps: Vec<Step>,
 }
@@ -559,7 +87,7 @@ impl Recorder<'_> {
 
 /// The issue scenario, the same calls whatever the backend; `gitea` (when given) is asked for
 /// the requests each call cost.
-async fn scenario(brain: &LoggedBrain, w: &World, gitea: Option<&GiteaServer>) -> Vec<Step> {
+async fn scenario(brain: &Brain, w: &World, gitea: Option<&LiveGitea>) -> Vec<Step> {
     let seen = match gitea {
         Some(g) => g.count().await,
         None => 0,
@@ -691,21 +219,11 @@ fn comparable(steps: &[Step], w: &World) -> Vec<(String, Value)> {
         .collect()
 }
 
-fn assert_no_token(texts: &[String], what: &str) {
-    for text in texts {
-        assert!(!text.contains(TOKEN), "the token leaked in {what}: {text}");
-        assert!(
-            !text.contains("5ecret"),
-            "part of the token leaked in {what}: {text}"
-        );
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea() {
     // The embedded store (the remote's host is never asked: the backend is `local`).
     let local_world = project_with_origin("http://127.0.0.1:9/acme/widgets.git");
-    let local = spawn_with_stderr(
+    let local = Brain::spawn_logged(
         &local_world.project,
         &env_with(&local_world, &[("BUTLER_ISSUE_BACKEND", "local")]),
     )
@@ -721,9 +239,9 @@ async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea(
     local.close().await;
 
     // A Gitea found by `auto` from the project's remote.
-    let gitea = GiteaServer::start().await;
+    let gitea = LiveGitea::start().await;
     let w = project_with_origin(&gitea.origin());
-    let brain = spawn_with_stderr(
+    let brain = Brain::spawn_logged(
         &w.project,
         &env_with(
             &w,
@@ -745,7 +263,7 @@ async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea(
     );
     let probe = gitea.requests().await;
     assert_eq!(
-        probe.iter().map(line).collect::<Vec<_>>(),
+        probe.iter().map(request_line).collect::<Vec<_>>(),
         ["GET /api/v1/version"]
     );
     assert!(
@@ -793,7 +311,7 @@ async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea(
     assert_eq!(by_tool(17)["recent_records"][0]["issue_ids"], json!([1]));
     assert_eq!(by_tool(18)["records"][0]["issue_ids"], json!([1]));
     for world in [&w, &local_world] {
-        let message = world.git(&["log", "-1", "--format=%B"], Some(&world.project));
+        let message = world.git(&world.project, &["log", "-1", "--format=%B"]);
         assert!(
             message.starts_with("Guard the lexer's first read\n"),
             "{message}"
@@ -806,7 +324,13 @@ async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea(
     );
 
     // The requests Butler sent, per tool call.
-    let lines = |i: usize| steps[i].requests.iter().map(line).collect::<Vec<_>>();
+    let lines = |i: usize| {
+        steps[i]
+            .requests
+            .iter()
+            .map(request_line)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
         lines(0),
         [
@@ -892,7 +416,7 @@ async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea(
         "work_start checks the issue"
     );
     for step in &steps[15..] {
-        let sent: Vec<String> = step.requests.iter().map(line).collect();
+        let sent: Vec<String> = step.requests.iter().map(request_line).collect();
         assert!(
             sent.is_empty(),
             "{} asks the tracker nothing: {sent:?}",
@@ -904,7 +428,12 @@ async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea(
             .headers
             .get("authorization")
             .map(|v| v.to_str().expect("ascii"));
-        assert_eq!(auth, Some(format!("token {TOKEN}").as_str()), "{}", line(r));
+        assert_eq!(
+            auth,
+            Some(format!("token {TOKEN}").as_str()),
+            "{}",
+            request_line(r)
+        );
     }
 
     let (answers, log) = brain.close().await;
@@ -948,14 +477,14 @@ fn assert_clean_error(a: &Answer, code: &str, server: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_token() {
-    let gitea = GiteaServer::start().await;
+    let gitea = LiveGitea::start().await;
     let server = gitea.server.address().to_string();
     let w = project_with_origin(&gitea.origin());
     let env = env_with(
         &w,
         &[("BUTLER_ISSUE_BACKEND", "gitea"), ("GITEA_TOKEN", TOKEN)],
     );
-    let brain = spawn_with_stderr(&w.project, &env).await;
+    let brain = Brain::spawn_logged(&w.project, &env).await;
     let start = brain
         .ok("work_session_start", json!({"project_root": w.root()}))
         .await;
@@ -998,7 +527,7 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
         ),
     ];
     for (status, tool, args, code) in cases {
-        let _guard = gitea.override_all(error_reply(status, "refused"));
+        let _guard = gitea.override_all(error_naming_token(status, "refused"));
         let before = gitea.count().await;
         let a = brain.call(tool, args).await;
         assert_clean_error(&a, code, &server);
@@ -1021,7 +550,7 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
         a.envelope
     );
     {
-        let _guard = gitea.override_all(error_reply(500, ""));
+        let _guard = gitea.override_all(error_naming_token(500, ""));
         let before = gitea.count().await;
         let a = brain.call("issue_read", json!({"issue_id": 1})).await;
         assert_clean_error(&a, "backend_error", &server);
@@ -1087,7 +616,10 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
         )
         .await;
     assert_eq!(a.error_code(), "label_not_found", "{}", a.envelope);
-    let sent: Vec<String> = gitea.requests().await[before..].iter().map(line).collect();
+    let sent: Vec<String> = gitea.requests().await[before..]
+        .iter()
+        .map(request_line)
+        .collect();
     assert!(
         sent.iter().all(|l| l.starts_with("GET ")),
         "nothing is created: {sent:?}"
@@ -1105,8 +637,8 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
         "the server log",
     );
 
-    let _down = gitea.override_all(error_reply(503, ""));
-    let after_outage = spawn_with_stderr(&w.project, &env).await;
+    let _down = gitea.override_all(error_naming_token(503, ""));
+    let after_outage = Brain::spawn_logged(&w.project, &env).await;
     after_outage
         .ok("work_session_start", json!({"project_root": w.root()}))
         .await;
@@ -1134,7 +666,7 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
     drop(dead);
     let mut env = env.clone();
     env.push(("BUTLER_GITEA_URL".into(), dead_url.clone()));
-    let unreachable = spawn_with_stderr(&w.project, &env).await;
+    let unreachable = Brain::spawn_logged(&w.project, &env).await;
     let start = unreachable
         .ok("work_session_start", json!({"project_root": w.root()}))
         .await;
@@ -1161,7 +693,7 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forgejo_under_a_sub_path_is_found_from_the_remote_and_used() {
-    let forgejo = GiteaServer::start_as("/git", true).await;
+    let forgejo = LiveGitea::start_as("/git", true).await;
     let w = project_with_origin(&forgejo.origin());
     let env = env_with(&w, &[("BUTLER_GITEA_TOKEN", TOKEN)]); // `auto`, the default
     let mut env: Vec<_> = env
@@ -1169,7 +701,7 @@ async fn a_forgejo_under_a_sub_path_is_found_from_the_remote_and_used() {
         .filter(|(k, _)| k != "BUTLER_ISSUE_BACKEND")
         .collect();
     env.push(("BUTLER_ISSUE_BACKEND".into(), String::new())); // empty counts as unset
-    let brain = spawn_with_stderr(&w.project, &env).await;
+    let brain = Brain::spawn_logged(&w.project, &env).await;
     let start = brain
         .ok("work_session_start", json!({"project_root": w.root()}))
         .await;
@@ -1189,9 +721,9 @@ async fn a_forgejo_under_a_sub_path_is_found_from_the_remote_and_used() {
     assert_eq!(read["data"]["issue"]["title"], "On Forgejo");
     assert_eq!(
         read["data"]["issue"]["url"],
-        format!("{}/acme/widgets/issues/1", forgejo.fake.web)
+        format!("{}/acme/widgets/issues/1", forgejo.web())
     );
-    let sent: Vec<String> = forgejo.requests().await.iter().map(line).collect();
+    let sent: Vec<String> = forgejo.requests().await.iter().map(request_line).collect();
     assert_eq!(
         sent,
         [

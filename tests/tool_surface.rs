@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::World;
+use common::{StartBrain, World};
 use insta::assert_json_snapshot;
 use serde_json::{Value, json};
 

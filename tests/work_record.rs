@@ -4,7 +4,7 @@ mod common;
 
 use std::os::unix::ffi::OsStrExt;
 
-use common::World;
+use common::{StartBrain, World};
 use serde_json::json;
 
 #[tokio::test]
@@ -33,8 +33,8 @@ async fn records_tracked_untracked_and_deleted_files_but_not_ignored_ones() {
         .await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     w.git(
+        &w.project,
         &["rm", "-q", "--cached", "-r", "--ignore-unmatch", "nothing"],
-        Some(&w.project),
     );
     std::fs::remove_file(w.project.join("src/new.rs")).expect("rm");
     let b = brain
@@ -44,7 +44,7 @@ async fn records_tracked_untracked_and_deleted_files_but_not_ignored_ones() {
         )
         .await;
     assert_eq!(b.status(), "ok", "{}", b.envelope);
-    let tracked = w.git(&["ls-files"], Some(&w.project));
+    let tracked = w.git(&w.project, &["ls-files"]);
     assert!(
         !tracked.contains("src/new.rs") && !tracked.contains("target/"),
         "{tracked}"
@@ -113,8 +113,8 @@ async fn a_refusing_commit_hook_gives_a_clear_error_and_loses_nothing() {
 
 #[tokio::test]
 async fn no_identity_asks_for_input() {
-    let w = World::bare_project(false);
-    w.git(&["config", "user.useConfigOnly", "true"], Some(&w.project));
+    let w = World::unborn().without_identity();
+    w.git(&w.project, &["config", "user.useConfigOnly", "true"]);
     w.write("a.txt", "a\n");
     let brain = w.session().await;
     let a = brain.call("work_record", json!({"message": "first"})).await;
@@ -124,7 +124,7 @@ async fn no_identity_asks_for_input() {
 
 #[tokio::test]
 async fn the_first_record_in_an_empty_repository_works() {
-    let w = World::bare_project(true);
+    let w = World::unborn();
     w.write("a.txt", "a\n");
     let brain = w.session().await;
     assert_eq!(brain.state().await, "dirty");
@@ -218,9 +218,9 @@ async fn publish_reports_conflict_when_the_destination_moved_on() {
     let w = World::published();
     let other = w.other_clone();
     std::fs::write(other.join("theirs.txt"), "t\n").expect("write");
-    w.git(&["add", "-A"], Some(&other));
-    w.git(&["commit", "-q", "-m", "theirs"], Some(&other));
-    w.git(&["push", "-q"], Some(&other));
+    w.git(&other, &["add", "-A"]);
+    w.git(&other, &["commit", "-q", "-m", "theirs"]);
+    w.git(&other, &["push", "-q"]);
     w.write("ours.txt", "o\n");
     let brain = w.session().await;
     brain
@@ -235,7 +235,7 @@ async fn publish_reports_conflict_when_the_destination_moved_on() {
             .contains("work_vcs")
     );
     // Nothing was rewritten on the destination.
-    let theirs = w.git(&["log", "-1", "--format=%s", "main"], Some(&w.shared));
+    let theirs = w.git(&w.shared, &["log", "-1", "--format=%s", "main"]);
     assert_eq!(theirs.trim(), "theirs");
 }
 
@@ -254,17 +254,17 @@ async fn publish_maps_a_refused_login_to_auth_failed() {
         .status()
         .expect("chmod");
     w.git(
+        &w.project,
         &[
             "remote",
             "add",
             "origin",
             "ssh://git@example.invalid/owner/repo.git",
         ],
-        Some(&w.project),
     );
     w.git(
+        &w.project,
         &["config", "core.sshCommand", &fake_ssh.to_string_lossy()],
-        Some(&w.project),
     );
     let brain = w.session().await;
     let started = brain

@@ -5,33 +5,21 @@
 
 mod common;
 
-use common::World;
+use common::{StartBrain, World};
 use insta::assert_json_snapshot;
 use serde_json::json;
 
-/// Butler's clock for these tests.
-const BUTLER_NOW: &str = "2026-04-15T10:00:00+09:00";
-/// When the test's own commits (made as a person would, outside Butler) are dated.
-const GIT_NOW: &str = "2026-04-15T09:00:00+09:00";
+/// Butler's clock for these tests: the test kit's world is dated 2026-06-12 (+0900), and its
+/// own commits (made as a person would, outside Butler) a minute apart from 12:22:47.
+const BUTLER_NOW: &str = "2026-06-12T13:00:00+09:00";
 
-/// `world` with both clocks fixed; its first commit is dated again (and shared again when it
-/// was published).
+/// `world` with Butler's clock fixed, and the dates of the commits Butler makes.
 fn frozen(mut world: World) -> World {
     world.env.extend([
         ("BUTLER_NOW".to_owned(), BUTLER_NOW.to_owned()),
-        ("GIT_AUTHOR_DATE".to_owned(), GIT_NOW.to_owned()),
-        ("GIT_COMMITTER_DATE".to_owned(), GIT_NOW.to_owned()),
+        ("GIT_AUTHOR_DATE".to_owned(), BUTLER_NOW.to_owned()),
+        ("GIT_COMMITTER_DATE".to_owned(), BUTLER_NOW.to_owned()),
     ]);
-    world.git(
-        &["commit", "-q", "--amend", "--no-edit", "--date", GIT_NOW],
-        Some(&world.project),
-    );
-    if world.shared.exists() {
-        world.git(
-            &["push", "-q", "-f", "origin", "main"],
-            Some(&world.project),
-        );
-    }
     world
 }
 
@@ -102,7 +90,7 @@ async fn the_whole_cycle_passes_through_every_state() {
     assert_eq!(records[1]["issue_ids"], json!([number]));
 
     // What a tracker sees in history: the issue reference is in the saved message.
-    let log = w.git(&["log", "-2", "--format=%B"], Some(&w.project));
+    let log = w.git(&w.project, &["log", "-2", "--format=%B"]);
     assert!(log.contains(&format!("Refs: #{number}")), "{log}");
 
     let finish = brain.call("work_finish", json!({})).await;
@@ -112,13 +100,13 @@ async fn the_whole_cycle_passes_through_every_state() {
 #[tokio::test]
 async fn a_merge_conflict_blocks() {
     let w = frozen(World::published());
-    w.git(&["switch", "-q", "-c", "other"], Some(&w.project));
+    w.git(&w.project, &["switch", "-q", "-c", "other"]);
     w.write("README.md", "# other\n");
-    w.git(&["commit", "-q", "-am", "other"], Some(&w.project));
-    w.git(&["switch", "-q", "main"], Some(&w.project));
+    w.git(&w.project, &["commit", "-q", "-am", "other"]);
+    w.git(&w.project, &["switch", "-q", "main"]);
     w.write("README.md", "# main\n");
-    w.git(&["commit", "-q", "-am", "main"], Some(&w.project));
-    let merge = w.git_raw(&["merge", "other"], Some(&w.project));
+    w.git(&w.project, &["commit", "-q", "-am", "main"]);
+    let merge = w.git_output(&w.project, &["merge", "other"]);
     assert!(!merge.status.success());
     let brain = w.session().await;
     let obs = brain.observe().await;
@@ -130,7 +118,7 @@ async fn a_merge_conflict_blocks() {
 #[tokio::test]
 async fn a_detached_head_blocks() {
     let w = World::published();
-    w.git(&["switch", "-q", "--detach", "HEAD"], Some(&w.project));
+    w.git(&w.project, &["switch", "-q", "--detach", "HEAD"]);
     let brain = w.session().await;
     assert_eq!(brain.state().await, "blocked");
 }
@@ -167,11 +155,8 @@ async fn commits_made_outside_butler_are_reported_once() {
     let brain = w.session().await;
     brain.observe().await;
     w.write("x.txt", "x\n");
-    w.git(&["add", "x.txt"], Some(&w.project));
-    w.git(
-        &["commit", "-q", "-m", "Sneaky commit for #3"],
-        Some(&w.project),
-    );
+    w.git(&w.project, &["add", "x.txt"]);
+    w.git(&w.project, &["commit", "-q", "-m", "Sneaky commit for #3"]);
     let obs = brain.observe().await;
     let summary = obs["summary"].as_str().expect("summary");
     assert!(summary.contains("outside Butler"), "{summary}");

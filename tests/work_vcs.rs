@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::World;
+use common::{StartBrain, World};
 use serde_json::json;
 
 #[tokio::test]
@@ -66,7 +66,7 @@ async fn proper_tools_and_dangerous_options_are_refused_and_nothing_runs() {
     assert_eq!(injected.status(), "ok", "{}", injected.envelope);
     assert_eq!(injected.data()["succeeded"], json!(false));
     assert!(!marker.exists(), "nothing ran through a shell");
-    let config = w.git(&["config", "--list", "--local"], Some(&w.project));
+    let config = w.git(&w.project, &["config", "--list", "--local"]);
     assert!(!config.contains("fsmonitor"), "{config}");
 }
 

@@ -1,9 +1,11 @@
-//! What the benchmarks share: hermetic git, a generated large repository, medians.
+//! What the benchmarks share beyond the test kit's world: a generated large repository, the
+//! server's environment, medians.
 #![allow(dead_code)]
 
-use std::path::Path;
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::Duration;
+
+use butler_testkit::World;
 
 pub fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -12,30 +14,10 @@ pub fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// Runs git in `dir` with the machine's configuration shut out, asserting success; its output
-/// is captured, never mixed into the figures.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A repository of `files` small files in directories of 1000, all committed, with git's
-/// index refreshed once (as any first status would).
-pub fn generate(dir: &Path, files: usize) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["config", "user.name", "Bench"]);
-    git(dir, &["config", "user.email", "bench@example.invalid"]);
+/// A repository `big` in `world` of `files` small files in directories of 1000, all committed,
+/// with git's index refreshed once (as any first status would); returns its path.
+pub fn generate(world: &World, files: usize) -> PathBuf {
+    let dir = world.init("big");
     for i in 0..files {
         let sub = dir.join(format!("d{:03}", i / 1000));
         if i % 1000 == 0 {
@@ -43,9 +25,17 @@ pub fn generate(dir: &Path, files: usize) {
         }
         std::fs::write(sub.join(format!("f{i:06}.txt")), format!("file {i}\n")).expect("write");
     }
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "generated"]);
-    git(dir, &["status", "--porcelain"]);
+    world.commit(&dir, "generated");
+    world.git(&dir, &["status", "--porcelain"]);
+    dir
+}
+
+/// What a benchmark's `butler mcp` is started with: the world's environment and the embedded
+/// issue store.
+pub fn server_env(world: &World) -> Vec<(String, String)> {
+    let mut env = world.env.clone();
+    env.push(("BUTLER_ISSUE_BACKEND".into(), "local".into()));
+    env
 }
 
 pub fn median(mut v: Vec<Duration>) -> Duration {

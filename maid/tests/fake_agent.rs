@@ -10,7 +10,7 @@ use butler_maid::env::{AgentEnvNeeds, EnvPolicy, GitIdentity, HomeChoice, agent_
 use butler_maid::{AgentKind, ChildSpec, Ending, Limits, Stagnation, supervise};
 use tokio_util::sync::CancellationToken;
 
-const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
+use butler_testkit::fake_agent;
 
 struct Setup {
     _dir: tempfile::TempDir,
@@ -64,7 +64,7 @@ async fn run_as(
         git_identity: GitIdentity::default(),
     };
     let config = AgentConfig {
-        program: Some(FAKE.into()),
+        program: Some(fake_agent()),
         provider: Some("openai".into()),
         model: Some("fake-model".into()),
         ..Default::default()
@@ -229,7 +229,7 @@ async fn other_adapters_command_lines_are_accepted() {
 async fn without_a_script_it_fails_loudly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = ChildSpec {
-        program: FAKE.into(),
+        program: fake_agent().into(),
         args: vec![],
         cwd: dir.path().to_path_buf(),
         env: vec![],

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,63 +13,38 @@ use butler_maid::{
     ResultContract, TaskContract, TaskId, accept, discard, prepare_task, run_task,
 };
 use butler_worker::contract::TaskStatus;
+use butler_testkit::World;
+use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
 use butler_worker::git::Tampering;
 use butler_worker::ledger::{Ledger, TaskEnd};
 use butler_worker::time::{SystemClock, Timestamp};
 use tokio_util::sync::CancellationToken;
 
-const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
-
 struct Repo {
-    _dir: tempfile::TempDir,
+    world: World,
     root: PathBuf,
     script: PathBuf,
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_DATE", "2026-04-15T10:00:00+00:00")
-        .env("GIT_COMMITTER_DATE", "2026-04-15T10:00:00+00:00")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-fn repo(script_lines: &[String]) -> Repo {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("project");
-    std::fs::create_dir_all(root.join("src")).expect("mkdir");
-    git(&root, &["init", "-q", "-b", "main"]);
-    std::fs::write(root.join("src/lib.rs"), "pub fn one() -> i32 { 1 }\n").expect("write");
-    std::fs::write(root.join("README.md"), "project\n").expect("write");
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-q", "-m", "initial"]);
-    let script = dir.path().join("script.jsonl");
-    std::fs::write(&script, script_lines.join("\n")).expect("script");
-    Repo {
-        _dir: dir,
-        root,
-        script,
+impl Repo {
+    /// Runs git in `dir` as the project's user; its stdout, trimmed.
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.world.git(dir, args).trim().to_owned()
     }
 }
 
-fn attempt(actions: &[&str]) -> String {
-    format!("[{}]", actions.join(","))
+/// A project with `src/lib.rs` and `README.md` committed, and the fake agent's script.
+fn repo(script_lines: &[String]) -> Repo {
+    let world = World::committed(&[
+        ("src/lib.rs", "pub fn one() -> i32 { 1 }\n"),
+        ("README.md", "project\n"),
+    ]);
+    let script = write_script(world.dir(), script_lines);
+    Repo {
+        root: world.project.clone(),
+        world,
+        script,
+    }
 }
 
 fn context(repo: &Repo) -> MaidContext {
@@ -92,7 +66,7 @@ fn context(repo: &Repo) -> MaidContext {
     ctx.agents = HashMap::from([(
         AgentKind::Goose,
         AgentConfig {
-            program: Some(FAKE.into()),
+            program: Some(fake_agent()),
             provider: Some("openai".into()),
             model: Some("fake-model".into()),
             ..Default::default()
@@ -169,7 +143,7 @@ async fn a_task_succeeds_on_its_own_branch_and_the_brains_tree_is_untouched() {
     let repo = repo(&[attempt(&[
         r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#,
     ])]);
-    let head_before = git(&repo.root, &["rev-parse", "HEAD"]);
+    let head_before = repo.git(&repo.root, &["rev-parse", "HEAD"]);
     let (result, progress) = run(
         &repo,
         contract(&repo, &["grep -q 'pub fn greet' src/greet.rs"]).await,
@@ -185,16 +159,16 @@ async fn a_task_succeeds_on_its_own_branch_and_the_brains_tree_is_untouched() {
     assert!(a.verify.tests[0].passed);
     assert!(a.record.is_some());
     // The Brain's tree and HEAD never change.
-    assert_eq!(git(&repo.root, &["rev-parse", "HEAD"]), head_before);
-    assert_eq!(git(&repo.root, &["status", "--porcelain"]), "");
+    assert_eq!(repo.git(&repo.root, &["rev-parse", "HEAD"]), head_before);
+    assert_eq!(repo.git(&repo.root, &["status", "--porcelain"]), "");
     assert!(!repo.root.join("src/greet.rs").exists());
     // The work is a record on the task branch.
     assert_eq!(
-        git(&repo.root, &["log", "-1", "--format=%an", "butler/task-t1"]),
+        repo.git(&repo.root, &["log", "-1", "--format=%an", "butler/task-t1"]),
         "Butler Maid"
     );
     assert!(
-        git(&repo.root, &["log", "-1", "--format=%B", "butler/task-t1"])
+        repo.git(&repo.root, &["log", "-1", "--format=%B", "butler/task-t1"])
             .contains("Butler-Task: t1")
     );
     assert_eq!(
@@ -218,7 +192,7 @@ async fn a_task_succeeds_on_its_own_branch_and_the_brains_tree_is_untouched() {
     assert_eq!(attempts[0].evidence.as_ref(), Some(&result.attempts[0]));
     // The Maid's commit is a complete ledger record linked to the task.
     let record = a.record.as_ref().expect("record");
-    let body = git(&repo.root, &["log", "-1", "--format=%B", "butler/task-t1"]);
+    let body = repo.git(&repo.root, &["log", "-1", "--format=%B", "butler/task-t1"]);
     assert!(
         body.ends_with(&format!("Butler-Task: t1\nButler-Record: {record}")),
         "{body}"
@@ -229,7 +203,7 @@ async fn a_task_succeeds_on_its_own_branch_and_the_brains_tree_is_untouched() {
         .expect("record");
     assert_eq!(
         stored.sha,
-        git(&repo.root, &["rev-parse", "butler/task-t1"])
+        repo.git(&repo.root, &["rev-parse", "butler/task-t1"])
     );
     assert!(!a.worker_mcp_reached);
     assert_eq!(a.warnings, vec!["worker MCP not reached"]);
@@ -283,7 +257,7 @@ async fn direct_commits_and_out_of_scope_files_are_undone_reported_and_retried()
     let wt = worktree(&repo, "t1");
     assert!(wt.join("src/a.rs").is_file());
     assert!(!wt.join("Cargo.toml").exists());
-    let files = git(
+    let files = repo.git(
         &repo.root,
         &["log", "--format=", "--name-only", "main..butler/task-t1"],
     );
@@ -291,7 +265,7 @@ async fn direct_commits_and_out_of_scope_files_are_undone_reported_and_retried()
         files.contains("src/a.rs") && files.contains("src/done") && !files.contains("Cargo.toml"),
         "{files}"
     );
-    let authors = git(&repo.root, &["log", "--format=%an", "main..butler/task-t1"]);
+    let authors = repo.git(&repo.root, &["log", "--format=%an", "main..butler/task-t1"]);
     assert!(authors.lines().all(|a| a == "Butler Maid"), "{authors}");
     // The retry prompt says what failed.
     let prompt = std::fs::read_to_string(repo.root.join(".git/butler/tasks/t1/prompt-2.txt"))
@@ -347,11 +321,11 @@ async fn config_tampering_and_branch_switches_are_restored() {
     assert!(!config.contains("fsmonitor"), "{config}");
     let wt = worktree(&repo, "t1");
     assert_eq!(
-        git(&wt, &["symbolic-ref", "HEAD"]),
+        repo.git(&wt, &["symbolic-ref", "HEAD"]),
         "refs/heads/butler/task-t1"
     );
     assert!(!wt.join(".goosehints").exists());
-    assert_eq!(git(&repo.root, &["branch", "--list", "extra"]), "");
+    assert_eq!(repo.git(&repo.root, &["branch", "--list", "extra"]), "");
     assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
     assert!(
         !wt.join("fsmonitor-ran").exists(),
@@ -421,7 +395,7 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     let (result, _) = run(&repo, c).await;
     let result = result.expect("runs");
     assert_eq!(result.outcome, Outcome::Succeeded);
-    let tip = git(&repo.root, &["rev-parse", "butler/task-t1"]);
+    let tip = repo.git(&repo.root, &["rev-parse", "butler/task-t1"]);
     let accepted = accept(&repo.root, "t1", SystemClock::shared())
         .await
         .expect("accepted");
@@ -439,7 +413,7 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     assert!(repo.root.join("src/greet.rs").is_file());
     assert!(!worktree(&repo, "t1").exists());
     assert_eq!(
-        git(&repo.root, &["rev-parse", "refs/butler/accepted/task-t1"]),
+        repo.git(&repo.root, &["rev-parse", "refs/butler/accepted/task-t1"]),
         tip
     );
 
@@ -450,13 +424,13 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     .expect("script");
     let (result, _) = run(&repo, contract(&repo, &[]).await).await;
     assert_eq!(result.expect("runs").outcome, Outcome::Succeeded);
-    let tip = git(&repo.root, &["rev-parse", "butler/task-t2"]);
+    let tip = repo.git(&repo.root, &["rev-parse", "butler/task-t2"]);
     discard(&repo.root, "t2", SystemClock::shared())
         .await
         .expect("discarded");
     assert!(!worktree(&repo, "t2").exists());
     assert_eq!(
-        git(&repo.root, &["rev-parse", "refs/butler/discarded/task-t2"]),
+        repo.git(&repo.root, &["rev-parse", "refs/butler/discarded/task-t2"]),
         tip
     );
     assert!(!repo.root.join("src/other.rs").exists());
@@ -485,7 +459,7 @@ async fn writes_into_the_brains_tree_are_reported_and_undone_without_loss() {
         );
     }
     // The Brain's tree is as it was; nothing the agent wrote is lost.
-    assert_eq!(git(&repo.root, &["status", "--porcelain"]), "");
+    assert_eq!(repo.git(&repo.root, &["status", "--porcelain"]), "");
     assert_eq!(
         std::fs::read_to_string(repo.root.join("README.md")).expect("read"),
         "project\n"
@@ -521,7 +495,7 @@ async fn accepting_after_the_line_moved_on_makes_a_merge_record() {
     let (result, _) = run(&repo, contract(&repo, &[]).await).await;
     assert_eq!(result.expect("runs").outcome, Outcome::Succeeded);
     std::fs::write(repo.root.join("README.md"), "moved on\n").expect("write");
-    git(
+    repo.git(
         &repo.root,
         &["commit", "-q", "-am", "the Brain's own record"],
     );
@@ -537,7 +511,7 @@ async fn accepting_after_the_line_moved_on_makes_a_merge_record() {
     assert_eq!(merge.sha, accepted.head);
     assert!(merge.message.starts_with("Accept task t1: Add a greeting"));
     assert!(repo.root.join("src/greet.rs").is_file());
-    assert_eq!(git(&repo.root, &["status", "--porcelain"]), "");
+    assert_eq!(repo.git(&repo.root, &["status", "--porcelain"]), "");
 }
 
 #[tokio::test]

@@ -1,184 +1,80 @@
-//! Shared scaffolding for end-to-end tests: hermetic git repositories in temp dirs and a real
-//! MCP client talking to the real `butler mcp` binary over stdio.
+//! The Brain of the end-to-end tests: the orchestrator's MCP client
+//! (`butler_orchestrator::client`) driving the real `butler mcp` binary, in a test kit world
+//! (`butler_testkit::World`: hermetic git in a temp dir).
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+use std::sync::Mutex;
 
 use butler_orchestrator::client::{Answer, BrainClient};
+pub use butler_testkit::World;
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 pub const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 
-/// Environment that shuts out the machine's git configuration and fixes identity.
-pub fn hermetic_env(home: &Path, with_identity: bool) -> Vec<(String, String)> {
-    let mut env = vec![
-        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
-        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
-        ("HOME".into(), home.to_string_lossy().into_owned()),
-        (
-            "XDG_CONFIG_HOME".into(),
-            home.join(".config").to_string_lossy().into_owned(),
-        ),
-        ("BUTLER_ISSUE_BACKEND".into(), "local".into()),
-        ("LC_ALL".into(), "C".into()),
-    ];
-    if with_identity {
-        for (k, v) in [
-            ("GIT_AUTHOR_NAME", "Test Brain"),
-            ("GIT_AUTHOR_EMAIL", "brain@example.invalid"),
-            ("GIT_COMMITTER_NAME", "Test Brain"),
-            ("GIT_COMMITTER_EMAIL", "brain@example.invalid"),
-        ] {
-            env.push((k.into(), v.into()));
-        }
-    }
-    env
+/// Starts Brains on a world's project, with the world's environment.
+pub trait StartBrain {
+    /// A Brain connected to a fresh `butler mcp` in the project.
+    async fn brain(&self) -> Brain;
+    /// A Brain with a session already started on the project.
+    async fn session(&self) -> Brain;
 }
 
-/// A scratch world: a project repository and (optionally) a shared destination.
-pub struct World {
-    pub tmp: TempDir,
-    pub project: PathBuf,
-    pub shared: PathBuf,
-    pub env: Vec<(String, String)>,
-}
-
-impl World {
-    /// A project with one published commit and a shared destination.
-    pub fn published() -> Self {
-        let w = Self::bare_project(true);
-        w.git(
-            &[
-                "init",
-                "-q",
-                "--bare",
-                "-b",
-                "main",
-                &w.shared.to_string_lossy(),
-            ],
-            None,
-        );
-        w.git(
-            &["remote", "add", "origin", &w.shared.to_string_lossy()],
-            Some(&w.project),
-        );
-        w.write("README.md", "# project\n");
-        w.git(&["add", "-A"], Some(&w.project));
-        w.git(&["commit", "-q", "-m", "Initial commit"], Some(&w.project));
-        w.git(&["push", "-q", "-u", "origin", "main"], Some(&w.project));
-        w
+impl StartBrain for World {
+    async fn brain(&self) -> Brain {
+        Brain::spawn(&self.project, &self.env).await
     }
 
-    /// A project with one commit and no shared destination.
-    pub fn local_only() -> Self {
-        let w = Self::bare_project(true);
-        w.write("README.md", "# project\n");
-        w.git(&["add", "-A"], Some(&w.project));
-        w.git(&["commit", "-q", "-m", "Initial commit"], Some(&w.project));
-        w
-    }
-
-    /// An initialised, empty project (no commits).
-    pub fn bare_project(with_identity: bool) -> Self {
-        let tmp = tempfile::Builder::new()
-            .prefix("butler-e2e-")
-            .tempdir()
-            .expect("tempdir");
-        let project = tmp.path().join("project");
-        let shared = tmp.path().join("shared.git");
-        let home = tmp.path().join("home");
-        std::fs::create_dir_all(&home).expect("home");
-        let env = hermetic_env(&home, with_identity);
-        let w = Self {
-            tmp,
-            project,
-            shared,
-            env,
-        };
-        w.git(
-            &["init", "-q", "-b", "main", &w.project.to_string_lossy()],
-            None,
-        );
-        w
-    }
-
-    pub fn root(&self) -> String {
-        self.project.to_string_lossy().into_owned()
-    }
-
-    pub fn write(&self, rel: &str, content: &str) {
-        let path = self.project.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(path, content).expect("write");
-    }
-
-    /// Runs git as the user would (outside Butler), asserting success.
-    pub fn git(&self, args: &[&str], cwd: Option<&Path>) -> String {
-        let out = self.git_raw(args, cwd);
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    pub fn git_raw(&self, args: &[&str], cwd: Option<&Path>) -> std::process::Output {
-        let mut cmd = Command::new("git");
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default());
-        for (k, v) in &self.env {
-            cmd.env(k, v);
-        }
-        if let Some(dir) = cwd {
-            cmd.current_dir(dir);
-        }
-        cmd.output().expect("git runs")
-    }
-
-    /// Another clone of the shared destination, for moving it on behind the project's back.
-    pub fn other_clone(&self) -> PathBuf {
-        let other = self.tmp.path().join("other");
-        self.git(
-            &[
-                "clone",
-                "-q",
-                &self.shared.to_string_lossy(),
-                &other.to_string_lossy(),
-            ],
-            None,
-        );
-        other
-    }
-
-    pub async fn brain(&self) -> Brain {
-        let client = BrainClient::spawn(Path::new(BUTLER), &self.project, &self.env)
-            .await
-            .expect("butler mcp starts");
-        Brain { client }
-    }
-
-    /// A Brain with a session already started on this project.
-    pub async fn session(&self) -> Brain {
+    async fn session(&self) -> Brain {
         let brain = self.brain().await;
-        let a = brain
-            .call("work_session_start", json!({"project_root": self.root()}))
+        brain
+            .ok("work_session_start", json!({"project_root": self.root()}))
             .await;
-        assert_eq!(a.status(), "ok", "{}", a.envelope);
         brain
     }
 }
 
+/// A Brain stand-in: every answer is checked for the envelope's invariants and remembered.
 pub struct Brain {
     pub client: BrainClient,
+    /// Every envelope received, as text.
+    answers: Mutex<Vec<String>>,
+}
+
+/// The server's environment: the embedded issue store unless `env` says otherwise (later
+/// entries win).
+fn server_env(env: &[(String, String)]) -> Vec<(String, String)> {
+    let mut all = vec![("BUTLER_ISSUE_BACKEND".to_owned(), "local".to_owned())];
+    all.extend_from_slice(env);
+    all
 }
 
 impl Brain {
+    /// Starts `butler mcp` in `cwd` with `env` added; its log is discarded.
+    pub async fn spawn(cwd: &Path, env: &[(String, String)]) -> Brain {
+        let client = BrainClient::spawn(Path::new(BUTLER), cwd, &server_env(env))
+            .await
+            .expect("butler mcp starts");
+        Brain::with(client)
+    }
+
+    /// Starts `butler mcp` in `cwd` with `env` added, keeping its log for [`Brain::close`].
+    pub async fn spawn_logged(cwd: &Path, env: &[(String, String)]) -> Brain {
+        let client = BrainClient::spawn_logged(Path::new(BUTLER), cwd, &server_env(env))
+            .await
+            .expect("butler mcp starts");
+        Brain::with(client)
+    }
+
+    fn with(client: BrainClient) -> Brain {
+        Brain {
+            client,
+            answers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Calls `tool`; asserts that the text and structured content agree and that `isError`
+    /// matches the status.
     pub async fn call(&self, tool: &str, args: Value) -> Answer {
         let a = self
             .client
@@ -196,13 +92,22 @@ impl Brain {
             "isError matches status: {}",
             a.envelope
         );
+        self.answers
+            .lock()
+            .expect("answers")
+            .push(a.envelope.to_string());
         a
     }
 
-    pub async fn observe(&self) -> Value {
-        let a = self.call("work_observe", json!({})).await;
-        assert_eq!(a.status(), "ok", "{}", a.envelope);
+    /// Calls `tool`, asserting it answers `ok`; returns the envelope.
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let a = self.call(tool, args).await;
+        assert_eq!(a.status(), "ok", "{tool}: {}", a.envelope);
         a.envelope
+    }
+
+    pub async fn observe(&self) -> Value {
+        self.ok("work_observe", json!({})).await
     }
 
     pub async fn state(&self) -> String {
@@ -210,6 +115,13 @@ impl Brain {
             .as_str()
             .expect("work_state")
             .to_string()
+    }
+
+    /// Closes the connection and returns (every answer, the server's whole log — empty unless
+    /// started with [`Brain::spawn_logged`]).
+    pub async fn close(self) -> (Vec<String>, String) {
+        let log = self.client.close_with_log().await;
+        (self.answers.into_inner().expect("answers"), log)
     }
 }
 

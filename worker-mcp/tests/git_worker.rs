@@ -1,123 +1,19 @@
-//! The git worker against real repositories in temporary directories, with git's global and
-//! system configuration shut out and fixed identities and dates.
+//! The git worker against real repositories in the test kit's hermetic world (git's global and
+//! system configuration shut out, fixed identities and dates).
 
-use std::cell::Cell;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use butler_testkit::{World, write_file as write};
 use butler_worker::git::{Change, GitError, GitRepo, InProgress, RepoPath};
-use tempfile::TempDir;
 
-/// A scratch area: a hermetic HOME and any number of repositories under it.
-struct Scratch {
-    dir: TempDir,
-    /// Seconds added to the base date for the next commit made by `commit`.
-    clock: Cell<i64>,
-}
-
-const BASE_DATE: i64 = 1_781_234_567; // 2026-06-12T03:22:47Z
-
-fn hermetic_env(home: &Path) -> Vec<(String, String)> {
-    vec![
-        ("HOME".into(), home.display().to_string()),
-        (
-            "XDG_CONFIG_HOME".into(),
-            home.join(".config").display().to_string(),
-        ),
-        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
-        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
-        ("GIT_AUTHOR_NAME".into(), "Ada Author".into()),
-        ("GIT_AUTHOR_EMAIL".into(), "ada@example.com".into()),
-        ("GIT_COMMITTER_NAME".into(), "Ada Author".into()),
-        ("GIT_COMMITTER_EMAIL".into(), "ada@example.com".into()),
-    ]
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir(dir.path().join("home")).expect("home");
-        Scratch {
-            dir,
-            clock: Cell::new(0),
-        }
-    }
-
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// Runs git in `dir` hermetically; panics on failure; returns stdout.
-    fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let out = self.git_cmd(dir, args).output().expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn git_cmd(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut cmd = Command::new("git");
-        cmd.current_dir(dir)
-            .args(args)
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE");
-        for (k, v) in hermetic_env(&self.home()) {
-            cmd.env(k, v);
-        }
-        let date = format!("{} +0900", BASE_DATE + self.clock.get());
-        cmd.env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_DATE", &date);
-        cmd
-    }
-
-    /// A fresh repository (branch `main`) named `name`.
-    fn init(&self, name: &str) -> PathBuf {
-        let path = self.path(name);
-        std::fs::create_dir_all(&path).expect("mkdir");
-        self.git(&path, &["init", "-q", "-b", "main"]);
-        path
-    }
-
-    fn bare(&self, name: &str) -> PathBuf {
-        let path = self.path(name);
-        self.git(
-            self.dir.path(),
-            &["init", "-q", "--bare", "-b", "main", name],
-        );
-        path
-    }
-
-    fn open(&self, path: &Path) -> GitRepo {
-        GitRepo::discover(path)
-            .expect("discover")
-            .with_command_env(hermetic_env(&self.home()))
-    }
-
-    /// Stages everything and commits with `message`; returns the new sha.
-    fn commit(&self, repo: &Path, message: &str) -> String {
-        self.clock.set(self.clock.get() + 60);
-        self.git(repo, &["add", "-A"]);
-        self.git(repo, &["commit", "-q", "--allow-empty", "-m", message]);
-        self.git(repo, &["rev-parse", "HEAD"]).trim().to_string()
-    }
-}
-
-fn write(path: &Path, content: impl AsRef<[u8]>) {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("mkdir");
-    }
-    std::fs::write(path, content).expect("write");
+/// Opens `path` with git's children in the world's environment.
+fn open(s: &World, path: &Path) -> GitRepo {
+    GitRepo::discover(path)
+        .expect("discover")
+        .with_command_env(s.env.clone())
 }
 
 fn entries(repo: &GitRepo) -> Vec<(String, Change)> {
@@ -130,12 +26,12 @@ fn entries(repo: &GitRepo) -> Vec<(String, Change)> {
 }
 
 /// A repository with one commit holding `a.txt` (two lines) and `keep.txt`.
-fn with_one_commit(s: &Scratch) -> (PathBuf, GitRepo) {
+fn with_one_commit(s: &World) -> (PathBuf, GitRepo) {
     let path = s.init("work");
     write(&path.join("a.txt"), "one\ntwo\n");
     write(&path.join("keep.txt"), "keep\n");
     s.commit(&path, "first");
-    let repo = s.open(&path);
+    let repo = open(s, &path);
     (path, repo)
 }
 
@@ -143,7 +39,7 @@ fn with_one_commit(s: &Scratch) -> (PathBuf, GitRepo) {
 
 #[test]
 fn discover_from_a_subdirectory_finds_the_top() {
-    let s = Scratch::new();
+    let s = World::new();
     let path = s.init("r");
     std::fs::create_dir_all(path.join("src/deep")).expect("mkdir");
     let repo = GitRepo::discover(&path.join("src/deep")).expect("discover");
@@ -157,7 +53,7 @@ fn discover_from_a_subdirectory_finds_the_top() {
 
 #[test]
 fn discover_refuses_plain_directories_and_bare_repositories() {
-    let s = Scratch::new();
+    let s = World::new();
     let plain = s.path("plain");
     std::fs::create_dir(&plain).expect("mkdir");
     assert!(matches!(
@@ -181,7 +77,7 @@ fn discover_refuses_plain_directories_and_bare_repositories() {
 
 #[test]
 fn linked_worktree_has_its_own_git_dir_and_the_shared_common_dir() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, _) = with_one_commit(&s);
     let wt = s.path("wt");
     s.git(
@@ -195,7 +91,7 @@ fn linked_worktree_has_its_own_git_dir_and_the_shared_common_dir() {
             wt.to_str().expect("utf8"),
         ],
     );
-    let repo = s.open(&wt);
+    let repo = open(&s, &wt);
     assert_eq!(repo.workdir(), wt.canonicalize().expect("canonical"));
     assert_eq!(
         repo.common_dir(),
@@ -211,9 +107,9 @@ fn linked_worktree_has_its_own_git_dir_and_the_shared_common_dir() {
 
 #[test]
 fn unborn_head_is_reported_with_its_branch() {
-    let s = Scratch::new();
+    let s = World::new();
     let path = s.init("r");
-    let repo = s.open(&path);
+    let repo = open(&s, &path);
     let head = repo.head().expect("head");
     assert_eq!(head.branch.as_deref(), Some("main"));
     assert!(head.unborn && !head.detached && head.oid.is_none());
@@ -224,7 +120,7 @@ fn unborn_head_is_reported_with_its_branch() {
 
 #[test]
 fn detached_head_has_no_branch() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let sha = s.git(&path, &["rev-parse", "HEAD"]).trim().to_string();
     s.git(&path, &["checkout", "-q", "--detach"]);
@@ -237,7 +133,7 @@ fn detached_head_has_no_branch() {
 }
 
 /// Two branches that change the same line of `a.txt`.
-fn diverged(s: &Scratch) -> (PathBuf, GitRepo) {
+fn diverged(s: &World) -> (PathBuf, GitRepo) {
     let (path, repo) = with_one_commit(s);
     s.git(&path, &["checkout", "-q", "-b", "other"]);
     write(&path.join("a.txt"), "one\nother\n");
@@ -250,13 +146,10 @@ fn diverged(s: &Scratch) -> (PathBuf, GitRepo) {
 
 #[test]
 fn merge_conflict_is_in_progress_and_conflicted() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = diverged(&s);
     assert_eq!(repo.operation_in_progress(), None);
-    let out = s
-        .git_cmd(&path, &["merge", "other"])
-        .output()
-        .expect("merge runs");
+    let out = s.git_output(&path, &["merge", "other"]);
     assert!(!out.status.success());
     assert_eq!(repo.operation_in_progress(), Some(InProgress::Merge));
     let status = repo.status().expect("status");
@@ -271,12 +164,9 @@ fn merge_conflict_is_in_progress_and_conflicted() {
 
 #[test]
 fn rebase_conflict_is_in_progress() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = diverged(&s);
-    let out = s
-        .git_cmd(&path, &["rebase", "other"])
-        .output()
-        .expect("rebase runs");
+    let out = s.git_output(&path, &["rebase", "other"]);
     assert!(!out.status.success());
     assert_eq!(repo.operation_in_progress(), Some(InProgress::Rebase));
     assert_eq!(repo.status().expect("status").conflicted.len(), 1);
@@ -287,7 +177,7 @@ fn rebase_conflict_is_in_progress() {
 
 #[test]
 fn status_lists_every_kind_of_change_and_leaves_ignored_files_out() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     write(&path.join(".gitignore"), "*.log\nbuild/\n");
     write(&path.join("a.txt"), "one\ntwo\nthree\n");
@@ -321,7 +211,7 @@ fn status_lists_every_kind_of_change_and_leaves_ignored_files_out() {
 
 #[test]
 fn type_change_is_reported() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     std::fs::remove_file(path.join("keep.txt")).expect("rm");
     std::os::unix::fs::symlink("a.txt", path.join("keep.txt")).expect("symlink");
@@ -335,7 +225,7 @@ fn type_change_is_reported() {
 
 #[test]
 fn record_all_saves_everything_but_ignored_files_and_keeps_the_message() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     write(&path.join(".gitignore"), "secret.env\n");
     write(&path.join("secret.env"), "TOKEN=1\n");
@@ -360,9 +250,9 @@ fn record_all_saves_everything_but_ignored_files_and_keeps_the_message() {
 
 #[test]
 fn record_all_works_in_an_unborn_repository() {
-    let s = Scratch::new();
+    let s = World::new();
     let path = s.init("r");
-    let repo = s.open(&path);
+    let repo = open(&s, &path);
     assert!(matches!(
         repo.record_all("nothing"),
         Err(GitError::NothingToRecord)
@@ -376,7 +266,7 @@ fn record_all_works_in_an_unborn_repository() {
 
 #[test]
 fn refusing_pre_commit_hook_is_named_with_its_output() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let hook = path.join(".git/hooks/pre-commit");
     write(
@@ -400,7 +290,7 @@ fn refusing_pre_commit_hook_is_named_with_its_output() {
 
 #[test]
 fn refusing_commit_msg_hook_is_named() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let hook = path.join(".git/hooks/commit-msg");
     write(
@@ -423,17 +313,13 @@ fn refusing_commit_msg_hook_is_named() {
 
 #[test]
 fn missing_identity_is_no_identity() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, _) = with_one_commit(&s);
     // Without this git may guess an identity from the user name and host name.
     s.git(&path, &["config", "user.useConfigOnly", "true"]);
-    let env = hermetic_env(&s.home())
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with("GIT_AUTHOR") && !k.starts_with("GIT_COMMITTER"));
     let repo = GitRepo::discover(&path)
         .expect("discover")
-        .with_command_env(env)
-        .with_command_env([("EMAIL", "")]);
+        .with_command_env(s.env_without_identity());
     write(&path.join("a.txt"), "changed\n");
     let result = repo.record_all("who");
     assert!(matches!(result, Err(GitError::NoIdentity)), "{result:?}");
@@ -441,7 +327,7 @@ fn missing_identity_is_no_identity() {
 
 #[test]
 fn index_lock_blocks_recording_and_can_be_removed_only_unchanged() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     assert_eq!(repo.index_lock(), None);
     let lock_path = path.join(".git/index.lock");
@@ -471,7 +357,7 @@ fn index_lock_blocks_recording_and_can_be_removed_only_unchanged() {
 
 #[test]
 fn non_utf8_file_name_round_trips_through_status_display_parse_and_diff() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let name = OsStr::from_bytes(b"caf\xe9 \\x41.txt");
     write(&path.join(name), "bytes\n");
@@ -506,7 +392,7 @@ fn non_utf8_file_name_round_trips_through_status_display_parse_and_diff() {
 
 #[test]
 fn paths_that_leave_the_project_are_refused() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let outside = s.path("outside");
     std::fs::create_dir(&outside).expect("mkdir");
@@ -534,7 +420,7 @@ fn paths_that_leave_the_project_are_refused() {
 
 #[test]
 fn paths_inside_the_project_are_normalised() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     std::fs::create_dir(path.join("src")).expect("mkdir");
     let rel = |p: &str| repo.path_in_repo(p).expect("inside").display();
@@ -553,7 +439,7 @@ fn paths_inside_the_project_are_normalised() {
 
 #[test]
 fn recent_commits_are_newest_first_with_offset_times() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     write(&path.join("b.txt"), "b\n");
     s.commit(&path, "second\n\nwith a body");
@@ -579,7 +465,7 @@ fn recent_commits_are_newest_first_with_offset_times() {
 
 #[test]
 fn commits_since_stops_at_known_commits_and_their_ancestors() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let known = s.commit(&path, "known");
     s.git(&path, &["checkout", "-q", "-b", "side", "HEAD~1"]);
@@ -610,24 +496,24 @@ fn commits_since_stops_at_known_commits_and_their_ancestors() {
 // ---------------------------------------------------------------- publish
 
 /// A work repository cloned from a bare one that has one commit.
-fn cloned(s: &Scratch) -> (PathBuf, PathBuf, GitRepo) {
+fn cloned(s: &World) -> (PathBuf, PathBuf, GitRepo) {
     let bare = s.bare("shared.git");
     let seed = s.init("seed");
     write(&seed.join("a.txt"), "a\n");
     s.commit(&seed, "seed");
     s.git(&seed, &["push", "-q", bare.to_str().expect("utf8"), "main"]);
     s.git(
-        s.dir.path(),
+        s.dir(),
         &["clone", "-q", bare.to_str().expect("utf8"), "work"],
     );
     let work = s.path("work");
-    let repo = s.open(&work);
+    let repo = open(s, &work);
     (bare, work, repo)
 }
 
 #[test]
 fn publish_to_a_local_bare_repository() {
-    let s = Scratch::new();
+    let s = World::new();
     let (bare, work, repo) = cloned(&s);
     let dest = repo
         .destination()
@@ -658,10 +544,10 @@ fn publish_to_a_local_bare_repository() {
 
 #[test]
 fn publish_when_the_destination_moved_on_is_rejected() {
-    let s = Scratch::new();
+    let s = World::new();
     let (bare, work, repo) = cloned(&s);
     s.git(
-        s.dir.path(),
+        s.dir(),
         &["clone", "-q", bare.to_str().expect("utf8"), "other"],
     );
     let other = s.path("other");
@@ -683,7 +569,7 @@ fn publish_when_the_destination_moved_on_is_rejected() {
 
 #[test]
 fn publishing_a_new_branch_sets_its_upstream() {
-    let s = Scratch::new();
+    let s = World::new();
     let (bare, work, repo) = cloned(&s);
     s.git(&work, &["checkout", "-q", "-b", "feature"]);
     let dest = repo.destination().expect("destination").expect("inferred");
@@ -711,7 +597,7 @@ fn publishing_a_new_branch_sets_its_upstream() {
 
 #[test]
 fn remote_hook_refusal_and_missing_remote_are_classified() {
-    let s = Scratch::new();
+    let s = World::new();
     let (bare, work, repo) = cloned(&s);
     let hook = bare.join("hooks/pre-receive");
     write(
@@ -749,7 +635,7 @@ fn remote_hook_refusal_and_missing_remote_are_classified() {
 
 #[test]
 fn destination_falls_back_to_origin_or_the_only_remote() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     assert_eq!(repo.destination().expect("destination"), None);
     s.git(&path, &["remote", "add", "upstream", "/somewhere"]);
@@ -776,7 +662,7 @@ fn destination_falls_back_to_origin_or_the_only_remote() {
 
 #[test]
 fn remote_url_expands_instead_of_and_hides_credentials() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     s.git(
         &path,
@@ -811,7 +697,7 @@ fn remote_url_expands_instead_of_and_hides_credentials() {
 
 #[test]
 fn diff_overview_counts_tracked_and_untracked_changes() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     write(&path.join("a.txt"), "one\nTWO\nthree\n");
     std::fs::remove_file(path.join("keep.txt")).expect("rm");
@@ -846,9 +732,9 @@ fn diff_overview_counts_tracked_and_untracked_changes() {
 
 #[test]
 fn diff_in_an_unborn_repository_shows_everything_added() {
-    let s = Scratch::new();
+    let s = World::new();
     let path = s.init("r");
-    let repo = s.open(&path);
+    let repo = open(&s, &path);
     write(&path.join("staged.txt"), "s\n");
     s.git(&path, &["add", "staged.txt"]);
     write(&path.join("loose.txt"), "l\nl\n");
@@ -873,7 +759,7 @@ fn diff_in_an_unborn_repository_shows_everything_added() {
 
 #[test]
 fn diff_patch_is_cut_at_a_line_boundary_within_the_limit() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let body: String = (0..200).map(|i| format!("line number {i}\n")).collect();
     write(&path.join("a.txt"), &body);
@@ -907,7 +793,7 @@ fn diff_patch_is_cut_at_a_line_boundary_within_the_limit() {
 
 #[test]
 fn commit_diffs_compare_against_the_first_parent_or_nothing() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let root = s.git(&path, &["rev-parse", "HEAD"]).trim().to_string();
     write(&path.join("a.txt"), "one\nchanged\n");
@@ -935,7 +821,7 @@ fn commit_diffs_compare_against_the_first_parent_or_nothing() {
 
 #[test]
 fn resolve_commit_takes_unique_hex_prefixes_only() {
-    let s = Scratch::new();
+    let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let sha = s.git(&path, &["rev-parse", "HEAD"]).trim().to_string();
     assert_eq!(
@@ -963,7 +849,7 @@ fn resolve_commit_takes_unique_hex_prefixes_only() {
 
 /// Publishing through a fake `ssh` that answers like a real server would.
 fn publish_through_fake_ssh(ssh_says: &str, exit: i32) -> Result<(), GitError> {
-    let s = Scratch::new();
+    let s = World::new();
     let (_, work, _) = cloned(&s);
     let ssh = s.path("fake-ssh");
     write(
@@ -980,9 +866,7 @@ fn publish_through_fake_ssh(ssh_says: &str, exit: i32) -> Result<(), GitError> {
             "ssh://git@git.example.com/o/r.git",
         ],
     );
-    let repo = s
-        .open(&work)
-        .with_command_env([("GIT_SSH_COMMAND", ssh.as_os_str())]);
+    let repo = open(&s, &work).with_command_env([("GIT_SSH_COMMAND", ssh.as_os_str())]);
     write(&work.join("x.txt"), "x\n");
     repo.record_all("x").expect("recorded");
     let dest = repo

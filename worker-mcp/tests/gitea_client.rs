@@ -1,12 +1,12 @@
 //! The Gitea backend against a wiremock Gitea: the requests it sends and what it returns.
 
-mod gitea_mock;
+mod gitea_backend;
 
 use butler_worker::issues::gitea::ServerKind;
 use butler_worker::issues::{
     IssueBackend, IssueError, IssueQuery, IssueState, NewIssue, StateFilter,
 };
-use gitea_mock::*;
+use gitea_backend::*;
 use serde_json::{Value, json};
 use wiremock::ResponseTemplate;
 

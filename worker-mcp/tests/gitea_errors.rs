@@ -1,13 +1,13 @@
 //! Every failure of the Gitea backend maps to a typed error that leaks nothing: no status
 //! code, no URL, no response body, no token.
 
-mod gitea_mock;
+mod gitea_backend;
 
 use std::time::{Duration, Instant};
 
 use butler_worker::issues::gitea::{GiteaBackend, GiteaTarget, ServerKind};
 use butler_worker::issues::{IssueBackend, IssueError, IssueQuery, IssueState, NewIssue};
-use gitea_mock::*;
+use gitea_backend::*;
 
 /// Runs every backend operation once and returns the results' errors.
 async fn every_operation(backend: &GiteaBackend) -> Vec<(&'static str, IssueError)> {
@@ -46,7 +46,7 @@ fn texts(errors: &[(&str, IssueError)]) -> Vec<String> {
 /// No error text carries a status code, the mock's address or the response body.
 fn assert_nothing_leaks(mock: &GiteaMock, errors: &[(&str, IssueError)]) {
     let texts = texts(errors);
-    assert_no_token(&texts);
+    assert_no_token(&texts, "an error");
     let address = mock.server.address().to_string();
     for text in &texts {
         assert!(!text.contains(&address), "URL leaked: {text}");
@@ -218,7 +218,7 @@ async fn connection_refused_is_unreachable() {
     for (op, err) in &errors {
         assert_eq!(*err, IssueError::Unreachable, "{op}");
     }
-    assert_no_token(&texts(&errors));
+    assert_no_token(&texts(&errors), "an error");
 }
 
 #[tokio::test]
@@ -242,6 +242,9 @@ async fn the_backend_itself_never_shows_the_token() {
     let mock = GiteaMock::start().await;
     let backend = mock.backend();
     let info = backend.info();
-    assert_no_token(&[format!("{backend:?}"), format!("{info:?}")]);
+    assert_no_token(
+        &[format!("{backend:?}"), format!("{info:?}")],
+        "a debug string",
+    );
     assert_eq!(info.url.as_deref().map(|u| u.contains('@')), Some(false));
 }

@@ -1,6 +1,6 @@
 //! Choosing the issue backend: `local`, `gitea`, `auto` against a wiremock Gitea / Forgejo.
 
-mod gitea_mock;
+mod gitea_backend;
 
 use std::path::Path;
 
@@ -11,7 +11,7 @@ use butler_worker::issues::{
     IssueState, Label, NewIssue,
 };
 use butler_worker::remote_url::{RemoteRepo, parse_remote};
-use gitea_mock::*;
+use gitea_backend::*;
 use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
@@ -136,7 +136,7 @@ async fn auto_with_token_detects_gitea_without_sending_the_token() {
         requests[0].headers.get("authorization").is_none(),
         "probe carries no token"
     );
-    assert_no_token(&[format!("{sel:?}"), sel.summary()]);
+    assert_no_token(&[format!("{sel:?}"), sel.summary()], "the selection");
 }
 
 #[tokio::test]
@@ -227,7 +227,7 @@ async fn forced_gitea_without_token_or_server_is_a_typed_error() {
     );
     let err = select(&cfg, None).await.err().unwrap();
     assert!(matches!(err, SelectError::MissingUrl), "{err}");
-    assert_no_token(&[err.to_string(), format!("{err:?}")]);
+    assert_no_token(&[err.to_string(), format!("{err:?}")], "the error");
 
     let file = "[issues]\ngitea_url = \"https://gitea.invalid/\"\n";
     let err = select(&cfg_with(file), None).await.err().unwrap();

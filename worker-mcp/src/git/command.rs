@@ -316,31 +316,23 @@ pub(crate) fn tail_of(text: &str, max: usize) -> String {
 mod tests {
     use std::time::Instant;
 
+    use butler_testkit::World;
+
     use super::*;
 
-    fn scratch_repo() -> (tempfile::TempDir, GitRepo) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let status = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(dir.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .expect("git runs");
-        assert!(status.success());
-        let repo = GitRepo::discover(dir.path())
+    fn scratch_repo() -> (World, GitRepo) {
+        let w = World::new();
+        let path = w.init("repo");
+        let repo = GitRepo::discover(&path)
             .expect("discover")
-            .with_command_env([
-                ("GIT_CONFIG_GLOBAL", "/dev/null"),
-                ("GIT_CONFIG_NOSYSTEM", "1"),
-            ]);
-        (dir, repo)
+            .with_command_env(w.env.clone());
+        (w, repo)
     }
 
     #[test]
     fn overrunning_git_is_killed_with_its_children() {
-        let (dir, repo) = scratch_repo();
-        let marker = dir.path().join("survived");
+        let (w, repo) = scratch_repo();
+        let marker = w.path("survived");
         let script = format!("!sleep 3; touch '{}'", marker.display());
         let started = Instant::now();
         let result = GitCommand::new(&repo, "nap")

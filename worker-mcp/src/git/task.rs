@@ -610,7 +610,7 @@ fn changed_config_keys(before: Option<&[u8]>, after: Option<&[u8]>) -> BTreeSet<
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
+    use butler_testkit::World;
 
     use super::*;
 
@@ -625,34 +625,16 @@ mod tests {
         assert_eq!(keys, vec!["core.fsmonitor", "remote.origin.url"]);
     }
 
-    fn git(dir: &Path, args: &[&str]) {
-        let status = Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .expect("git runs");
-        assert!(status.success(), "git {args:?}");
-    }
-
-    fn scratch() -> (tempfile::TempDir, TaskGit) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path().join("p");
-        std::fs::create_dir_all(&root).expect("mkdir");
-        git(&root, &["init", "-q", "-b", "main"]);
-        std::fs::write(root.join("a.txt"), "a\n").expect("write");
-        git(&root, &["add", "-A"]);
-        git(&root, &["commit", "-q", "-m", "initial"]);
-        let tg = TaskGit::open(&root).expect("open");
-        (dir, tg)
+    fn scratch() -> (World, TaskGit) {
+        let w = World::committed(&[("a.txt", "a\n")]);
+        let tg = TaskGit::open(&w.project).expect("open");
+        (w, tg)
     }
 
     #[test]
     fn an_agents_commit_and_fsmonitor_are_undone_and_its_changes_kept() {
-        let (dir, main) = scratch();
-        let wt_path = dir.path().join("wt");
+        let (w, main) = scratch();
+        let wt_path = w.path("wt");
         let base = main.head_sha().expect("head");
         let wt = main
             .add_worktree(&wt_path, "butler/task-t1", &base)
@@ -660,10 +642,10 @@ mod tests {
         let baseline = wt.baseline("refs/heads/butler/task-t1").expect("baseline");
         // The agent commits and plants a program-running setting.
         std::fs::write(wt_path.join("b.txt"), "b\n").expect("write");
-        git(&wt_path, &["add", "b.txt"]);
-        git(&wt_path, &["commit", "-q", "-m", "agent commit"]);
-        let marker = dir.path().join("fsmonitor-ran");
-        git(
+        w.git(&wt_path, &["add", "b.txt"]);
+        w.git(&wt_path, &["commit", "-q", "-m", "agent commit"]);
+        let marker = w.path("fsmonitor-ran");
+        w.git(
             &wt_path,
             &[
                 "config",
@@ -702,7 +684,7 @@ mod tests {
 
     #[test]
     fn set_aside_returns_a_patch_and_restores_the_paths() {
-        let (_dir, main) = scratch();
+        let (_w, main) = scratch();
         std::fs::write(main.workdir().join("a.txt"), "changed\n").expect("write");
         std::fs::write(main.workdir().join("new.txt"), "new\n").expect("write");
         let patch = main

@@ -1,15 +1,17 @@
-//! A wiremock Gitea with fixtures shaped by `shared/reference/gitea-api-subset.json` and
-//! scenario builders (`GiteaMock::unauthorized()`, …).
-#![allow(dead_code)]
+//! A wiremock Gitea: [`GiteaMock`] with scenario builders (`GiteaMock::unauthorized()`, …) and
+//! mounted answers, [`LiveGitea`] that keeps issues and comments like a real server, and the
+//! fixtures both answer with, shaped like Gitea 1.27's API (and Forgejo 11's where it differs).
+
+mod live;
 
 use std::time::Duration;
 
-use butler_worker::config::Secret;
-use butler_worker::issues::gitea::{ClientOptions, GiteaBackend, GiteaTarget, ServerKind};
 use serde_json::{Value, json};
 use url::Url;
 use wiremock::matchers::{any, header, method, path, path_regex};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+pub use live::{FORGEJO_VERSION, GITEA_VERSION, LiveGitea, Outage};
 
 /// The token every test uses; searched for in every error and debug string.
 pub const TOKEN: &str = "tok-5ecret-d0-not-leak-7f3a";
@@ -79,7 +81,7 @@ impl GiteaMock {
     pub async fn status(status: u16) -> Self {
         Self::start()
             .await
-            .with_catch_all(error_reply(status, &format!("bad {TOKEN}")))
+            .with_catch_all(error_naming_token(status, "bad"))
             .await
     }
 
@@ -103,30 +105,6 @@ impl GiteaMock {
 
     pub fn api_path(&self, tail: &str) -> String {
         format!("{}/api/v1{tail}", self.sub_path)
-    }
-
-    /// Fast options so failure scenarios finish quickly.
-    pub fn options() -> ClientOptions {
-        ClientOptions {
-            timeout: Duration::from_millis(800),
-            connect_timeout: Duration::from_millis(500),
-            read_retries: 2,
-            backoff: Duration::from_millis(10),
-        }
-    }
-
-    pub fn backend(&self) -> GiteaBackend {
-        self.backend_of(ServerKind::Gitea)
-    }
-
-    pub fn backend_of(&self, kind: ServerKind) -> GiteaBackend {
-        let target = GiteaTarget {
-            web_root: self.web_root(),
-            owner: OWNER.into(),
-            repo: REPO.into(),
-        };
-        GiteaBackend::new(target, &Secret::new(TOKEN), kind, Self::options())
-            .expect("backend builds")
     }
 
     /// Mounts `GET <repo path>` answering `body`, requiring the token header.
@@ -156,17 +134,21 @@ impl GiteaMock {
             .expect("request recording is on")
     }
 
-    /// `(METHOD, path?query)` of every request received, in order.
+    /// `METHOD path?query` of every request received, in order.
     pub async fn request_lines(&self) -> Vec<String> {
-        self.requests()
-            .await
-            .iter()
-            .map(|r| {
-                let q = r.url.query().map(|q| format!("?{q}")).unwrap_or_default();
-                format!("{} {}{q}", r.method, r.url.path())
-            })
-            .collect()
+        self.requests().await.iter().map(request_line).collect()
     }
+}
+
+/// `METHOD path?query` of a request.
+pub fn request_line(r: &Request) -> String {
+    let q = r.url.query().map(|q| format!("?{q}")).unwrap_or_default();
+    format!("{} {}{q}", r.method, r.url.path())
+}
+
+/// A request's body as JSON.
+pub fn body_of(r: &Request) -> Value {
+    serde_json::from_slice(&r.body).expect("the request body is JSON")
 }
 
 fn regex_escape(s: &str) -> String {
@@ -184,6 +166,12 @@ fn regex_escape(s: &str) -> String {
 pub fn error_reply(status: u16, message: &str) -> ResponseTemplate {
     ResponseTemplate::new(status)
         .set_body_json(json!({"message": message, "url": "http://gitea.test/api/swagger"}))
+}
+
+/// Gitea's error body with a message naming the token, to prove bodies never reach an error
+/// or an answer.
+pub fn error_naming_token(status: u16, message: &str) -> ResponseTemplate {
+    error_reply(status, &format!("{message} ({TOKEN})"))
 }
 
 pub fn ok_json(status: u16, body: Value) -> ResponseTemplate {
@@ -234,12 +222,18 @@ pub fn issue_json(number: u64, title: &str, state: &str, labels: &[(u64, &str)])
 /// `pronouns` on users.
 pub fn forgejo_issue_json(number: u64, title: &str, state: &str) -> Value {
     let mut issue = issue_json(number, title, state, &[]);
-    let obj = issue.as_object_mut().expect("issue is an object");
+    as_forgejo(&mut issue);
+    issue
+}
+
+/// Turns a Gitea 1.27 `Issue` into Forgejo 11's: it lacks `content_version`, `projects` and
+/// `time_estimate`; its `User` has `pronouns`.
+fn as_forgejo(issue: &mut Value) {
+    let obj = issue.as_object_mut().expect("an issue is an object");
     for field in ["content_version", "projects", "time_estimate"] {
         obj.remove(field);
     }
     obj["user"]["pronouns"] = json!("");
-    issue
 }
 
 /// A pull request in the issue list (shares the index space).
@@ -263,10 +257,14 @@ pub fn comment_json(id: u64, issue: u64, body: &str) -> Value {
     })
 }
 
-/// Asserts that no string contains the token.
-pub fn assert_no_token(texts: &[String]) {
+/// Asserts that no text contains the token or a recognisable part of it; `what` names the
+/// texts in the failure message.
+pub fn assert_no_token(texts: &[String], what: &str) {
     for text in texts {
-        assert!(!text.contains(TOKEN), "token leaked in: {text}");
-        assert!(!text.contains("5ecret"), "token part leaked in: {text}");
+        assert!(!text.contains(TOKEN), "the token leaked in {what}: {text}");
+        assert!(
+            !text.contains("5ecret"),
+            "part of the token leaked in {what}: {text}"
+        );
     }
 }

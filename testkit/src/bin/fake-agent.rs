@@ -16,11 +16,19 @@
 //! newline-delimited JSON-RPC to it: `initialize`, `notifications/initialized`, then one
 //! `tools/call` per call; the responses are written to `record` when given). Relative paths
 //! are relative to the working directory. Without an `exit` it exits 0.
+//!
+//! Tests find it with `butler_testkit::fake_agent()`, which asks it (`--testkit-fingerprint`,
+//! the only argument) which source it was built from.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an agent's stand-in starts what an agent would: `sh` and its MCP server"
+)]
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use butler_testkit::fake_agent;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -82,14 +90,19 @@ struct McpCall {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args == [fake_agent::FINGERPRINT_ARG] {
+        let source = fake_agent::fingerprint(include_str!("fake-agent.rs"));
+        let _ = writeln!(std::io::stdout(), "{source}");
+        return;
+    }
     if let Some(dir) = flag_value(&args, "-C")
         && let Err(err) = std::env::set_current_dir(&dir)
     {
         fail(&format!("cannot enter {dir}: {err}"));
     }
     let prompt = read_prompt(&args);
-    let Some(script) = std::env::var_os("FAKE_AGENT_SCRIPT").map(PathBuf::from) else {
-        fail("FAKE_AGENT_SCRIPT is not set");
+    let Some(script) = std::env::var_os(fake_agent::SCRIPT_VAR).map(PathBuf::from) else {
+        fail(&format!("{} is not set", fake_agent::SCRIPT_VAR));
     };
     let actions = this_attempt(&script);
     for action in actions {

@@ -1,0 +1,240 @@
+//! The hermetic repository world: a temp dir holding a hermetic `HOME`, a project, a bare shared
+//! destination and any other repository a test makes, and git run the way a user would, but
+//! with nothing of the machine's configuration and with fixed identities and dates.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use tempfile::TempDir;
+
+/// The date of the world's first moment (2026-06-12T03:22:47Z); [`World::commit`] moves the
+/// world's clock a minute on before each commit.
+pub const BASE_DATE: i64 = 1_781_234_567;
+/// The time zone of the world's commits.
+const ZONE: &str = "+0900";
+/// The identity of the world's user (author and committer).
+pub const AUTHOR_NAME: &str = "Ada Author";
+pub const AUTHOR_EMAIL: &str = "ada@example.com";
+
+/// A scratch world in a temp dir, deleted when dropped.
+pub struct World {
+    pub tmp: TempDir,
+    /// `<tmp>/project`: the user's project (made by [`World::unborn`] and the constructors
+    /// built on it, or by `init("project")`).
+    pub project: PathBuf,
+    /// `<tmp>/shared.git`: the shared destination (made by [`World::published`]).
+    pub shared: PathBuf,
+    /// The environment of every git the world runs, and what a test passes on to the programs
+    /// it starts: git's global and system configuration shut out, `HOME` and `XDG_CONFIG_HOME`
+    /// inside the world, the user's identity, `LC_ALL=C`. Dates are added per command.
+    pub env: Vec<(String, String)>,
+    /// The temp dir, its symbolic links resolved.
+    base: PathBuf,
+    /// Seconds after [`BASE_DATE`] of the world's next commit.
+    clock: AtomicI64,
+}
+
+impl World {
+    /// An empty world: a hermetic `HOME` and nothing else.
+    pub fn new() -> World {
+        let tmp = tempfile::Builder::new()
+            .prefix("butler-test-")
+            .tempdir()
+            .expect("a temp dir for the world");
+        let root = tmp.path().canonicalize().expect("the temp dir resolves");
+        let home = root.join("home");
+        std::fs::create_dir_all(home.join(".config")).expect("the world's HOME");
+        let mut env: Vec<(String, String)> = vec![
+            ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+            ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+            ("HOME".into(), display(&home)),
+            ("XDG_CONFIG_HOME".into(), display(&home.join(".config"))),
+            ("LC_ALL".into(), "C".into()),
+        ];
+        for (key, value) in [
+            ("GIT_AUTHOR_NAME", AUTHOR_NAME),
+            ("GIT_AUTHOR_EMAIL", AUTHOR_EMAIL),
+            ("GIT_COMMITTER_NAME", AUTHOR_NAME),
+            ("GIT_COMMITTER_EMAIL", AUTHOR_EMAIL),
+        ] {
+            env.push((key.into(), value.into()));
+        }
+        World {
+            project: root.join("project"),
+            shared: root.join("shared.git"),
+            tmp,
+            base: root,
+            env,
+            clock: AtomicI64::new(0),
+        }
+    }
+
+    /// The same world without a git identity: no `GIT_AUTHOR_*` / `GIT_COMMITTER_*`, `EMAIL`
+    /// empty (git then refuses to commit where `user.useConfigOnly` is set).
+    pub fn without_identity(mut self) -> World {
+        self.env = self.env_without_identity();
+        self
+    }
+
+    /// [`World::env`] without the identity (see [`World::without_identity`]).
+    pub fn env_without_identity(&self) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = self
+            .env
+            .iter()
+            .filter(|(k, _)| !k.starts_with("GIT_AUTHOR_") && !k.starts_with("GIT_COMMITTER_"))
+            .cloned()
+            .collect();
+        env.push(("EMAIL".into(), String::new()));
+        env
+    }
+
+    /// A project initialised on `main`, without commits.
+    pub fn unborn() -> World {
+        let w = World::new();
+        w.init("project");
+        w
+    }
+
+    /// A project whose one commit ("Initial commit") holds `files` (path, content); no shared
+    /// destination.
+    pub fn committed(files: &[(&str, &str)]) -> World {
+        let w = World::unborn();
+        for (path, content) in files {
+            w.write(path, content);
+        }
+        w.commit(&w.project, "Initial commit");
+        w
+    }
+
+    /// A project with one commit (`README.md`) and no shared destination.
+    pub fn local_only() -> World {
+        World::committed(&[("README.md", "# project\n")])
+    }
+
+    /// A project with one commit published to the shared destination (`origin`, `main`
+    /// tracking `origin/main`).
+    pub fn published() -> World {
+        let w = World::local_only();
+        w.bare("shared.git");
+        w.git(
+            &w.project,
+            &["remote", "add", "origin", &display(&w.shared)],
+        );
+        w.git(&w.project, &["push", "-q", "-u", "origin", "main"]);
+        w
+    }
+
+    /// The world's temp dir (its symbolic links resolved).
+    pub fn dir(&self) -> &Path {
+        &self.base
+    }
+
+    /// `name` inside the world.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.base.join(name)
+    }
+
+    /// The world's `HOME`.
+    pub fn home(&self) -> PathBuf {
+        self.path("home")
+    }
+
+    /// The project's path as text (what a Brain passes as `project_root`).
+    pub fn root(&self) -> String {
+        display(&self.project)
+    }
+
+    /// Writes `content` to `rel` inside the project, making its directories.
+    pub fn write(&self, rel: &str, content: &str) {
+        write_file(&self.project.join(rel), content);
+    }
+
+    /// A repository named `name` in the world, initialised on `main`.
+    pub fn init(&self, name: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::create_dir_all(&path).expect("the repository's directory");
+        self.git(&path, &["init", "-q", "-b", "main"]);
+        path
+    }
+
+    /// A bare repository named `name` in the world, its default branch `main`.
+    pub fn bare(&self, name: &str) -> PathBuf {
+        let path = self.path(name);
+        self.git(self.dir(), &["init", "-q", "--bare", "-b", "main", name]);
+        path
+    }
+
+    /// Another clone of the shared destination (`<tmp>/other`), for moving it on behind the
+    /// project's back.
+    pub fn other_clone(&self) -> PathBuf {
+        let other = self.path("other");
+        self.git(
+            self.dir(),
+            &["clone", "-q", &display(&self.shared), &display(&other)],
+        );
+        other
+    }
+
+    /// Moves the clock a minute on, stages everything in `repo` and commits it with `message`
+    /// (an empty commit if nothing changed); returns the new commit's sha.
+    pub fn commit(&self, repo: &Path, message: &str) -> String {
+        self.clock.fetch_add(60, Ordering::SeqCst);
+        self.git(repo, &["add", "-A"]);
+        self.git(repo, &["commit", "-q", "--allow-empty", "-m", message]);
+        self.git(repo, &["rev-parse", "HEAD"]).trim().to_owned()
+    }
+
+    /// Runs git in `dir` as the world's user; panics unless it succeeds; returns its stdout.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.git_output(dir, args);
+        assert!(
+            out.status.success(),
+            "git {args:?} in {}: {}{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs git in `dir` as the world's user, whatever it answers.
+    pub fn git_output(&self, dir: &Path, args: &[&str]) -> Output {
+        self.git_command(dir, args)
+            .output()
+            .expect("git runs (is it installed?)")
+    }
+
+    /// The git command [`World::git`] runs: the world's environment only (plus `PATH`) and the
+    /// world's current date as author and committer date.
+    pub fn git_command(&self, dir: &Path, args: &[&str]) -> Command {
+        let date = format!("{} {ZONE}", BASE_DATE + self.clock.load(Ordering::SeqCst));
+        let mut cmd = Command::new("git");
+        cmd.current_dir(dir)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date);
+        cmd
+    }
+}
+
+impl Default for World {
+    fn default() -> Self {
+        World::new()
+    }
+}
+
+/// Writes `content` to `path`, making its directories.
+pub fn write_file(path: &Path, content: impl AsRef<[u8]>) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("the file's directory");
+    }
+    std::fs::write(path, content).expect("the file is written");
+}
+
+fn display(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
