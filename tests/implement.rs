@@ -4,6 +4,10 @@
 //! direct commits, out-of-scope retries, the attempt limit, wall clock and stagnation,
 //! cancellation, discard, notes relayed to the issue, and the Brain's tree and HEAD untouched.
 
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};

@@ -10,7 +10,7 @@ use butler_worker::git::Tampering;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::supervise::Ending;
+use butler_worker::process::Ending;
 
 /// Shortest and longest wall-clock limit an attempt may be given, in seconds.
 pub const TIMEOUT_BOUNDS_S: (u64, u64) = (10, 4 * 60 * 60);

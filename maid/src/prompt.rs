@@ -9,7 +9,7 @@ use butler_worker::git::Tampering;
 use crate::contract::{
     AttemptEvidence, DirectGitFinding, FileExpectation, TaskContract, Verification,
 };
-use crate::supervise::Ending;
+use butler_worker::process::Ending;
 
 /// Longest spec quoted in a retry prompt, in characters.
 const RETRY_SPEC_CHARS: usize = 8_000;

@@ -1,6 +1,9 @@
 //! Shared scaffolding for end-to-end tests: hermetic git repositories in temp dirs and a real
 //! MCP client talking to the real `butler mcp` binary over stdio.
 #![allow(dead_code)]
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,11 +1,12 @@
 //! Butler's worker layer: everything that touches git, the ledger (SQLite) and issue backends.
 //!
 //! It knows nothing of the Brain or of MCP sessions; the orchestrator and the ImplementMaid call
-//! it. Only this crate spawns git.
+//! it. Only this crate spawns git, and every child process of Butler starts in [`process`].
 
 pub mod agent_mcp;
 pub mod config;
 pub mod git;
 pub mod issues;
 pub mod ledger;
+pub mod process;
 pub mod remote_url;

@@ -17,6 +17,10 @@
 //! `tools/call` per call; the responses are written to `record` when given). Relative paths
 //! are relative to the working directory. Without an `exit` it exits 0.
 
+// A stand-in for an agent (an outside program): it runs `sh` and MCP servers the way a real
+// agent does, not through Butler's supervisor.
+#![allow(clippy::disallowed_methods)]
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

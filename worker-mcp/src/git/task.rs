@@ -610,9 +610,10 @@ fn changed_config_keys(before: Option<&[u8]>, after: Option<&[u8]>) -> BTreeSet<
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
-
     use super::*;
+    use std::time::Duration;
+
+    use crate::process::{ChildEnv, ChildSpec, Limits, env, run_blocking};
 
     #[test]
     fn config_key_changes_are_named() {
@@ -626,15 +627,19 @@ mod tests {
     }
 
     fn git(dir: &Path, args: &[&str]) {
-        let status = Command::new("git")
-            .current_dir(dir)
+        let mut vars = ChildEnv::new();
+        vars.inherit(env::inherited(), env::BASE)
+            .set("GIT_CONFIG_GLOBAL", "/dev/null")
+            .set("GIT_CONFIG_NOSYSTEM", "1");
+        let spec = ChildSpec::new("git", dir, vars)
             .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .expect("git runs");
-        assert!(status.success(), "git {args:?}");
+            .args(args);
+        let done = run_blocking(spec, Limits::new(Duration::from_secs(60)));
+        assert!(
+            done.ending.success(),
+            "git {args:?}: {}",
+            done.stderr.text()
+        );
     }
 
     fn scratch() -> (tempfile::TempDir, TaskGit) {
