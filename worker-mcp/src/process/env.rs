@@ -26,7 +26,7 @@ use crate::config::secret_env_names;
 pub const BASE: &[&str] = &["PATH", "USER", "LOGNAME", "LANG", "LC_*", "TZ", "TMPDIR"];
 
 /// The user's home and XDG base directories: where git, ssh, gpg and toolchains find their
-/// configuration, and `XDG_RUNTIME_DIR` where agents' sockets (ssh, gpg, D-Bus) live.
+/// configuration, and `XDG_RUNTIME_DIR`, where ssh-agent, gpg-agent and D-Bus keep their sockets.
 pub const HOME_DIRS: &[&str] = &[
     "HOME",
     "XDG_CONFIG_HOME",
