@@ -26,6 +26,15 @@ const SECRETS: &[(&str, &str)] = &[
     ("BUTLER_PRIVATE_SETTING", "tok-butler-private-4714"),
     ("FORGEJO_TOKEN", "tok-forgejo-4715"),
 ];
+/// The hooks `work_record`, `work_vcs(["switch", "-c", …])` and `work_publish` make git run.
+const HOOKS: &[&str] = &[
+    "pre-commit",
+    "commit-msg",
+    "post-commit",
+    "reference-transaction",
+    "post-checkout",
+    "pre-push",
+];
 /// Set in Butler's environment but on no allow-list: must not reach git or its hooks.
 const UNLISTED: (&str, &str) = ("UNLISTED_BY_BUTLER", "unlisted-value-4716");
 
@@ -116,18 +125,7 @@ async fn hooks_git_runs_for_butler_never_see_its_secrets() {
     let mut w = World::published();
     with_secrets(&mut w);
     let dumps = w.tmp.path().join("dumps");
-    dumping_hooks(
-        &w,
-        &dumps,
-        &[
-            "pre-commit",
-            "commit-msg",
-            "post-commit",
-            "reference-transaction",
-            "post-checkout",
-            "pre-push",
-        ],
-    );
+    dumping_hooks(&w, &dumps, HOOKS);
     let brain = w.session().await;
     w.write("a.txt", "a\n");
     let a = brain.call("work_record", json!({"message": "Add a"})).await;
@@ -140,14 +138,7 @@ async fn hooks_git_runs_for_butler_never_see_its_secrets() {
     assert_eq!(a.status(), "ok", "{}", a.envelope);
 
     let read = assert_clean(&dumps_in(&dumps), true);
-    for hook in [
-        "pre-commit",
-        "commit-msg",
-        "post-commit",
-        "reference-transaction",
-        "post-checkout",
-        "pre-push",
-    ] {
+    for hook in HOOKS {
         let (_, text) = read
             .iter()
             .find(|(name, _)| name.starts_with(&format!("{hook}-")))
