@@ -65,7 +65,7 @@ pub struct AgentEnvNeeds {
 
 /// Never passed to an agent or a verify command: Butler's secrets ([`is_secret`]) and git's
 /// variables.
-pub fn is_forbidden(name: &str) -> bool {
+fn is_forbidden(name: &str) -> bool {
     is_secret(name) || name.to_ascii_uppercase().starts_with("GIT_")
 }
 
