@@ -7,6 +7,9 @@
 //! call), and a whole `work_observe` MCP round trip to a running `butler mcp` over stdio
 //! (what the Brain waits for).
 #![allow(clippy::print_stdout)]
+// The baseline of a benchmark is git spawned the plain way a person's shell does; Butler's
+// own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 

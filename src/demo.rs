@@ -4,10 +4,11 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use butler_orchestrator::client::BrainClient;
+use butler_worker::process::{ChildEnv, ChildSpec, Limits, env, run_blocking};
 use serde_json::{Value, json};
 
 pub async fn run(keep: bool) -> anyhow::Result<()> {
@@ -108,17 +109,22 @@ fn setup(shared: &Path, project: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs git with the environment the git worker gives it (a person's git setup, none of
+/// Butler's settings or secrets).
 fn git(cwd: Option<&Path>, args: &[&str]) -> anyhow::Result<()> {
-    let mut cmd = Command::new("git");
-    if let Some(dir) = cwd {
-        cmd.current_dir(dir);
-    }
-    let status = cmd
-        .args(args)
-        .status()
-        .context("running git (is it installed?)")?;
-    if !status.success() {
-        bail!("git {} failed", args.join(" "));
+    let mut vars = ChildEnv::new();
+    vars.inherit_groups(env::inherited(), env::GIT_CHILD)
+        .set_default("PATH", env::DEFAULT_PATH);
+    let dir = cwd.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let spec = ChildSpec::new("git", dir, vars).args(args);
+    let done = run_blocking(spec, Limits::new(Duration::from_secs(60)));
+    if !done.ending.success() {
+        bail!(
+            "git {} failed ({}): {}",
+            args.join(" "),
+            done.ending,
+            done.stderr.tail_text(2048).trim_end()
+        );
     }
     Ok(())
 }

@@ -102,7 +102,9 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Doctor { project } => {
             let project = project_dir(project)?;
-            let report = butler_orchestrator::install::doctor(&project, &exe()?);
+            let report = runtime.block_on(butler_orchestrator::install::doctor(&project, &exe()?));
+            // Stops whatever a probe left running before the process exits.
+            drop(runtime);
             write_out(&report.to_string())?;
             if !report.healthy() {
                 std::process::exit(1);

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use butler_orchestrator::implement::{CancellationToken, maid_context};
-use butler_worker::contract::{
-    ImplementRequest, ResultStatus, TaskContract, TaskId, TaskStatus,
-};
+use butler_worker::contract::{ImplementRequest, ResultStatus, TaskContract, TaskId, TaskStatus};
 use butler_worker::git::GitRepo;
 use butler_worker::ledger::{AttemptRow, Ledger, TaskEnd, TaskNote};
 use butler_worker::time::{SharedClock, Timestamp};

@@ -1,6 +1,10 @@
 //! A server killed in the middle of `work_record` loses no file and leaves nothing that blocks
 //! the next call; two servers on one repository never collide.
 
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use std::time::Duration;

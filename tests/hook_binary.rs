@@ -1,6 +1,10 @@
 //! `butler git-hook` as Claude Code runs it: a real child process, the hook JSON on stdin,
 //! the decision on stdout and in the exit code. Also `init` + `doctor` against the real binary.
 
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -110,11 +114,11 @@ fn megabyte_commands_are_decided() {
     assert!(out.stdout.is_empty());
 }
 
-#[test]
-fn init_then_doctor_finds_a_working_hook_and_server() {
+#[tokio::test]
+async fn init_then_doctor_finds_a_working_hook_and_server() {
     let w = World::unborn();
     install::init(&w.project, Path::new(BUTLER), false).expect("init");
-    let report = install::doctor(&w.project, Path::new(BUTLER));
+    let report = install::doctor(&w.project, Path::new(BUTLER)).await;
     for name in [
         "hook_configured",
         "hook_executable",

@@ -4,6 +4,10 @@
 //! direct commits, out-of-scope retries, the attempt limit, wall clock and stagnation,
 //! cancellation, discard, notes relayed to the issue, and the Brain's tree and HEAD untouched.
 
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,10 +20,10 @@ use butler_orchestrator::implement::{
     task_discard,
 };
 use butler_orchestrator::session::{Project, open_project};
-use butler_worker::contract::{TaskId, TaskStatus};
-use butler_worker::time::SystemClock;
 use butler_testkit::World;
 use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
+use butler_worker::contract::{TaskId, TaskStatus};
+use butler_worker::time::SystemClock;
 use serde_json::Value;
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");

@@ -1,6 +1,10 @@
 //! The ImplementMaid through the real `butler mcp` binary: `run_implement` with the scripted
 //! fake agent, progress notifications, MCP cancellation, accept, and the Brain's tree untouched.
 
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use std::path::Path;

@@ -2,6 +2,9 @@
 //! scripted fake agent is configured the way a user configures goose (`BUTLER_GOOSE_PROGRAM`),
 //! not through a test-only agent of the production CLI.
 
+// The test plays the person at the terminal: it starts `butler` itself, as a shell would.
+#![allow(clippy::disallowed_methods)]
+
 use std::process::{Command, Output};
 
 use butler_testkit::World;

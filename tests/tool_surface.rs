@@ -75,11 +75,7 @@ async fn instructions_tell_the_brain_where_to_start() {
 /// The restricted worker MCP an implementation agent is given: `butler worker-mcp` started on a
 /// ledger holding one task, as an agent starts it.
 mod agent_surface {
-    use std::process::Stdio;
-
-    use rmcp::ServiceExt;
-    use rmcp::model::CallToolRequestParams;
-    use rmcp::transport::TokioChildProcess;
+    use butler_orchestrator::client::BrainClient;
 
     use super::*;
 
@@ -115,17 +111,17 @@ mod agent_surface {
     async fn the_agents_tools_and_its_task_are_snapshotted() {
         let dir = tempfile::tempdir().expect("tempdir");
         let ledger = ledger_with_a_task(dir.path());
-        let mut cmd = tokio::process::Command::new(common::BUTLER);
-        cmd.arg("worker-mcp")
-            .arg("--ledger")
-            .arg(&ledger)
-            .args(["--task", "t1"]);
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::null())
-            .spawn()
+        let args: Vec<String> = vec![
+            "worker-mcp".into(),
+            "--ledger".into(),
+            ledger.to_string_lossy().into_owned(),
+            "--task".into(),
+            "t1".into(),
+        ];
+        let client = BrainClient::launch(common::BUTLER.as_ref(), &args, dir.path(), &[])
+            .await
             .expect("worker-mcp starts");
-        let client = ().serve(transport).await.expect("handshake");
-        let tools = client.list_all_tools().await.expect("tools/list");
+        let tools = client.tools().await.expect("tools/list");
         let as_json = serde_json::to_value(&tools).expect("json");
         assert_json_snapshot!("agent_tools_list", as_json);
         let bytes = serde_json::to_string(&tools).expect("json").len();
@@ -135,12 +131,12 @@ mod agent_surface {
         );
 
         let read = client
-            .call_tool(CallToolRequestParams::new("read_task"))
+            .call("read_task", json!({}))
             .await
             .expect("read_task answers");
-        assert_ne!(read.is_error, Some(true), "{read:?}");
-        let task = read.structured_content.expect("structured answer");
+        assert!(!read.is_error, "{:?}", read.envelope);
+        let task = read.envelope;
         assert_json_snapshot!("agent_read_task", task);
-        let _ = client.cancel().await;
+        client.close().await;
     }
 }

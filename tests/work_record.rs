@@ -1,5 +1,9 @@
 //! `work_record`, `work_publish`, `work_diff` and `work_history` end to end, odd cases included.
 
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use std::os::unix::ffi::OsStrExt;

@@ -1,27 +1,22 @@
-//! The environment an agent (or a verify command) runs with, built on purpose: cleared, then
-//! filled with what it needs. Butler's own secrets never pass, whatever the configuration says.
+//! The environment of the Maid's children, built on the foundation's allow-lists
+//! ([`butler_worker::process::env`]): an agent gets the base variables, what its adapter names,
+//! the configured allow-list, its own `HOME` and a git identity; a verify command gets what a
+//! project's tests need to find their toolchain. Butler's secrets never pass, whatever the
+//! configuration says, and neither do git's variables (they could point a child at another
+//! repository or make it run programs).
 
-use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use butler_worker::process::ChildEnv;
+use butler_worker::process::env::{
+    BASE, DEFAULT_PATH, HOME_DIRS, NETWORK, TOOLCHAINS, inherited, is_secret,
+};
+
 use crate::error::MaidError;
 
-/// An environment as name/value pairs (what [`crate::supervise::ChildSpec`] takes).
+/// Butler's own environment as name/value pairs (what a child's environment is built from).
 pub type EnvVars = Vec<(OsString, OsString)>;
-
-/// Used when Butler itself has no `PATH`.
-const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
-/// Passed through from Butler's environment when present: locale, time zone, temp dir, user.
-const BASE_PASS: &[&str] = &["PATH", "LANG", "LC_*", "TZ", "TMPDIR", "USER", "LOGNAME"];
-/// Passed as well when the agent uses the real home.
-const REAL_HOME_PASS: &[&str] = &[
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CACHE_HOME",
-];
 
 /// Where the agent's `HOME` points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,26 +63,15 @@ pub struct AgentEnvNeeds {
     pub set: Vec<(&'static str, String)>,
 }
 
-/// Never passed to an agent or a verify command: Butler's own settings and tokens, the tracker's,
-/// and git's (which could point the agent at another repository or run programs).
-pub fn is_forbidden(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper.starts_with("BUTLER_")
-        || upper.starts_with("GIT_")
-        || upper.contains("GITEA")
-        || upper.contains("FORGEJO")
-}
-
-fn matches(pattern: &str, name: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => name == pattern,
-    }
+/// Never passed to an agent or a verify command: Butler's secrets ([`is_secret`]) and git's
+/// variables.
+fn is_forbidden(name: &str) -> bool {
+    is_secret(name) || name.to_ascii_uppercase().starts_with("GIT_")
 }
 
 /// Butler's own environment.
 pub fn parent_env() -> EnvVars {
-    std::env::vars_os().collect()
+    inherited().to_vec()
 }
 
 /// Looks a variable up in `env`.
@@ -98,6 +82,15 @@ pub fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsS
         .map(|(_, v)| v.as_os_str())
 }
 
+/// `parent` without git's variables (the foundation already keeps Butler's secrets out).
+fn without_git(parent: &[(OsString, OsString)]) -> EnvVars {
+    parent
+        .iter()
+        .filter(|(k, _)| k.to_str().is_some_and(|k| !is_forbidden(k)))
+        .cloned()
+        .collect()
+}
+
 /// The agent's environment: base variables, the agent's provider settings, the configured
 /// allow-list, `HOME`, the git identity, and the agent's fixed settings — in that order of
 /// precedence from low to high. Butler's secrets are dropped at every step.
@@ -105,37 +98,28 @@ pub fn agent_env(
     parent: &[(OsString, OsString)],
     policy: &EnvPolicy,
     needs: &AgentEnvNeeds,
-) -> EnvVars {
-    let mut pass: Vec<&str> = BASE_PASS.to_vec();
-    if policy.home == HomeChoice::Real {
-        pass.extend_from_slice(REAL_HOME_PASS);
-        pass.push("HOME");
-    }
-    pass.extend(needs.pass.iter().copied());
-    pass.extend(policy.allow.iter().map(String::as_str));
-
-    let mut out: BTreeMap<OsString, OsString> = BTreeMap::new();
-    for (name, value) in parent {
-        let Some(text) = name.to_str() else { continue };
-        if !is_forbidden(text) && pass.iter().any(|p| matches(p, text)) {
-            out.insert(name.clone(), value.clone());
-        }
-    }
-    out.entry("PATH".into())
-        .or_insert_with(|| DEFAULT_PATH.into());
+) -> ChildEnv {
+    let parent = without_git(parent);
+    let allow: Vec<&str> = policy.allow.iter().map(String::as_str).collect();
+    let mut out = ChildEnv::new();
+    out.inherit(&parent, BASE)
+        .inherit(&parent, &needs.pass)
+        .inherit(&parent, &allow)
+        .set_default("PATH", DEFAULT_PATH);
     match &policy.home {
         HomeChoice::Isolated(dir) => {
-            out.insert("HOME".into(), dir.clone().into_os_string());
+            out.set("HOME", dir);
         }
         HomeChoice::Real => {
-            if !out.contains_key(OsStr::new("HOME")) {
+            out.inherit(&parent, HOME_DIRS);
+            if out.get("HOME").is_none() {
                 tracing::warn!("the real HOME was asked for but Butler has none");
             }
         }
     }
-    out.insert("TERM".into(), "dumb".into());
-    out.insert("NO_COLOR".into(), "1".into());
-    out.insert("GIT_TERMINAL_PROMPT".into(), "0".into());
+    out.set("TERM", "dumb")
+        .set("NO_COLOR", "1")
+        .set("GIT_TERMINAL_PROMPT", "0");
     let id = &policy.git_identity;
     for (k, v) in [
         ("GIT_AUTHOR_NAME", &id.name),
@@ -143,25 +127,28 @@ pub fn agent_env(
         ("GIT_COMMITTER_NAME", &id.name),
         ("GIT_COMMITTER_EMAIL", &id.email),
     ] {
-        out.insert(k.into(), v.into());
+        out.set(k, v);
     }
     for (k, v) in &needs.set {
-        if !is_forbidden(k) || k.starts_with("GIT_") {
-            out.insert((*k).into(), v.into());
+        if !is_secret(k) {
+            out.set(*k, v);
         }
     }
-    out.into_iter().collect()
+    out
 }
 
-/// The environment of a verify command: Butler's own, less its secrets and git's variables.
-/// (Test commands are the Brain's, run by Butler; they need the real toolchains' settings.)
-pub fn verify_env(parent: &[(OsString, OsString)]) -> EnvVars {
-    let mut out: EnvVars = parent
-        .iter()
-        .filter(|(k, _)| k.to_str().is_some_and(|k| !is_forbidden(k)))
-        .cloned()
-        .collect();
-    out.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
+/// The environment of a verify command (a test command the Brain gave, run in the task's
+/// worktree): the base variables, the user's home, network settings and toolchains, and the
+/// configured allow-list (`allow`, as for agents). Never Butler's secrets nor git's variables.
+pub fn verify_env(parent: &[(OsString, OsString)], allow: &[String]) -> ChildEnv {
+    let parent = without_git(parent);
+    let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
+    let mut out = ChildEnv::new();
+    for group in [BASE, HOME_DIRS, NETWORK, TOOLCHAINS, &allow[..]] {
+        out.inherit(&parent, group);
+    }
+    out.set_default("PATH", DEFAULT_PATH)
+        .set("GIT_TERMINAL_PROMPT", "0");
     out
 }
 
@@ -219,8 +206,8 @@ mod tests {
         }
     }
 
-    fn get<'a>(env: &'a EnvVars, k: &str) -> Option<&'a str> {
-        lookup(env, k).and_then(OsStr::to_str)
+    fn get<'a>(env: &'a ChildEnv, k: &str) -> Option<&'a str> {
+        env.get(k).and_then(OsStr::to_str)
     }
 
     #[test]
@@ -308,12 +295,26 @@ mod tests {
 
     #[test]
     fn verify_env_keeps_toolchains_but_not_secrets() {
-        let env = verify_env(&parent());
+        let mut parent = parent();
+        parent.push(("CARGO_HOME".into(), "/opt/cargo".into()));
+        let env = verify_env(&parent, &[]);
         assert_eq!(get(&env, "HOME"), Some("/home/me"));
+        assert_eq!(get(&env, "CARGO_HOME"), Some("/opt/cargo"));
+        assert_eq!(get(&env, "XDG_CONFIG_HOME"), Some("/home/me/.config"));
+        for k in [
+            "AWS_SECRET_ACCESS_KEY",
+            "OPENAI_API_KEY",
+            "BUTLER_GITEA_TOKEN",
+            "GITEA_TOKEN",
+            "BUTLER_CONFIG",
+            "GIT_DIR",
+        ] {
+            assert_eq!(get(&env, k), None, "{k}");
+        }
+        let allow = ["AWS_*".to_owned(), "BUTLER_*".to_owned()];
+        let env = verify_env(&parent, &allow);
         assert_eq!(get(&env, "AWS_SECRET_ACCESS_KEY"), Some("aws"));
-        assert_eq!(get(&env, "BUTLER_GITEA_TOKEN"), None);
-        assert_eq!(get(&env, "GITEA_TOKEN"), None);
-        assert_eq!(get(&env, "GIT_DIR"), None);
+        assert_eq!(get(&env, "BUTLER_CONFIG"), None);
     }
 
     #[test]

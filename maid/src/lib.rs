@@ -1,27 +1,26 @@
 //! The ImplementMaid: runs an implementation agent on a task branch under supervision.
 //!
-//! The contracts, child supervision, the agent's environment, the agent adapters, prompts,
-//! scope, verification, and the task sequence that ties them to the git worker and the ledger.
-//! This crate spawns no git: every git operation goes through `butler_worker::git::TaskGit`.
+//! The contracts, the agent's environment, the agent adapters, prompts, scope, verification, and
+//! the task sequence that ties them to the git worker and the ledger. This crate spawns no git:
+//! every git operation goes through `butler_worker::git::TaskGit`; agents and verify commands run
+//! under the worker layer's supervisor (`butler_worker::process`).
 
 pub mod agent;
 pub mod contract;
 pub mod env;
 pub mod error;
-pub mod output;
 pub mod prompt;
 pub mod scope;
-pub mod supervise;
 pub mod task;
 pub mod verify;
 
+pub use butler_worker::process::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};
 pub use contract::{
     AgentKind, AgentNote, AttemptEvidence, ContractError, DirectGit, DirectGitFinding,
     ImplementEvidence, ImplementRequest, Outcome, ResultContract, TaskContract, TaskId,
     Verification,
 };
 pub use error::MaidError;
-pub use supervise::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};
 pub use task::{
     Accepted, MaidContext, Progress, accept, discard, mark_interrupted, prepare_task, run_task,
 };

@@ -9,12 +9,12 @@ use butler_worker::git::Tampering;
 use crate::contract::{
     AttemptEvidence, DirectGitFinding, FileExpectation, TaskContract, Verification,
 };
-use crate::supervise::Ending;
+use butler_worker::process::{Ending, tail_of};
 
 /// Longest spec quoted in a retry prompt, in characters.
 const RETRY_SPEC_CHARS: usize = 8_000;
-/// Longest test output tail quoted in a retry prompt, in characters.
-const RETRY_TAIL_CHARS: usize = 2_000;
+/// Longest test output tail quoted in a retry prompt, in bytes.
+const RETRY_TAIL_BYTES: usize = 2_000;
 /// At most this many items of one kind are listed in a retry prompt.
 const RETRY_LIST_MAX: usize = 20;
 
@@ -220,7 +220,7 @@ fn verification_lines(p: &mut String, v: &Verification) {
             (None, Some(code)) => format!("exited {code}"),
             (None, None) => "failed".to_owned(),
         };
-        let tail = cut_tail(test.output_tail.trim_end(), RETRY_TAIL_CHARS);
+        let tail = cut_tail(test.output_tail.trim_end(), RETRY_TAIL_BYTES);
         let _ = writeln!(
             p,
             "- `{}` {how}. End of its output:\n```\n{tail}\n```",
@@ -271,14 +271,14 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
+/// The end of `text` (at most `max` bytes, see [`tail_of`]), marked when something was cut.
 fn cut_tail(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_owned();
+    let tail = tail_of(text, max);
+    if tail.len() == text.len() {
+        text.to_owned()
+    } else {
+        format!("[…] {tail}")
     }
-    let skip = count - max;
-    let at = text.char_indices().nth(skip).map_or(text.len(), |(i, _)| i);
-    format!("[…] {}", &text[at..])
 }
 
 #[cfg(test)]

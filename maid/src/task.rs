@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use butler_worker::git::{BroughtIn, GitError, TaskGit};
 use butler_worker::ledger::{Ledger, RecordId, TaskEnd};
+use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, Stagnation, supervise};
 use butler_worker::record::{self, Draft, RecordMessage};
 use butler_worker::time::{SharedClock, SystemClock};
 use tokio_util::sync::CancellationToken;
@@ -29,7 +30,6 @@ use crate::env::{EnvPolicy, EnvVars, GitIdentity, HomeChoice, agent_env, prepare
 use crate::error::MaidError;
 use crate::prompt::{WorkerTools, first_prompt, retry_prompt};
 use crate::scope::scope_violations;
-use crate::supervise::{ChildSpec, Ending, Limits, Stagnation, supervise};
 use crate::verify::{TestSettings, check_files, run_tests, stubs, weakened_tests};
 
 /// Files an agent reads as configuration; one planted in the tree steers the next run.
@@ -223,7 +223,7 @@ fn agent_for(
     ctx: &MaidContext,
     contract: &TaskContract,
     home: &Path,
-) -> (Box<dyn crate::agent::AgentAdapter>, EnvPolicy, EnvVars) {
+) -> (Box<dyn crate::agent::AgentAdapter>, EnvPolicy, ChildEnv) {
     let kind = contract.constraints.agent.unwrap_or(ctx.default_agent);
     let agent = adapter(kind, ctx.agents.get(&kind).cloned().unwrap_or_default());
     let policy = EnvPolicy {
@@ -562,7 +562,10 @@ async fn sequence(
             progress(Progress::Verifying { attempt });
             let settings = TestSettings {
                 grace: ctx.grace,
-                ..TestSettings::new(ctx.test_timeout, crate::env::verify_env(&ctx.parent_env))
+                ..TestSettings::new(
+                    ctx.test_timeout,
+                    crate::env::verify_env(&ctx.parent_env, &ctx.env_allow),
+                )
             };
             let tests = run_tests(
                 &paths.worktree,
@@ -912,6 +915,8 @@ mod tests {
     }
 
     #[test]
+    // A pid that surely belongs to no live process: a plain, already reaped child.
+    #[allow(clippy::disallowed_methods)]
     fn a_task_whose_process_died_is_marked_interrupted() {
         let dir = tempfile::tempdir().expect("tempdir");
         let ledger = Ledger::open(dir.path()).expect("ledger");

@@ -183,9 +183,7 @@ async fn crash_hang_and_flood() {
     );
 
     let s = setup(&[r#"[{"do":"print","bytes":5000000}]"#]);
-    let mut l = limits();
-    l.keep_head = 100;
-    l.keep_tail = 100;
+    let l = limits().keep(100, 100);
     let done = run_as(AgentKind::Goose, &s, "p", &l).await;
     assert_eq!(done.stdout.total_bytes(), 5_000_000);
     assert_eq!(done.stdout.kept_bytes(), 200);
@@ -232,7 +230,7 @@ async fn without_a_script_it_fails_loudly() {
         program: fake_agent().into(),
         args: vec![],
         cwd: dir.path().to_path_buf(),
-        env: vec![],
+        env: Default::default(),
         stdin: None,
     };
     let done = supervise(spec, &limits(), &CancellationToken::new()).await;

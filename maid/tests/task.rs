@@ -1,6 +1,10 @@
 //! The task sequence end to end: real git repositories in temp dirs, the fake agent, real
 //! test commands.
 
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -12,9 +16,9 @@ use butler_maid::{
     AgentKind, DirectGitFinding, ImplementEvidence, MaidContext, MaidError, Outcome, Progress,
     ResultContract, TaskContract, TaskId, accept, discard, prepare_task, run_task,
 };
-use butler_worker::contract::TaskStatus;
 use butler_testkit::World;
 use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
+use butler_worker::contract::TaskStatus;
 use butler_worker::git::Tampering;
 use butler_worker::ledger::{Ledger, TaskEnd};
 use butler_worker::time::{SystemClock, Timestamp};

@@ -1,17 +1,19 @@
 //! A Brain stand-in: an MCP client that starts `butler mcp` as a child process and calls its
 //! tools. `butler demo` and the end-to-end tests drive the real server through it.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use butler_worker::process::{self, ChildEnv, ChildSpec, Keep, Limits, Supervised, env};
+
 use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request, Tool};
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
+use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// The client side: keeps every progress message the server sends.
 #[derive(Clone, Default)]
@@ -56,87 +58,104 @@ impl Answer {
 pub struct BrainClient {
     service: RunningService<RoleClient, ProgressLog>,
     progress: ProgressLog,
-    log: Arc<Mutex<String>>,
-    drain: Option<tokio::task::JoinHandle<()>>,
-    pid: Option<u32>,
+    /// Stops the server (TERM to its group, grace, KILL); also when the client is dropped.
+    stop: CancellationToken,
+    _stop_on_drop: DropGuard,
+    ended: JoinHandle<Supervised>,
+    pid: u32,
     instructions: Option<String>,
 }
 
+/// How long a closed server gets to exit by itself before it is stopped.
+const EXIT_WAIT: Duration = Duration::from_secs(3);
+/// The end of the server's log, kept for a failing test's message.
+const SHORT_LOG: Keep = Keep {
+    head: 0,
+    tail: 64 << 10,
+};
+/// The server's log for tests that read it: its start and its end.
+const FULL_LOG: Keep = Keep {
+    head: 4 << 20,
+    tail: 4 << 20,
+};
+
 impl BrainClient {
-    /// Starts `<butler_exe> mcp` with `envs` added to its environment, in `cwd`; the server's
-    /// log (stderr) is discarded.
+    /// Starts `<butler_exe> mcp` in `cwd`; its environment is what its git may inherit
+    /// ([`env::GIT_CHILD`]) plus `envs`. Only the end of the server's log (stderr) is kept.
     pub async fn spawn(
         butler_exe: &Path,
         cwd: &Path,
         envs: &[(String, String)],
     ) -> std::io::Result<Self> {
-        Self::start(butler_exe, cwd, envs, false).await
+        Self::start(butler_exe.as_os_str(), &["mcp"], cwd, envs, SHORT_LOG).await
     }
 
-    /// Like [`BrainClient::spawn`], keeping the server's log for [`BrainClient::server_log`].
+    /// Like [`BrainClient::spawn`], keeping the server's whole log (up to a generous bound) for
+    /// [`BrainClient::close_with_log`].
     pub async fn spawn_logged(
         butler_exe: &Path,
         cwd: &Path,
         envs: &[(String, String)],
     ) -> std::io::Result<Self> {
-        Self::start(butler_exe, cwd, envs, true).await
+        Self::start(butler_exe.as_os_str(), &["mcp"], cwd, envs, FULL_LOG).await
+    }
+
+    /// Starts `program args…` as an MCP server in `cwd`, as a client configured with that
+    /// command would, with `envs` added as in [`BrainClient::spawn`].
+    pub async fn launch(
+        program: &OsStr,
+        args: &[String],
+        cwd: &Path,
+        envs: &[(String, String)],
+    ) -> std::io::Result<Self> {
+        Self::start(program, args, cwd, envs, SHORT_LOG).await
     }
 
     async fn start(
-        butler_exe: &Path,
+        program: &OsStr,
+        args: &[impl AsRef<OsStr>],
         cwd: &Path,
         envs: &[(String, String)],
-        keep_log: bool,
+        log: Keep,
     ) -> std::io::Result<Self> {
-        let mut cmd = tokio::process::Command::new(butler_exe);
-        cmd.arg("mcp").current_dir(cwd);
+        let mut vars = ChildEnv::new();
+        vars.inherit_groups(env::inherited(), env::GIT_CHILD);
         for (k, v) in envs {
-            cmd.env(k, v);
+            vars.set(k, v);
         }
-        let stderr = if keep_log {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        };
-        let (transport, pipe) = TokioChildProcess::builder(cmd).stderr(stderr).spawn()?;
-        let log = Arc::new(Mutex::new(String::new()));
-        let drain = pipe.map(|mut pipe| {
-            let sink = Arc::clone(&log);
-            tokio::spawn(async move {
-                let mut chunk = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut chunk).await {
-                    if n == 0 {
-                        break;
-                    }
-                    if let Ok(mut text) = sink.lock() {
-                        text.push_str(&String::from_utf8_lossy(&chunk[..n]));
-                    }
-                }
-            })
-        });
-        let pid = transport.id();
+        let spec = ChildSpec::new(program, cwd, vars).args(args.iter().map(|a| a.as_ref()));
+        let mut limits = Limits::new(Duration::MAX);
+        limits.stderr = log;
+        let talk = process::converse(spec, limits)?;
+        let (pid, stop, ended) = (talk.pid, talk.cancel, talk.ended);
+        // Also when this future is dropped half-way (a caller's timeout).
+        let stop_on_drop = stop.clone().drop_guard();
         let progress = ProgressLog::default();
-        let service = progress
-            .clone()
-            .serve(transport)
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let service = match progress.clone().serve((talk.stdout, talk.stdin)).await {
+            Ok(service) => service,
+            Err(err) => {
+                drop(stop_on_drop);
+                let _ = ended.await;
+                return Err(std::io::Error::other(err.to_string()));
+            }
+        };
         let instructions = service
             .peer_info()
             .and_then(|info| info.instructions.clone());
         Ok(Self {
             service,
             progress,
+            stop,
+            _stop_on_drop: stop_on_drop,
+            ended,
             pid,
             instructions,
-            log,
-            drain,
         })
     }
 
     /// The server process id (for tests that kill it).
     pub fn pid(&self) -> Option<u32> {
-        self.pid
+        Some(self.pid)
     }
 
     pub fn instructions(&self) -> Option<&str> {
@@ -200,17 +219,24 @@ impl BrainClient {
         handle.cancel(Some("the user interrupted".into())).await
     }
 
+    /// Ends the connection: the server's input closes, and a server that does not exit by
+    /// itself is stopped.
     pub async fn close(self) {
-        let _ = self.service.cancel().await;
+        self.close_with_log().await;
     }
 
-    /// Ends the connection and returns everything the server logged (with
-    /// [`BrainClient::spawn_logged`]; empty otherwise).
+    /// Ends the connection and returns what the server logged (its stderr; the middle of a very
+    /// long log is left out).
     pub async fn close_with_log(self) -> String {
         let _ = self.service.cancel().await;
-        if let Some(drain) = self.drain {
-            let _ = tokio::time::timeout(Duration::from_secs(10), drain).await;
-        }
-        self.log.lock().map(|text| text.clone()).unwrap_or_default()
+        let mut ended = self.ended;
+        let done = match tokio::time::timeout(EXIT_WAIT, &mut ended).await {
+            Ok(done) => done,
+            Err(_) => {
+                self.stop.cancel();
+                ended.await
+            }
+        };
+        done.map(|d| d.stderr.text()).unwrap_or_default()
     }
 }

@@ -5,16 +5,17 @@
 //! hook (`.claude/settings.json`), the MCP server (`.mcp.json`) and a short managed block in
 //! `CLAUDE.md`. It is idempotent and reversible (`remove`). [`doctor`] checks the hook where
 //! Claude Code reads it, runs it the way Claude Code does (`sh -c`) with canary inputs, and
-//! starts the MCP server to ask it for its tools.
+//! starts the MCP server to ask it for its tools through the MCP client ([`BrainClient`]).
 
 use std::fmt;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use butler_worker::process::{self, ChildEnv, ChildSpec, Ending, Limits, env};
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::client::BrainClient;
 
 /// Seconds Claude Code gives the hook before it lets the command run anyway.
 const HOOK_TIMEOUT_SECS: u64 = 10;
@@ -489,12 +490,12 @@ impl fmt::Display for DoctorReport {
 
 /// Check that Butler's hook and MCP server are configured where Claude Code reads them and
 /// really work: the hook denies `git status` and allows `ls`, the server lists its tools.
-pub fn doctor(project: &Path, butler_exe: &Path) -> DoctorReport {
+pub async fn doctor(project: &Path, butler_exe: &Path) -> DoctorReport {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    doctor_with_home(project, butler_exe, home.as_deref())
+    doctor_with_home(project, butler_exe, home.as_deref()).await
 }
 
-fn doctor_with_home(project: &Path, butler_exe: &Path, home: Option<&Path>) -> DoctorReport {
+async fn doctor_with_home(project: &Path, butler_exe: &Path, home: Option<&Path>) -> DoctorReport {
     let mut checks = Vec::new();
     let mut add = |name, status, detail: String| {
         checks.push(Check {
@@ -519,9 +520,9 @@ fn doctor_with_home(project: &Path, butler_exe: &Path, home: Option<&Path>) -> D
             );
             let (status, detail) = check_program(project, &command, butler_exe);
             add("hook_executable", status, detail);
-            let (status, detail) = probe_hook(project, &command, "git status", true);
+            let (status, detail) = probe_hook(project, &command, "git status", true).await;
             add("hook_denies_git", status, detail);
-            let (status, detail) = probe_hook(project, &command, "ls", false);
+            let (status, detail) = probe_hook(project, &command, "ls", false).await;
             add("hook_allows_ls", status, detail);
         }
     }
@@ -537,7 +538,7 @@ fn doctor_with_home(project: &Path, butler_exe: &Path, home: Option<&Path>) -> D
                 Status::Ok,
                 format!("`{command}` {args:?} in .mcp.json"),
             );
-            let (status, detail) = probe_server(project, &command, &args);
+            let (status, detail) = probe_server(project, &command, &args).await;
             add("mcp_answers", status, detail);
         }
     }
@@ -635,62 +636,6 @@ fn check_program(project: &Path, command: &str, butler_exe: &Path) -> (Status, S
     }
 }
 
-/// A finished child: exit code (None = killed by a signal or by the timeout) and stdout.
-struct Finished {
-    code: Option<i32>,
-    stdout: String,
-    timed_out: bool,
-}
-
-/// Run `command` with `input` on stdin, killing its process group after `PROBE_TIMEOUT`.
-fn run_with_timeout(mut command: Command, input: Vec<u8>) -> std::io::Result<Finished> {
-    use std::os::unix::process::CommandExt;
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0);
-    let mut child = command.spawn()?;
-    let mut stdin = child.stdin.take().expect("stdin was piped");
-    let writer = std::thread::spawn(move || {
-        // The hook may exit without reading everything; that is its business.
-        let _ = stdin.write_all(&input);
-    });
-    let mut stdout = child.stdout.take().expect("stdout was piped");
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.read_to_end(&mut out);
-        out
-    });
-    let deadline = Instant::now() + PROBE_TIMEOUT;
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            timed_out = true;
-            kill_group(&mut child);
-            break child.wait().ok();
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let _ = writer.join();
-    let stdout = reader.join().unwrap_or_default();
-    Ok(Finished {
-        code: status.and_then(|s| s.code()),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        timed_out,
-    })
-}
-
-fn kill_group(child: &mut std::process::Child) {
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    if nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL).is_err() {
-        let _ = child.kill();
-    }
-}
-
 fn canary(project: &Path, command: &str) -> Vec<u8> {
     json!({
         "session_id": "butler-doctor",
@@ -704,38 +649,48 @@ fn canary(project: &Path, command: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-fn probe_hook(
+/// Runs the hook the way Claude Code does (`sh -c <command>` in the project, the canary on
+/// stdin), with the base environment, the user's home and `CLAUDE_PROJECT_DIR`.
+async fn probe_hook(
     project: &Path,
     hook: &str,
     canary_command: &str,
     expect_deny: bool,
 ) -> (Status, String) {
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(hook)
-        .current_dir(project)
-        .env("CLAUDE_PROJECT_DIR", project);
-    let finished = match run_with_timeout(command, canary(project, canary_command)) {
-        Ok(f) => f,
-        Err(e) => return (Status::Fail, format!("could not run the hook: {e}")),
+    let mut vars = ChildEnv::new();
+    vars.inherit(env::inherited(), env::BASE)
+        .inherit(env::inherited(), env::HOME_DIRS)
+        .set_default("PATH", env::DEFAULT_PATH)
+        .set("CLAUDE_PROJECT_DIR", project);
+    let mut spec = ChildSpec::shell(hook, project, vars);
+    spec.stdin = Some(canary(project, canary_command));
+    let mut limits = Limits::new(PROBE_TIMEOUT).keep(64 << 10, 0);
+    limits.grace = Duration::from_millis(500);
+    let done = process::supervise(spec, &limits, &CancellationToken::new()).await;
+    let stdout = done.stdout.text();
+    let code = match done.ending {
+        Ending::Exited { code } => Some(code),
+        Ending::WallClockLimit { .. } => {
+            return (
+                Status::Fail,
+                format!("the hook did not answer within {PROBE_TIMEOUT:?}"),
+            );
+        }
+        Ending::SpawnFailed { reason } => {
+            return (Status::Fail, format!("could not run the hook: {reason}"));
+        }
+        Ending::Signalled { .. } | Ending::Stagnated { .. } | Ending::Cancelled => None,
     };
-    if finished.timed_out {
-        return (
-            Status::Fail,
-            format!("the hook did not answer within {PROBE_TIMEOUT:?}"),
-        );
-    }
-    let denied = serde_json::from_str::<Value>(finished.stdout.trim())
+    let denied = serde_json::from_str::<Value>(stdout.trim())
         .ok()
         .is_some_and(|v| {
             v.pointer("/hookSpecificOutput/permissionDecision")
                 .and_then(Value::as_str)
                 == Some("deny")
         });
-    match (finished.code, expect_deny, denied) {
+    match (code, expect_deny, denied) {
         (Some(0), true, true) => (Status::Ok, format!("`{canary_command}` is denied")),
-        (Some(0), false, false) if finished.stdout.trim().is_empty() => {
+        (Some(0), false, false) if stdout.trim().is_empty() => {
             (Status::Ok, format!("`{canary_command}` is allowed"))
         }
         (code, _, _) => (
@@ -747,7 +702,7 @@ fn probe_hook(
                 } else {
                     "no output"
                 },
-                finished.stdout.trim()
+                stdout.trim()
             ),
         ),
     }
@@ -770,86 +725,29 @@ fn find_server(project: &Path) -> Option<(String, Vec<String>)> {
     Some((command, args))
 }
 
-/// Start the server, send `initialize`, `notifications/initialized` and `tools/list`, and
-/// wait for the tool list.
-fn probe_server(project: &Path, program: &str, args: &[String]) -> (Status, String) {
-    use std::os::unix::process::CommandExt;
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .current_dir(project)
-        .env("CLAUDE_PROJECT_DIR", project)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => return (Status::Fail, format!("could not start `{program}`: {e}")),
-    };
-    let messages = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "butler-doctor", "version": env!("CARGO_PKG_VERSION")}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
-    ];
-    let mut stdin = child.stdin.take().expect("stdin was piped");
-    let stdout = child.stdout.take().expect("stdout was piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(value) = serde_json::from_str::<Value>(&line)
-                && tx.send(value).is_err()
-            {
-                break;
-            }
+/// Starts the server as `.mcp.json` says, through the MCP client, and asks it for its tools.
+async fn probe_server(project: &Path, program: &str, args: &[String]) -> (Status, String) {
+    let envs = [(
+        "CLAUDE_PROJECT_DIR".to_owned(),
+        project.to_string_lossy().into_owned(),
+    )];
+    let probe = async {
+        let client = BrainClient::launch(program.as_ref(), args, project, &envs)
+            .await
+            .map_err(|e| format!("could not start `{program}` as an MCP server: {e}"))?;
+        let tools = client.tools().await;
+        client.close().await;
+        let tools = tools.map_err(|e| format!("`tools/list` failed: {e}"))?;
+        if tools.is_empty() {
+            return Err("`tools/list` answered with no tools".to_owned());
         }
-    });
-    let deadline = Instant::now() + PROBE_TIMEOUT;
-    let mut outcome: Option<(Status, String)> = None;
-    let send = |stdin: &mut std::process::ChildStdin, msg: &Value| {
-        writeln!(stdin, "{msg}").and_then(|()| stdin.flush())
+        Ok(format!("answers `tools/list` with {} tools", tools.len()))
     };
-    // Send `initialize`, wait for its answer, then the rest.
-    if send(&mut stdin, &messages[0]).is_err() {
-        outcome = Some((Status::Fail, "the server closed its input".to_owned()));
+    match tokio::time::timeout(PROBE_TIMEOUT, probe).await {
+        Ok(Ok(detail)) => (Status::Ok, detail),
+        Ok(Err(detail)) => (Status::Fail, detail),
+        Err(_) => (Status::Fail, format!("no answer within {PROBE_TIMEOUT:?}")),
     }
-    while outcome.is_none() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(reply) = rx.recv_timeout(left) else {
-            break;
-        };
-        let initialized = reply.get("result").is_some();
-        match reply.get("id").and_then(Value::as_i64) {
-            Some(1) if initialized => {
-                let rest = send(&mut stdin, &messages[1]);
-                if rest.and_then(|()| send(&mut stdin, &messages[2])).is_err() {
-                    outcome = Some((Status::Fail, "the server closed its input".to_owned()));
-                }
-            }
-            Some(1) => outcome = Some((Status::Fail, format!("`initialize` failed: {reply}"))),
-            Some(2) => {
-                let tools = reply.pointer("/result/tools").and_then(Value::as_array);
-                outcome = Some(match tools {
-                    Some(tools) if !tools.is_empty() => (
-                        Status::Ok,
-                        format!("answers `tools/list` with {} tools", tools.len()),
-                    ),
-                    _ => (
-                        Status::Fail,
-                        format!("unexpected `tools/list` answer: {reply}"),
-                    ),
-                });
-            }
-            _ => {}
-        }
-    }
-    drop(stdin);
-    kill_group(&mut child);
-    let _ = child.wait();
-    outcome.unwrap_or_else(|| (Status::Fail, format!("no answer within {PROBE_TIMEOUT:?}")))
 }
 
 #[cfg(test)]
@@ -1030,12 +928,12 @@ exit 0
         path
     }
 
-    #[test]
-    fn doctor_runs_the_configured_hook_with_canaries() {
+    #[tokio::test]
+    async fn doctor_runs_the_configured_hook_with_canaries() {
         let dir = tempfile::tempdir().expect("tempdir");
         let exe = fake_hook(dir.path());
         init(dir.path(), &exe, false).expect("init");
-        let report = doctor_with_home(dir.path(), &exe, None);
+        let report = doctor_with_home(dir.path(), &exe, None).await;
         for name in [
             "hook_configured",
             "hook_executable",
@@ -1057,10 +955,10 @@ exit 0
         assert!(!report.healthy());
     }
 
-    #[test]
-    fn doctor_reports_a_missing_hook_and_a_broken_path() {
+    #[tokio::test]
+    async fn doctor_reports_a_missing_hook_and_a_broken_path() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let report = doctor_with_home(dir.path(), Path::new(EXE), None);
+        let report = doctor_with_home(dir.path(), Path::new(EXE), None).await;
         assert_eq!(
             report.check("hook_configured").expect("ran").status,
             Status::Fail
@@ -1070,7 +968,7 @@ exit 0
             Status::Fail
         );
         init(dir.path(), Path::new("/nonexistent/butler"), false).expect("init");
-        let report = doctor_with_home(dir.path(), Path::new(EXE), None);
+        let report = doctor_with_home(dir.path(), Path::new(EXE), None).await;
         assert_eq!(
             report.check("hook_executable").expect("ran").status,
             Status::Fail

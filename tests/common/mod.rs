@@ -2,6 +2,9 @@
 //! (`butler_orchestrator::client`) driving the real `butler mcp` binary, in a test kit world
 //! (`butler_testkit::World`: hermetic git in a temp dir).
 #![allow(dead_code)]
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::Path;
 use std::sync::Mutex;

@@ -3,7 +3,7 @@
 //! protocol, and time.
 //!
 //! It knows nothing of the Brain or of MCP sessions; the orchestrator and the ImplementMaid call
-//! it. Only this crate spawns git.
+//! it. Only this crate spawns git, and every child process of Butler starts in [`process`].
 
 pub mod agent_mcp;
 pub mod config;
@@ -11,6 +11,7 @@ pub mod contract;
 pub mod git;
 pub mod issues;
 pub mod ledger;
+pub mod process;
 pub mod record;
 pub mod remote_url;
 pub mod time;

@@ -1,6 +1,10 @@
 //! The git worker against real repositories in the test kit's hermetic world (git's global and
 //! system configuration shut out, fixed identities and dates).
 
+// Test scaffolding plays the user's side of the world (git as a person runs it, chmod, kill,
+// building a helper binary); Butler's own children go through `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;

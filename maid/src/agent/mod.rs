@@ -1,7 +1,7 @@
 //! Agent adapters: how each headless agent is launched for one attempt, behind one trait.
 //!
 //! An adapter only builds a command line, its stdin and the files it needs; the Maid writes the
-//! files, builds the environment ([`crate::env`]) and runs the command ([`crate::supervise`]).
+//! files, builds the environment ([`crate::env`]) and runs the command ([`butler_worker::process::supervise`]).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

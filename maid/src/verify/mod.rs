@@ -7,8 +7,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::contract::{CommandCheck, FileCheck, FileCheckResult, FileExpectation, TestRun};
-use crate::env::EnvVars;
-use crate::supervise::{ChildSpec, Ending, Limits, supervise};
+use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, supervise};
 
 mod guards;
 
@@ -22,12 +21,12 @@ pub struct TestSettings {
     /// Bytes of combined output kept as `output_tail`.
     pub tail_bytes: usize,
     /// The commands' environment (see [`crate::env::verify_env`]).
-    pub env: EnvVars,
+    pub env: ChildEnv,
     pub grace: Duration,
 }
 
 impl TestSettings {
-    pub fn new(timeout: Duration, env: EnvVars) -> Self {
+    pub fn new(timeout: Duration, env: ChildEnv) -> Self {
         Self {
             timeout,
             tail_bytes: 4 * 1024,
@@ -46,10 +45,11 @@ pub async fn run_tests(
     settings: &TestSettings,
     cancel: &CancellationToken,
 ) -> Vec<TestRun> {
-    let mut limits = Limits::new(settings.timeout);
+    let mut limits = Limits::new(settings.timeout).keep(
+        0,
+        settings.tail_bytes.max(CommandCheck::OUTPUT_SEARCHED_BYTES),
+    );
     limits.grace = settings.grace;
-    limits.keep_head = 0;
-    limits.keep_tail = settings.tail_bytes.max(CommandCheck::OUTPUT_SEARCHED_BYTES);
     let mut runs = Vec::with_capacity(commands.len());
     for check in commands {
         if cancel.is_cancelled() {
@@ -135,7 +135,8 @@ mod tests {
     use super::*;
 
     fn settings(timeout_ms: u64) -> TestSettings {
-        let env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+        let mut env = ChildEnv::new();
+        env.set("PATH", "/usr/bin:/bin");
         let mut s = TestSettings::new(Duration::from_millis(timeout_ms), env);
         s.grace = Duration::from_millis(200);
         s.tail_bytes = 64;

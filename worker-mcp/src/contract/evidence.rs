@@ -1,59 +1,13 @@
 //! Evidence: what one attempt of a task did and how the verifiers judged it. Success is read
 //! from here, never from an agent's account of its work.
 
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-
-use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 
 use super::FileExpectation;
 use crate::git::Tampering;
 use crate::ledger::RecordId;
-
-/// How a supervised child ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Ending {
-    /// It exited by itself with this code.
-    Exited { code: i32 },
-    /// A signal it did not handle ended it (a crash such as `SIGSEGV`/`SIGABRT`, or a kill from
-    /// outside the Maid).
-    Signalled { signal: String },
-    /// The Maid stopped it at the wall-clock limit.
-    WallClockLimit { limit_s: u64 },
-    /// The Maid stopped it after this long with no output and no file change.
-    Stagnated { quiet_s: u64 },
-    /// The Maid stopped it because the task was cancelled.
-    Cancelled,
-    /// It never ran (program missing, not executable, bad working directory, …).
-    SpawnFailed { reason: String },
-}
-
-impl Ending {
-    /// The exit code, if it exited by itself.
-    pub fn exit_code(&self) -> Option<i32> {
-        match self {
-            Self::Exited { code } => Some(*code),
-            _ => None,
-        }
-    }
-
-    /// How a child that was not stopped ended, from its exit status.
-    pub fn from_status(status: ExitStatus) -> Self {
-        if let Some(code) = status.code() {
-            return Self::Exited { code };
-        }
-        let signal = status.signal().map_or_else(
-            || "unknown".to_owned(),
-            |n| {
-                Signal::try_from(n)
-                    .map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_owned())
-            },
-        );
-        Self::Signalled { signal }
-    }
-}
+/// How a supervised child ended: the supervisor's own type, part of the evidence.
+pub use crate::process::Ending;
 
 /// What one attempt did and how it was judged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

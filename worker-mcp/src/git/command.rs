@@ -1,25 +1,19 @@
-//! Builds and runs every git process the worker starts.
+//! Every git process the worker starts, as a thin layer over the one supervisor
+//! ([`crate::process`]).
 //!
-//! Each child: working directory = the working tree, stdin null (or a given buffer), `LC_ALL=C`
-//! so messages can be classified, no terminal prompts, variables that would point git at
-//! another repository removed, its own session (so ssh cannot open the terminal and a timeout
-//! can kill hooks and helpers with it), stdout captured up to a bound, and a bounded stderr tail
-//! kept for classification and logs.
+//! Each child: working directory = the working tree; an environment built from
+//! [`env::GIT_CHILD`] (a person's git setup, never Butler's secrets nor variables that point git
+//! at another repository) plus `LC_ALL=C` so messages can be classified, no terminal prompts,
+//! and the handle's explicit variables; stdin null (or a given buffer); its own session and
+//! process group, taken down on timeout; stdout kept up to a bound but counted; the end of
+//! stderr kept for classification and logs (credentials removed before it is shown anywhere).
 
-use std::collections::VecDeque;
 use std::ffi::OsStr;
-use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::thread;
 use std::time::Duration;
-
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 
 use super::GitRepo;
 use super::error::{GitError, redact_credentials};
+use crate::process::{self, ChildEnv, ChildSpec, Ending, Keep, Limits, env};
 
 /// Default bound on captured stdout.
 pub(crate) const DEFAULT_MAX_STDOUT: usize = 16 << 20;
@@ -29,34 +23,11 @@ const STDERR_TAIL: usize = 8 << 10;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Time between SIGTERM and SIGKILL when a child overruns.
 const KILL_GRACE: Duration = Duration::from_secs(2);
-/// How long to wait for the output pipes after the child exited (a daemon such as an ssh
-/// ControlMaster may inherit them and never close them).
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
-
-/// Variables that would make git use another repository, index or pathspec mode than the one
-/// this handle stands for.
-const REMOVED_ENV: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_LITERAL_PATHSPECS",
-    "GIT_GLOB_PATHSPECS",
-    "GIT_NOGLOB_PATHSPECS",
-    "GIT_ICASE_PATHSPECS",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_DIFF_OPTS",
-];
 
 /// One git invocation being built.
 pub(crate) struct GitCommand {
-    cmd: Command,
+    spec: ChildSpec,
     op: &'static str,
-    stdin: Option<Vec<u8>>,
     max_stdout: usize,
     timeout: Duration,
 }
@@ -64,7 +35,8 @@ pub(crate) struct GitCommand {
 /// What a finished git process left.
 #[derive(Debug)]
 pub(crate) struct GitOutput {
-    pub status: ExitStatus,
+    /// How git ended: its exit code, or the signal that ended it.
+    pub status: Ending,
     /// stdout, at most `max_stdout` bytes.
     pub stdout: Vec<u8>,
     /// How many bytes stdout had in all.
@@ -85,32 +57,36 @@ impl GitOutput {
     }
 }
 
+/// The environment every git child starts from: what [`env::GIT_CHILD`] lets through from
+/// Butler's environment, then the settings Butler relies on.
+fn git_env() -> ChildEnv {
+    let mut vars = ChildEnv::new();
+    vars.inherit_groups(env::inherited(), env::GIT_CHILD)
+        .set_default("PATH", env::DEFAULT_PATH)
+        .set("LC_ALL", "C")
+        .set("LANGUAGE", "C")
+        .set("GIT_TERMINAL_PROMPT", "0")
+        .set("GCM_INTERACTIVE", "never");
+    vars
+}
+
 impl GitCommand {
     /// A git command run in `repo`'s working tree; `op` names it in errors.
     pub(crate) fn new(repo: &GitRepo, op: &'static str) -> Self {
-        let mut cmd = Command::new("git");
-        cmd.current_dir(repo.workdir());
-        for name in REMOVED_ENV {
-            cmd.env_remove(name);
-        }
-        cmd.env("LC_ALL", "C")
-            .env("LANGUAGE", "C")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GCM_INTERACTIVE", "never");
+        let mut vars = git_env();
         for (key, value) in repo.command_env() {
-            cmd.env(key, value);
+            vars.set(key, value);
         }
         GitCommand {
-            cmd,
+            spec: ChildSpec::new("git", repo.workdir(), vars),
             op,
-            stdin: None,
             max_stdout: DEFAULT_MAX_STDOUT,
             timeout: DEFAULT_TIMEOUT,
         }
     }
 
     pub(crate) fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
-        self.cmd.arg(arg);
+        self.spec.args.push(arg.as_ref().to_owned());
         self
     }
 
@@ -119,18 +95,20 @@ impl GitCommand {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        self.cmd.args(args);
+        self.spec
+            .args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
         self
     }
 
     pub(crate) fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
-        self.cmd.env(key, value);
+        self.spec.env.set(key.as_ref(), value.as_ref());
         self
     }
 
     /// Feeds `bytes` on stdin (otherwise stdin is null).
     pub(crate) fn stdin(mut self, bytes: Vec<u8>) -> Self {
-        self.stdin = Some(bytes);
+        self.spec.stdin = Some(bytes);
         self
     }
 
@@ -145,45 +123,41 @@ impl GitCommand {
     }
 
     /// Runs git and returns its output whatever its exit status.
-    pub(crate) fn run(mut self) -> Result<GitOutput, GitError> {
+    pub(crate) fn run(self) -> Result<GitOutput, GitError> {
         let op = self.op;
-        self.cmd
-            .stdin(if self.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        new_session(&mut self.cmd);
-        let mut child = self.cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => GitError::GitMissing,
-            _ => GitError::io(op, e),
-        })?;
-        let pgid = Pid::from_raw(i32::try_from(child.id()).expect("pids fit in i32"));
-        if let (Some(bytes), Some(mut pipe)) = (self.stdin.take(), child.stdin.take()) {
-            // A hook may exit without reading; a broken pipe is then not our failure.
-            thread::spawn(move || {
-                let _ = pipe.write_all(&bytes);
-            });
-        }
-        let stdout = read_bounded(
-            child.stdout.take().expect("stdout is piped"),
-            self.max_stdout,
-        );
-        let stderr = read_tail(child.stderr.take().expect("stderr is piped"));
-        let status = match wait_with_timeout(child, pgid, self.timeout) {
-            Ended::Exited(status) => status,
-            Ended::Killed => return Err(GitError::Timeout { op }),
-            Ended::Lost(err) => return Err(GitError::io(op, err)),
+        let mut limits = Limits::new(self.timeout);
+        limits.grace = KILL_GRACE;
+        limits.stdout = Keep {
+            head: self.max_stdout,
+            tail: 0,
         };
-        let (stdout, stdout_total) = stdout.recv_timeout(DRAIN_GRACE).unwrap_or_default();
-        let stderr_tail = stderr.recv_timeout(DRAIN_GRACE).unwrap_or_default();
+        limits.stderr = Keep {
+            head: 0,
+            tail: STDERR_TAIL,
+        };
+        let done = process::run_blocking(self.spec, limits);
+        match done.ending {
+            Ending::Exited { .. } | Ending::Signalled { .. } => {}
+            Ending::WallClockLimit { .. } => {
+                tracing::warn!(op, "git overran its time limit of {:?}", self.timeout);
+                return Err(GitError::Timeout { op });
+            }
+            Ending::SpawnFailed { reason } => {
+                return Err(match done.spawn_error {
+                    Some(std::io::ErrorKind::NotFound) => GitError::GitMissing,
+                    _ => GitError::failed(op, reason),
+                });
+            }
+            // Git runs have no cancellation and no stagnation watch.
+            ending @ (Ending::Cancelled | Ending::Stagnated { .. }) => {
+                return Err(GitError::failed(op, ending.to_string()));
+            }
+        }
         Ok(GitOutput {
-            status,
-            stdout,
-            stdout_total,
-            stderr_tail,
+            status: done.ending,
+            stdout_total: done.stdout.total_bytes(),
+            stderr_tail: done.stderr.tail_text(STDERR_TAIL),
+            stdout: done.stdout.into_bytes(),
         })
     }
 
@@ -199,121 +173,9 @@ impl GitCommand {
     }
 }
 
-/// Starts the child in a session of its own: no controlling terminal (ssh and credential
-/// helpers cannot prompt), and one process group to kill on timeout.
-#[allow(unsafe_code)]
-fn new_session(cmd: &mut Command) {
-    // SAFETY: the closure runs in the forked child before exec and only calls setsid(2),
-    // which is async-signal-safe, allocates nothing and touches no locks.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid().map_err(std::io::Error::from)?;
-            Ok(())
-        });
-    }
-}
-
-/// How a child ended.
-enum Ended {
-    Exited(ExitStatus),
-    /// It overran its time limit and its process group was killed.
-    Killed,
-    /// Waiting for it failed.
-    Lost(std::io::Error),
-}
-
-/// Waits for `child`; after `timeout` terminates its process group (TERM, then KILL).
-fn wait_with_timeout(mut child: Child, pgid: Pid, timeout: Duration) -> Ended {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    match rx.recv_timeout(timeout) {
-        Ok(Ok(status)) => Ended::Exited(status),
-        Ok(Err(err)) => Ended::Lost(err),
-        Err(_) => {
-            tracing::warn!("git overran its time limit of {timeout:?}; terminating");
-            let _ = killpg(pgid, Signal::SIGTERM);
-            if rx.recv_timeout(KILL_GRACE).is_err() {
-                let _ = killpg(pgid, Signal::SIGKILL);
-                let _ = rx.recv();
-            }
-            Ended::Killed
-        }
-    }
-}
-
-/// Reads all of `pipe`, keeping the first `max` bytes and counting the rest.
-fn read_bounded(
-    mut pipe: impl Read + Send + 'static,
-    max: usize,
-) -> mpsc::Receiver<(Vec<u8>, u64)> {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut total = 0u64;
-        let mut buf = vec![0u8; 64 << 10];
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    total += n as u64;
-                    let room = max.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        let _ = tx.send((kept, total));
-    });
-    rx
-}
-
-/// Reads all of `pipe`, keeping its last `STDERR_TAIL` bytes.
-fn read_tail(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut tail = VecDeque::with_capacity(STDERR_TAIL);
-        let mut buf = [0u8; 8 << 10];
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    tail.extend(&buf[..n]);
-                    let excess = tail.len().saturating_sub(STDERR_TAIL);
-                    tail.drain(..excess);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        let bytes: Vec<u8> = tail.into();
-        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
-    });
-    rx
-}
-
-/// The last `max` bytes of `text`, starting at a line start when one is near (and always at
-/// a char boundary).
-pub(crate) fn tail_of(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    if let Some(nl) = text[start..].find('\n')
-        && nl < max / 4
-    {
-        start += nl + 1;
-    }
-    text[start..].to_string()
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
     use std::time::Instant;
 
     use butler_testkit::World;
@@ -346,7 +208,7 @@ mod tests {
             "{result:?}"
         );
         assert!(started.elapsed() < Duration::from_secs(3));
-        thread::sleep(Duration::from_millis(3500).saturating_sub(started.elapsed()));
+        std::thread::sleep(Duration::from_millis(3500).saturating_sub(started.elapsed()));
         assert!(!marker.exists(), "the shell child of git was killed too");
     }
 
@@ -381,11 +243,17 @@ mod tests {
     }
 
     #[test]
-    fn tails_start_at_a_line_when_one_is_near() {
-        assert_eq!(tail_of("short", 10), "short");
-        assert_eq!(
-            tail_of("aaaa\nbbbbbbbbbbbbbb\ncc", 20),
-            "bbbbbbbbbbbbbb\ncc"
-        );
+    fn git_runs_with_c_messages_and_no_prompts_in_the_working_tree() {
+        let (_dir, repo) = scratch_repo();
+        let out = GitCommand::new(&repo, "env")
+            .args(["-c", "alias.env=!env; pwd", "env"])
+            .run_ok()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in ["LC_ALL=C", "LANGUAGE=C", "GIT_TERMINAL_PROMPT=0"] {
+            assert!(text.lines().any(|l| l == line), "{line}: {text}");
+        }
+        let top = Path::new(text.lines().last().expect("pwd"));
+        assert_eq!(top, repo.workdir());
     }
 }

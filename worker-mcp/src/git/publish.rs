@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use super::GitRepo;
-use super::command::{GitCommand, GitOutput, tail_of};
+use super::command::{GitCommand, GitOutput};
 use super::error::{GitError, redact_credentials};
 use super::repo::Destination;
+use crate::process::tail_of;
 
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
 const HOOK_OUTPUT_TAIL: usize = 2 << 10;
@@ -73,7 +74,7 @@ fn classify(out: &GitOutput, stdout: &str) -> GitError {
         if summary.starts_with("[remote rejected]") {
             return GitError::HookRejected {
                 hook: hook_name(summary),
-                output_tail: redact_credentials(&tail_of(stderr, HOOK_OUTPUT_TAIL)),
+                output_tail: redact_credentials(tail_of(stderr, HOOK_OUTPUT_TAIL)),
             };
         }
     }
@@ -97,7 +98,7 @@ fn classify(out: &GitOutput, stdout: &str) -> GitError {
     } else if has(&["[remote rejected]", "hook declined"]) {
         GitError::HookRejected {
             hook: hook_name(stderr),
-            output_tail: redact_credentials(&tail_of(stderr, HOOK_OUTPUT_TAIL)),
+            output_tail: redact_credentials(tail_of(stderr, HOOK_OUTPUT_TAIL)),
         }
     } else if has(&[
         "could not resolve host",

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::GitRepo;
-use super::command::{GitCommand, GitOutput, tail_of};
+use super::command::{GitCommand, GitOutput};
 use super::error::{GitError, redact_credentials};
+use crate::process::tail_of;
 
 /// Hooks may run linters and tests.
 const RECORD_TIMEOUT: Duration = Duration::from_secs(600);
@@ -78,7 +79,7 @@ impl GitRepo {
         if let Some(hook) = failed_hook {
             return GitError::HookRejected {
                 hook: Some(hook),
-                output_tail: redact_credentials(&tail_of(stderr, HOOK_OUTPUT_TAIL)),
+                output_tail: redact_credentials(tail_of(stderr, HOOK_OUTPUT_TAIL)),
             };
         }
         if op == "commit"

@@ -222,7 +222,7 @@ impl GitRepo {
         let out = GitCommand::new(self, "remote get-url")
             .args(["remote", "get-url", "--", remote])
             .run()?;
-        if out.status.code() == Some(2) || out.stderr_tail.contains("No such remote") {
+        if out.status.exit_code() == Some(2) || out.stderr_tail.contains("No such remote") {
             return Ok(None);
         }
         if !out.status.success() {

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::command::{GitCommand, tail_of};
+use super::command::GitCommand;
 use super::error::redact_credentials;
 use super::{GitError, GitRepo};
+use crate::process::tail_of;
 
 /// What a `work_vcs` operation printed.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -37,7 +38,7 @@ impl GitRepo {
         Ok(VcsOutput {
             succeeded: out.status.success(),
             output: redact_credentials(&String::from_utf8_lossy(&out.stdout)),
-            errors: tail_of(&out.stderr_tail, 4096),
+            errors: tail_of(&out.stderr_tail, 4096).to_owned(),
             truncated,
         })
     }

@@ -1,5 +1,9 @@
 //! Ledger scenarios over real SQLite files in temporary directories.
 
+// These tests start this test binary again as a second process opening the same ledger, and a
+// short-lived process for a pid that is surely dead: plain spawns, not Butler's children.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;

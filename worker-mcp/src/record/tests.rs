@@ -3,42 +3,26 @@
 //! the same code.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
+
+use butler_testkit::World;
 
 use super::*;
 use crate::git::{GitRepo, TaskGit};
 use crate::time::{FixedClock, Timestamp};
 
-const IDENTITY: [(&str, &str); 6] = [
-    ("GIT_CONFIG_GLOBAL", "/dev/null"),
-    ("GIT_CONFIG_NOSYSTEM", "1"),
-    ("GIT_AUTHOR_NAME", "Test Brain"),
-    ("GIT_AUTHOR_EMAIL", "brain@example.invalid"),
-    ("GIT_COMMITTER_NAME", "Test Brain"),
-    ("GIT_COMMITTER_EMAIL", "brain@example.invalid"),
-];
-
 struct Scratch {
-    _dir: tempfile::TempDir,
+    _world: World,
     repo: GitRepo,
     ledger: Ledger,
 }
 
 fn scratch() -> Scratch {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("p");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    let init = Command::new("git")
-        .args(["init", "-q", "-b", "main"])
-        .current_dir(&root)
-        .envs(IDENTITY)
-        .status()
-        .expect("git runs");
-    assert!(init.success());
+    let world = World::new();
+    let root = world.init("p");
     let repo = GitRepo::discover(&root)
         .expect("discover")
-        .with_command_env(IDENTITY);
+        .with_command_env(world.env.clone());
     let clock = Arc::new(FixedClock::new(
         Timestamp::parse("2026-04-15T10:00:00+09:00").expect("time"),
     ));
@@ -46,7 +30,7 @@ fn scratch() -> Scratch {
         .expect("ledger")
         .with_clock(clock);
     Scratch {
-        _dir: dir,
+        _world: world,
         repo,
         ledger,
     }

@@ -4,11 +4,16 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use butler_maid::{ChildSpec, Ending, Limits, Stagnation, supervise};
+use butler_worker::process::{
+    ChildEnv, ChildSpec, Ending, Limits, Stagnation, converse, run_blocking, supervise,
+};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-fn env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    vec![("PATH".into(), "/usr/bin:/bin".into())]
+fn env() -> ChildEnv {
+    let mut env = ChildEnv::new();
+    env.set("PATH", "/usr/bin:/bin");
+    env
 }
 
 fn sh(script: &str, dir: &Path) -> ChildSpec {
@@ -84,7 +89,7 @@ async fn the_environment_is_exactly_the_one_given() {
     let dir = tempfile::tempdir().expect("tempdir");
     // The test process has HOME; the child must not see it.
     let mut spec = sh("env | sort", dir.path());
-    spec.env.push(("ONLY_THIS".into(), "1".into()));
+    spec.env.set("ONLY_THIS", "1");
     let done = supervise(spec, &limits(10_000), &CancellationToken::new()).await;
     let text = done.stdout.text();
     assert!(text.contains("ONLY_THIS=1"), "{text}");
@@ -131,6 +136,25 @@ async fn a_missing_program_is_a_spawn_failure() {
         "{:?}",
         done.ending
     );
+    assert_eq!(done.spawn_error, Some(std::io::ErrorKind::NotFound));
+}
+
+#[tokio::test]
+async fn each_child_leads_a_session_of_its_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let done = supervise(
+        sh("cat /proc/$$/stat", dir.path()),
+        &limits(10_000),
+        &CancellationToken::new(),
+    )
+    .await;
+    let stat = done.stdout.text();
+    let pid = stat.split_whitespace().next().expect("pid");
+    let (_, rest) = stat.rsplit_once(')').expect("comm");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state, ppid, pgrp, session.
+    assert_eq!(fields[2], pid, "process group: {stat}");
+    assert_eq!(fields[3], pid, "session: {stat}");
 }
 
 #[tokio::test]
@@ -215,9 +239,7 @@ async fn output_or_file_changes_keep_a_child_alive() {
 #[tokio::test]
 async fn an_output_flood_is_bounded() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut l = limits(30_000);
-    l.keep_head = 1024;
-    l.keep_tail = 1024;
+    let l = limits(30_000).keep(1024, 1024);
     // About 20 MiB through the pipe.
     let script = "head -c 20000000 /dev/zero | tr '\\0' 'x'; echo; echo END";
     let done = supervise(sh(script, dir.path()), &l, &CancellationToken::new()).await;
@@ -294,4 +316,50 @@ async fn dropping_the_supervision_kills_the_group() {
     let run = supervise(spec, &l, &cancel);
     let _ = tokio::time::timeout(Duration::from_millis(400), run).await;
     assert!(gone_within(read_pid(&pidfile), Duration::from_secs(2)).await);
+}
+
+#[tokio::test]
+async fn a_conversation_talks_over_the_pipes_and_cancelling_it_kills_the_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let script = format!(
+        "sleep 100 & echo $! > {}; echo oops >&2; while read line; do echo \"got $line\"; done",
+        pidfile.display()
+    );
+    let mut talk = converse(sh(&script, dir.path()), limits(60_000)).expect("starts");
+    talk.stdin.write_all(b"ping\n").await.expect("write");
+    let mut lines = BufReader::new(talk.stdout).lines();
+    let line = lines.next_line().await.expect("read").expect("a line");
+    assert_eq!(line, "got ping");
+    talk.cancel.cancel();
+    let done = talk.ended.await.expect("the supervision ends");
+    assert_eq!(done.ending, Ending::Cancelled);
+    assert_eq!(done.stderr.text(), "oops\n");
+    assert!(gone_within(read_pid(&pidfile), Duration::from_secs(2)).await);
+}
+
+#[tokio::test]
+async fn a_conversation_ends_when_its_input_closes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let talk = converse(sh("cat > /dev/null; exit 4", dir.path()), limits(60_000)).expect("starts");
+    drop(talk.stdin);
+    let done = talk.ended.await.expect("the supervision ends");
+    assert_eq!(done.ending, Ending::Exited { code: 4 });
+}
+
+#[test]
+fn the_blocking_wrapper_enforces_the_same_limits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let script = format!("sleep 100 & echo $! > {}; sleep 100", pidfile.display());
+    let started = Instant::now();
+    let done = run_blocking(sh(&script, dir.path()), limits(400));
+    assert!(matches!(done.ending, Ending::WallClockLimit { .. }));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let pid = read_pid(&pidfile);
+    let until = Instant::now() + Duration::from_secs(2);
+    while running(pid) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!running(pid), "grandchild {pid} survived");
 }

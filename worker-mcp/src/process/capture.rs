@@ -1,5 +1,6 @@
 //! Bounded capture of a child's output: the first `head` bytes and the last `tail` bytes are
-//! kept, everything in between is only counted.
+//! kept, everything in between is only counted. Also the one way a long text is cut to its end
+//! ([`tail_of`]).
 
 use std::collections::VecDeque;
 
@@ -56,6 +57,14 @@ impl CapturedOutput {
         self.head.len() + self.tail.len()
     }
 
+    /// The kept bytes, head then tail, with nothing marking a gap (for a capture that keeps
+    /// only a head, such as a bounded read of machine output).
+    pub fn into_bytes(self) -> Vec<u8> {
+        let mut bytes = self.head;
+        bytes.extend(self.tail);
+        bytes
+    }
+
     /// Head and tail as text, with a marker where bytes were dropped.
     pub fn text(&self) -> String {
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
@@ -68,7 +77,8 @@ impl CapturedOutput {
         out
     }
 
-    /// The last `max` bytes (or fewer) as text, cut at a character boundary.
+    /// The last `max` bytes (or fewer) as text, cut as [`tail_of`] cuts; never joins the head
+    /// and the tail across a gap.
     pub fn tail_text(&self, max: usize) -> String {
         let (a, b) = self.tail.as_slices();
         let mut bytes: Vec<u8> = [a, b].concat();
@@ -78,11 +88,29 @@ impl CapturedOutput {
             joined.extend_from_slice(&bytes);
             bytes = joined;
         }
-        let start = bytes.len().saturating_sub(max);
-        let text = String::from_utf8_lossy(&bytes[start..]).into_owned();
+        let start = bytes.len().saturating_sub(max.saturating_mul(2));
+        let text = String::from_utf8_lossy(&bytes[start..]);
         // A cut through a multi-byte character shows as U+FFFD at the start: drop it.
-        text.trim_start_matches('\u{FFFD}').to_owned()
+        tail_of(text.trim_start_matches('\u{FFFD}'), max).to_owned()
     }
+}
+
+/// The last `max` bytes of `text` (or fewer), starting at a character boundary, and at a line
+/// start when one is near (within the first quarter), so a reader does not get half a line.
+pub fn tail_of(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    if let Some(nl) = text[start..].find('\n')
+        && nl < max / 4
+    {
+        start += nl + 1;
+    }
+    &text[start..]
 }
 
 #[cfg(test)]
@@ -121,9 +149,33 @@ mod tests {
     }
 
     #[test]
+    fn a_head_only_capture_is_bounded_but_counted() {
+        let mut c = CapturedOutput::new(4, 0);
+        c.push(b"abcdefgh");
+        assert_eq!(c.total_bytes(), 8);
+        assert_eq!(c.into_bytes(), b"abcd");
+    }
+
+    #[test]
     fn tail_text_does_not_split_characters() {
         let mut c = CapturedOutput::new(0, 16);
         c.push("ééé".as_bytes());
         assert_eq!(c.tail_text(3), "é");
+        let mut c = CapturedOutput::new(0, 3);
+        c.push("ééé".as_bytes());
+        assert_eq!(c.tail_text(16), "é", "a tail cut inside a character");
+    }
+
+    #[test]
+    fn tails_start_at_a_line_when_one_is_near() {
+        assert_eq!(tail_of("short", 10), "short");
+        assert_eq!(
+            tail_of("aaaa\nbbbbbbbbbbbbbb\ncc", 20),
+            "bbbbbbbbbbbbbb\ncc"
+        );
+        assert_eq!(tail_of("aaaaaaaaaaaaaaaaaaaaaaaa", 5), "aaaaa");
+        let mut c = CapturedOutput::new(0, 64);
+        c.push(b"aaaa\nbbbbbbbbbbbbbb\ncc");
+        assert_eq!(c.tail_text(20), "bbbbbbbbbbbbbb\ncc");
     }
 }

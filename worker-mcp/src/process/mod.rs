@@ -1,0 +1,26 @@
+//! Child processes: the one way Butler runs another program.
+//!
+//! Every child — git and the hooks it runs, agents, verify commands, `doctor`'s probes, the
+//! server a client starts — is described by a [`ChildSpec`] whose environment is a [`ChildEnv`]
+//! built on purpose from the allow-lists in [`env`] (Butler's secrets never pass), and runs
+//! under [`supervise`]: a session and process group of its own, stdin fed then closed, output
+//! captured within bounds ([`CapturedOutput`]), a time limit, optional stagnation detection and
+//! cancellation, the whole group taken down at the end (TERM, grace, KILL), and an [`Ending`]
+//! saying how it ended. Synchronous callers use [`run_blocking`]; a child Butler talks to over
+//! its pipes (an MCP server) is started with [`converse`]. Only `spawn.rs` creates processes
+//! (`clippy.toml` forbids `Command::new` elsewhere).
+
+mod blocking;
+pub mod capture;
+pub mod env;
+mod fingerprint;
+mod group;
+mod spawn;
+mod supervise;
+
+pub use blocking::run_blocking;
+pub use capture::{CapturedOutput, tail_of};
+pub use env::ChildEnv;
+pub use supervise::{
+    ChildSpec, Conversation, Ending, Keep, Limits, Stagnation, Supervised, converse, supervise,
+};
