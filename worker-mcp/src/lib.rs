@@ -5,6 +5,7 @@
 
 pub mod agent_mcp;
 pub mod config;
+mod file_lock;
 pub mod git;
 pub mod issues;
 pub mod ledger;
