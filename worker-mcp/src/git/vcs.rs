@@ -23,7 +23,11 @@ pub struct VcsOutput {
 impl GitRepo {
     /// Runs `git <args>` in the working tree; stdout bounded to `max_output` bytes, the end of
     /// stderr kept. A failing operation is an answer (with its output), not an error.
+    ///
+    /// It runs holding Butler's lock on this working tree (any of these operations may write
+    /// the index), waiting for another Butler that holds it.
     pub fn run_vcs(&self, args: &[String], max_output: usize) -> Result<VcsOutput, GitError> {
+        let _held = self.lock_tree()?;
         let out = GitCommand::new(self, "vcs")
             .args(args)
             // Nothing may wait for a person: no editor, no pager.
