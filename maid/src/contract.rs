@@ -8,6 +8,7 @@ use std::fmt;
 
 use butler_worker::git::Tampering;
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::supervise::Ending;
@@ -148,8 +149,9 @@ impl fmt::Display for TaskId {
 }
 
 /// Which headless agent runs the task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum AgentKind {
     #[default]
     Goose,
