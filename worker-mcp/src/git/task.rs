@@ -151,14 +151,21 @@ impl TaskGit {
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
     }
 
+    /// Hardened git that writes this working tree's index: `held` must be its lock, and an
+    /// `index.lock` of something that is not Butler is waited for (`IndexLocked` if it stays).
+    fn held_command(&self, held: &TreeLock, op: &'static str) -> Result<GitCommand, GitError> {
+        self.repo.wait_for_index(held)?;
+        Ok(self.command(op))
+    }
+
     /// Runs hardened git that writes this working tree's index, holding its lock.
     fn run_held<I, S>(&self, held: &TreeLock, op: &'static str, args: I) -> Result<String, GitError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        self.repo.holds(held)?;
-        self.run(op, args)
+        let out = self.held_command(held, op)?.args(args).run_ok()?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// Like [`TaskGit::run_held`], but a non-zero exit is `Ok(None)`.
@@ -172,8 +179,11 @@ impl TaskGit {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        self.repo.holds(held)?;
-        self.try_run(op, args)
+        let out = self.held_command(held, op)?.args(args).run()?;
+        Ok(out
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
     }
 
     /// Butler's lock on this working tree (waits for another Butler that holds it).
@@ -367,8 +377,7 @@ impl TaskGit {
         let mut add = vec!["add", "-A", "--"];
         add.extend(paths.iter().map(String::as_str));
         self.run_held(&held, "add", &add)?;
-        self.repo.holds(&held)?;
-        self.command("commit")
+        self.held_command(&held, "commit")?
             .args([
                 "commit",
                 "-q",
@@ -394,9 +403,8 @@ impl TaskGit {
                 head: self.head_sha()?,
             });
         }
-        self.repo.holds(&held)?;
         let merged = self
-            .command("merge")
+            .held_command(&held, "merge")?
             .args([
                 "merge",
                 "-q",
@@ -777,5 +785,26 @@ mod tests {
         );
         assert!(main.changed_paths().expect("status").is_empty());
         assert!(!main.workdir().join("new.txt").exists());
+    }
+
+    #[test]
+    fn the_maids_index_writes_wait_for_another_butler_on_the_tree() {
+        let (_dir, main) = scratch();
+        let file = main.workdir().join("a.txt");
+        std::fs::write(&file, "changed\n").expect("write");
+        let held = main.repo.lock_tree().expect("free");
+        let restorer = {
+            let main = main.clone();
+            std::thread::spawn(move || {
+                let head = main.head_sha()?;
+                main.restore_paths(&head, &["a.txt".into()])
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(!restorer.is_finished(), "it waits for the lock");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "changed\n");
+        drop(held);
+        restorer.join().expect("thread").expect("restored");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "a\n");
     }
 }

@@ -25,9 +25,12 @@ impl GitRepo {
     /// stderr kept. A failing operation is an answer (with its output), not an error.
     ///
     /// It runs holding Butler's lock on this working tree (any of these operations may write
-    /// the index), waiting for another Butler that holds it.
+    /// the index), waiting for another Butler that holds it, and gives an `index.lock` that is
+    /// not Butler's a moment to go.
     pub fn run_vcs(&self, args: &[String], max_output: usize) -> Result<VcsOutput, GitError> {
-        let _held = self.lock_tree()?;
+        let held = self.lock_tree()?;
+        // A moment for a person's git to finish; if its lock stays, git itself says so.
+        let _ = self.wait_for_index(&held);
         let out = GitCommand::new(self, "vcs")
             .args(args)
             // Nothing may wait for a person: no editor, no pager.
