@@ -309,3 +309,46 @@ async fn invalid_body_names_the_missing_fields() {
         json!(["next_action", "blocker"])
     );
 }
+
+#[tokio::test]
+async fn a_value_outside_an_arguments_fixed_set_is_refused_naming_the_field() {
+    let w = World::published();
+    w.write("a.txt", "a\n");
+    let brain = w.session().await;
+    let implement = |agent: Value| json!({"goal": "g", "target_paths": ["src/"], "agent": agent});
+    for (tool, args, field) in [
+        ("work_diff", json!({"level": "everything"}), "level"),
+        ("work_diff", json!({"level": "FULL"}), "level"),
+        ("work_diff", json!({"level": ""}), "level"),
+        ("issue_list", json!({"state": "weird"}), "state"),
+        ("issue_list", json!({"state": 1}), "state"),
+        ("run_implement", implement(json!("cursor")), "agent"),
+        ("run_implement", implement(json!(["goose"])), "agent"),
+    ] {
+        let a = brain.call(tool, args.clone()).await;
+        assert_eq!(
+            a.error_code(),
+            "need_input",
+            "{tool}({args}) → {}",
+            a.envelope
+        );
+        assert_eq!(a.data()["field"], field, "{tool}({args}) → {}", a.envelope);
+        let hint = a.envelope["hint"].as_str().expect("hint");
+        assert!(hint.contains(tool) && hint.contains(field), "{hint}");
+    }
+    // The listed values are taken, and so is leaving the argument out.
+    for (tool, args) in [
+        ("work_diff", json!({"level": "full"})),
+        ("work_diff", json!({"level": "stat"})),
+        ("work_diff", json!({"level": null})),
+        ("issue_list", json!({"state": "all"})),
+        ("issue_list", json!({})),
+    ] {
+        let a = brain.call(tool, args.clone()).await;
+        assert_eq!(a.status(), "ok", "{tool}({args}) → {}", a.envelope);
+    }
+    assert!(
+        w.git(&w.project, &["worktree", "list"]).lines().count() == 1,
+        "no task was started"
+    );
+}

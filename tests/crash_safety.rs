@@ -158,3 +158,42 @@ async fn two_servers_recording_at_once_never_collide() {
     let fsck = w.git_output(&w.project, &["fsck", "--no-progress"]);
     assert!(fsck.status.success());
 }
+
+#[tokio::test]
+async fn a_record_a_vcs_operation_and_an_observer_on_one_repository_never_collide() {
+    let w = World::published();
+    let recorder = w.session().await;
+    let operator = w.session().await;
+    let observer = w.session().await;
+    let mut recorded = 0;
+    for round in 0..4 {
+        // Enough files that git holds the index for a while during each call.
+        for i in 0..150 {
+            w.write(&format!("r{round}/f{i}.txt"), &format!("{round} {i}\n"));
+        }
+        let (record, reset, seen, seen_again) = tokio::join!(
+            recorder.call(
+                "work_record",
+                json!({"message": format!("round {round}"), "issue_ids": []})
+            ),
+            // `reset` always rewrites the index.
+            operator.call("work_vcs", json!({"args": ["reset", "-q"]})),
+            observer.call("work_observe", json!({})),
+            observer.call("work_diff", json!({})),
+        );
+        assert_eq!(record.status(), "ok", "{}", record.envelope);
+        recorded += usize::from(record.data()["record_id"].is_string());
+        assert_eq!(reset.status(), "ok", "{}", reset.envelope);
+        assert_eq!(
+            reset.data()["succeeded"],
+            true,
+            "git did not find the index locked: {}",
+            reset.envelope
+        );
+        assert_eq!(seen.status(), "ok", "{}", seen.envelope);
+        assert_eq!(seen_again.status(), "ok", "{}", seen_again.envelope);
+    }
+    assert_eq!(recorded, 4);
+    assert!(w.git(&w.project, &["status", "--porcelain"]).is_empty());
+    assert!(!w.project.join(".git/index.lock").exists());
+}

@@ -120,8 +120,6 @@ pub enum WorkError {
     SensitiveFiles { paths: Vec<String> },
     #[error("record not found")]
     RecordNotFound { id: String },
-    #[error("foreign index lock")]
-    ForeignLock { age_secs: u64 },
     #[error("issue body misses sections")]
     InvalidBody { missing: Vec<&'static str> },
     #[error("issue body fields needed")]
@@ -200,11 +198,6 @@ impl ToolError {
                 NotFound,
                 format!("No record `{id}`"),
                 "find record ids with work_history",
-            ),
-            WorkError::ForeignLock { age_secs } => ToolError::new(
-                PolicyBlocked,
-                format!("Another tool is changing the repository (lock held for {age_secs} s)"),
-                "wait and call work_record again; if it persists and nothing else runs, ask the user to remove .git/index.lock",
             ),
             WorkError::InvalidBody { missing } => ToolError::new(
                 InvalidBody,
@@ -336,6 +329,14 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
             format!(
                 "wait and call {tool} again; if it persists and nothing else runs, ask the user to remove .git/index.lock"
             ),
+        ),
+        GitError::ButlerBusy { waited } => ToolError::new(
+            PolicyBlocked,
+            format!(
+                "Another Butler kept this project's files busy for {} s",
+                waited.as_secs()
+            ),
+            format!("call {tool} again in a moment"),
         ),
         GitError::Rejected => ToolError::new(
             Conflict,

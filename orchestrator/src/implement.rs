@@ -46,9 +46,9 @@ pub struct RunImplementArgs {
     /// {path, exists|absent: true} or {path, contains}.
     #[serde(default)]
     pub file_checks: Option<Vec<FileCheckArg>>,
-    /// goose (default), claude, codex or aider.
+    /// Default goose.
     #[serde(default)]
-    pub agent: Option<String>,
+    pub agent: Option<AgentKind>,
     /// Seconds per attempt.
     #[serde(default)]
     pub timeout_s: Option<u64>,
@@ -96,7 +96,7 @@ impl From<RunImplementArgs> for ImplementRequest {
                     contains: f.contains,
                 })
                 .collect(),
-            agent: a.agent,
+            agent: a.agent.map(|kind| kind.name().to_owned()),
             timeout_s: a.timeout_s,
             issue_id: a.issue_id,
         }

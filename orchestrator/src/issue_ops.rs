@@ -198,21 +198,10 @@ pub async fn set_state(project: &Project, id: i64, state: IssueState) -> Result<
 
 pub async fn list(
     project: &Project,
-    state: Option<&str>,
+    state: StateFilter,
     label: Option<&str>,
     page: Option<i64>,
 ) -> Result<Reply, WorkError> {
-    let state = match state.map(str::trim) {
-        None | Some("") | Some("open") => StateFilter::Open,
-        Some("closed") => StateFilter::Closed,
-        Some("all") => StateFilter::All,
-        Some(other) => {
-            return Err(WorkError::InvalidArgument {
-                field: "state",
-                reason: format!("`{other}` is not open, closed or all"),
-            });
-        }
-    };
     let page = match page {
         None => 1,
         Some(p) if (1..=10_000).contains(&p) => p as u32,

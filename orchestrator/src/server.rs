@@ -72,6 +72,10 @@ fn simplify(value: &mut serde_json::Value) {
                     map.insert("type".into(), non_null[0].clone());
                 }
             }
+            // An optional argument's fixed set of values lists the values only.
+            if let Some(Value::Array(values)) = map.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+            }
             if let Some(Value::Array(any)) = map.get("anyOf") {
                 let non_null: Vec<Value> = any
                     .iter()
@@ -243,7 +247,7 @@ impl ButlerServer {
             let project = self.project().await?;
             let req = diff::DiffRequest {
                 path: a.path,
-                level: diff::parse_level(a.level.as_deref())?,
+                level: a.level.unwrap_or_default(),
                 record_id: a.record_id,
             };
             let (summary, view) = blocking(&project, move |p| diff::diff(p, req)).await?;
@@ -433,7 +437,8 @@ impl ButlerServer {
         let outcome = async {
             let a: IssueListArgs = args::parse(raw)?;
             let project = self.project().await?;
-            issue_ops::list(&project, a.state.as_deref(), a.label.as_deref(), a.page).await
+            let state = a.state.unwrap_or_default();
+            issue_ops::list(&project, state, a.label.as_deref(), a.page).await
         };
         finish_call("issue_list", outcome.await)
     }

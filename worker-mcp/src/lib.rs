@@ -8,6 +8,7 @@
 pub mod agent_mcp;
 pub mod config;
 pub mod contract;
+mod file_lock;
 pub mod git;
 pub mod issues;
 pub mod ledger;

@@ -345,16 +345,18 @@ fn index_lock_blocks_recording_and_can_be_removed_only_unchanged() {
     // Someone takes the lock anew: the old sighting must not remove it.
     std::fs::remove_file(&lock_path).expect("rm");
     write(&lock_path, "");
+    let held = repo.lock_tree().expect("Butler's lock");
     assert!(matches!(
-        repo.remove_index_lock(&lock),
+        repo.remove_index_lock(&held, &lock),
         Err(GitError::IndexLocked { .. })
     ));
     assert!(lock_path.exists());
     let fresh = repo.index_lock().expect("lock seen");
-    repo.remove_index_lock(&fresh).expect("removed");
+    repo.remove_index_lock(&held, &fresh).expect("removed");
     assert!(!lock_path.exists());
-    repo.remove_index_lock(&fresh).expect("gone is fine");
-    repo.record_all("x").expect("recorded after the lock went");
+    repo.remove_index_lock(&held, &fresh).expect("gone is fine");
+    repo.record_all_held(&held, "x")
+        .expect("recorded after the lock went");
 }
 
 // ---------------------------------------------------------------- non-UTF-8 names

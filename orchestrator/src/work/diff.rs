@@ -2,7 +2,8 @@
 //! overview of unrecorded work; `level="full"` the patch, bounded; `record_id` one record.
 
 use butler_worker::git::{FileStat, RepoPath};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::error::WorkError;
 use crate::session::Project;
@@ -15,21 +16,14 @@ pub const MAX_PATCH_BYTES: usize = 48 * 1024;
 /// The most files listed in an overview.
 pub const MAX_FILES: usize = 200;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How much of the changes is shown: `stat`, a per-file overview; `full`, the patch (bounded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum Level {
-    Overview,
+    #[default]
+    Stat,
     Full,
-}
-
-pub fn parse_level(level: Option<&str>) -> Result<Level, WorkError> {
-    match level.map(str::trim) {
-        None | Some("") | Some("stat") | Some("overview") => Ok(Level::Overview),
-        Some("full") => Ok(Level::Full),
-        Some(other) => Err(WorkError::InvalidArgument {
-            field: "level",
-            reason: format!("`{other}` is not a level; use \"stat\" or \"full\""),
-        }),
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -85,7 +79,7 @@ pub fn diff(project: &Project, req: DiffRequest) -> Result<(String, DiffView), W
         None => "unrecorded changes".to_string(),
     };
     match req.level {
-        Level::Overview => {
+        Level::Stat => {
             let stats = match &commit {
                 Some((_, sha)) => repo.commit_overview(sha, path.as_ref())?,
                 None => repo.diff_overview(path.as_ref())?,

@@ -4,17 +4,16 @@
 //! Crash safety: the record id is reserved in the ledger and the operation journaled before
 //! anything is written; the saved message carries the id as a trailer. A server killed at any
 //! instant leaves either no record (the reservation is abandoned later) or a record that the
-//! next call recognises by its trailer. Files in the tree are never touched by recording. A
-//! lock file left by a dead Butler operation is recognised through the journal and removed;
-//! a lock held by anything else is reported, never removed.
+//! next call recognises by its trailer. Files in the tree are never touched by recording. It
+//! runs holding Butler's lock on the working tree (waiting for another Butler); a git lock file
+//! left by a dead Butler operation is recognised through the journal and removed; one held by
+//! anything else is waited for a moment, then reported, never removed.
 
-use std::fs::File;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
-use butler_worker::git::{Change, GitRepo, WorkTreeStatus};
+use butler_worker::git::{Change, GitRepo, TreeLock, WorkTreeStatus};
 use butler_worker::ledger::{Ledger, process_alive};
 use butler_worker::record::{self as protocol, Draft, RecordMessage};
-use nix::fcntl::{Flock, FlockArg};
 use serde::Serialize;
 
 use crate::error::WorkError;
@@ -28,7 +27,6 @@ pub const GIT_EQUIVALENTS: &[&str] = &["commit", "add"];
 pub const MAX_MESSAGE_CHARS: usize = 10_000;
 pub const MAX_ISSUE_IDS: usize = 20;
 const JOURNAL_KIND: &str = "record";
-const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// What `work_record` was asked.
 #[derive(Debug, Clone)]
@@ -124,13 +122,10 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         return Err(WorkError::SensitiveFiles { paths: sensitive });
     }
 
-    let _lock = RecordLock::acquire(repo)?;
+    let held = repo.lock_tree()?;
     let mut notes = Vec::new();
-    project.with_ledger(|ledger| recover(repo, ledger, &mut notes))?;
-    if let Some(lock) = repo.index_lock() {
-        let age = lock.modified.elapsed().unwrap_or_default().as_secs();
-        return Err(WorkError::ForeignLock { age_secs: age });
-    }
+    project.with_ledger(|ledger| recover(repo, &held, ledger, &mut notes))?;
+    repo.wait_for_index(&held)?;
 
     let draft = Draft {
         message: &req.message,
@@ -143,7 +138,7 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         Ok((op, protocol::reserve(ledger, &draft)?))
     })?;
     let id = reservation.id().clone();
-    let outcome = repo.record_all(reservation.text());
+    let outcome = repo.record_all_held(&held, reservation.text());
     project.with_ledger(|ledger| {
         match &outcome {
             Ok(sha) => {
@@ -197,7 +192,12 @@ fn new_files(repo: &GitRepo, status: &WorkTreeStatus) -> Result<Vec<String>, Wor
 
 /// Finishes what a Butler process that died mid-record left behind: its stale lock file,
 /// its reserved id (completed if the commit happened, abandoned if not).
-fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(), WorkError> {
+fn recover(
+    repo: &GitRepo,
+    held: &TreeLock,
+    ledger: &Ledger,
+    notes: &mut Vec<String>,
+) -> Result<(), WorkError> {
     for op in ledger.open_operations()? {
         if op.kind != JOURNAL_KIND || process_alive(op.pid) {
             continue;
@@ -206,7 +206,7 @@ fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(
             let secs = u64::try_from(op.started_at.unix().saturating_sub(2)).unwrap_or(0);
             let started = UNIX_EPOCH + Duration::from_secs(secs);
             if lock.modified >= started {
-                repo.remove_index_lock(&lock)?;
+                repo.remove_index_lock(held, &lock)?;
                 notes.push("Cleared a lock left by an interrupted earlier save.".into());
             }
         }
@@ -229,38 +229,4 @@ fn recover(repo: &GitRepo, ledger: &Ledger, notes: &mut Vec<String>) -> Result<(
         }
     }
     Ok(())
-}
-
-/// Serialises recording across processes; the OS drops it when its holder dies.
-struct RecordLock {
-    _flock: Flock<File>,
-}
-
-impl RecordLock {
-    fn acquire(repo: &GitRepo) -> Result<Self, WorkError> {
-        let dir = repo.common_dir().join("butler");
-        std::fs::create_dir_all(&dir).map_err(|e| WorkError::Internal(format!("lock dir: {e}")))?;
-        let path = dir.join("record.lock");
-        let deadline = SystemTime::now() + LOCK_WAIT;
-        loop {
-            let file = File::options()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(|e| WorkError::Internal(format!("lock file: {e}")))?;
-            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-                Ok(flock) => return Ok(Self { _flock: flock }),
-                Err((_, _)) if SystemTime::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(_) => {
-                    return Err(WorkError::PolicyBlocked {
-                        reason: "Another Butler is saving work in this project right now".into(),
-                        hint: "call work_record again in a moment".into(),
-                    });
-                }
-            }
-        }
-    }
 }

@@ -154,7 +154,9 @@ pub enum DelegationMode {
 }
 
 /// Which headless agent runs an implementation task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
     #[default]

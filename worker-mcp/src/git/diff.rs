@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use super::GitRepo;
 use super::command::GitCommand;
 use super::error::GitError;
+use super::lock::Refresh;
 use super::path::RepoPath;
 use super::status::{Change, split_nul};
 
@@ -149,8 +150,17 @@ impl GitRepo {
         }
     }
 
-    fn diff_command(&self, range: &Range, path: Option<&RepoPath>, format: &[&str]) -> GitCommand {
-        let mut cmd = GitCommand::new(self, "diff")
+    /// `git diff` of `range`; `refresh` decides whether a working-tree diff may save the
+    /// refreshed index, so keep it alive until the command has run.
+    fn diff_command(
+        &self,
+        refresh: &Refresh,
+        range: &Range,
+        path: Option<&RepoPath>,
+        format: &[&str],
+    ) -> GitCommand {
+        let mut cmd = refresh
+            .apply(GitCommand::new(self, "diff"))
             .args(["--literal-pathspecs", "-c", "core.quotePath=false", "diff"])
             .args([
                 "--no-renames",
@@ -175,8 +185,9 @@ impl GitRepo {
         range: &Range,
         path: Option<&RepoPath>,
     ) -> Result<Vec<FileStat>, GitError> {
+        let refresh = self.refresh_for(range);
         let out = self
-            .diff_command(range, path, &["--raw", "--numstat", "-z"])
+            .diff_command(&refresh, range, path, &["--raw", "--numstat", "-z"])
             .max_stdout(64 << 20)
             .run_ok()?;
         if out.truncated() {
@@ -191,14 +202,23 @@ impl GitRepo {
         path: Option<&RepoPath>,
         max_bytes: usize,
     ) -> Result<PatchBuilder, GitError> {
+        let refresh = self.refresh_for(range);
         let out = self
-            .diff_command(range, path, &["--patch"])
+            .diff_command(&refresh, range, path, &["--patch"])
             .max_stdout(max_bytes.saturating_add(1))
             .run_ok()?;
         Ok(PatchBuilder {
             bytes: out.stdout,
             total: out.stdout_total,
         })
+    }
+
+    /// Only a diff against the working tree can refresh the index.
+    fn refresh_for(&self, range: &Range) -> Refresh {
+        match range {
+            Range::WorkTree { .. } => self.refresh(),
+            Range::Commit { .. } => Refresh::without_lock(),
+        }
     }
 
     fn untracked_under(&self, path: Option<&RepoPath>) -> Result<Vec<RepoPath>, GitError> {

@@ -41,6 +41,12 @@ pub enum GitError {
         /// How long ago the lock file was last modified, when known.
         age: Option<Duration>,
     },
+    /// Another Butler process kept this working tree locked longer than Butler waits.
+    #[error("another Butler is changing this working tree")]
+    ButlerBusy {
+        /// How long this one waited.
+        waited: Duration,
+    },
     /// The destination moved on (non-fast-forward); publishing would rewrite it.
     #[error("the destination has changes that are not here")]
     Rejected,

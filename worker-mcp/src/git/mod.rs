@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 pub use diff::{FileStat, Patch};
 pub use error::GitError;
 pub use history::CommitInfo;
-pub use lock::IndexLock;
+pub use lock::{BUTLER_WAIT, FOREIGN_WAIT, IndexLock, TreeLock};
 pub use path::RepoPath;
 pub use publish::PublishOutcome;
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};

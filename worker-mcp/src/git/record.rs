@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::GitRepo;
 use super::command::{GitCommand, GitOutput};
 use super::error::{GitError, redact_credentials};
+use super::lock::TreeLock;
 use crate::process::tail_of;
 
 /// Hooks may run linters and tests.
@@ -23,14 +24,17 @@ impl GitRepo {
     ///
     /// Errors: `NothingToRecord`; `NoIdentity` (git has no user name/email); `HookRejected`
     /// (a `pre-commit`, `commit-msg`, … hook refused; with its output tail); `IndexLocked`
-    /// (another process holds the index); `Failed`.
+    /// (something that is not Butler kept the index locked); `ButlerBusy`; `Failed`. Takes
+    /// Butler's lock on this working tree for the time it runs.
     pub fn record_all(&self, message: &str) -> Result<String, GitError> {
-        if let Some(lock) = self.index_lock() {
-            return Err(GitError::IndexLocked {
-                age: lock.modified.elapsed().ok(),
-                lock_path: lock.path,
-            });
-        }
+        let held = self.lock_tree()?;
+        self.record_all_held(&held, message)
+    }
+
+    /// [`GitRepo::record_all`] for a caller that holds the working tree's lock already (to do
+    /// more under it, such as journaling the record).
+    pub fn record_all_held(&self, held: &TreeLock, message: &str) -> Result<String, GitError> {
+        self.wait_for_index(held)?;
         let add = GitCommand::new(self, "add")
             .args(["add", "-A"])
             .timeout(RECORD_TIMEOUT)

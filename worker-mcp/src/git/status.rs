@@ -1,5 +1,6 @@
-//! Working-tree status through `git status --porcelain=v2 -z` (fastest on big trees, and it
-//! saves the refreshed index so the next call is cheap).
+//! Working-tree status through `git status --porcelain=v2 -z` (fastest on big trees, and when
+//! no other Butler is busy with the tree it saves the refreshed index, so the next call is
+//! cheap; see `lock.rs`).
 
 use super::GitRepo;
 use super::command::GitCommand;
@@ -52,7 +53,9 @@ impl GitRepo {
     /// (untracked directories as one `dir/` entry), conflicts. Ignored files are left out.
     /// An unborn HEAD works (everything present is added or untracked).
     pub fn status(&self) -> Result<WorkTreeStatus, GitError> {
-        let out = GitCommand::new(self, "status")
+        let refresh = self.refresh();
+        let out = refresh
+            .apply(GitCommand::new(self, "status"))
             .args([
                 "status",
                 "--porcelain=v2",

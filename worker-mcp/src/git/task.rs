@@ -5,6 +5,10 @@
 //! Every process is hardened, because an agent may have planted programs in the repository's
 //! configuration: `core.fsmonitor` and hooks are off, the untracked cache and commit signing
 //! are off, system and global configuration are ignored, and the Maid's own identity is used.
+//!
+//! git that writes an index runs through [`TaskGit::run_held`] with the working tree's
+//! [`TreeLock`] (see `lock.rs`); [`TaskGit::run`] is for git that never takes `index.lock`
+//! (reads of refs, logs and objects, ref updates).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -15,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::GitRepo;
 use super::command::GitCommand;
 use super::error::GitError;
+use super::lock::TreeLock;
 
 /// The identity of the Maid's own records.
 pub const MAID_NAME: &str = "Butler Maid";
@@ -123,7 +128,7 @@ impl TaskGit {
             .env("GIT_COMMITTER_EMAIL", MAID_EMAIL)
     }
 
-    /// Runs hardened git; stdout (lossy UTF-8) on success.
+    /// Runs hardened git that never takes `index.lock`; stdout (lossy UTF-8) on success.
     fn run<I, S>(&self, op: &'static str, args: I) -> Result<String, GitError>
     where
         I: IntoIterator<Item = S>,
@@ -144,6 +149,46 @@ impl TaskGit {
             .status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
+    }
+
+    /// Hardened git that writes this working tree's index: `held` must be its lock, and an
+    /// `index.lock` of something that is not Butler is waited for (`IndexLocked` if it stays).
+    fn held_command(&self, held: &TreeLock, op: &'static str) -> Result<GitCommand, GitError> {
+        self.repo.wait_for_index(held)?;
+        Ok(self.command(op))
+    }
+
+    /// Runs hardened git that writes this working tree's index, holding its lock.
+    fn run_held<I, S>(&self, held: &TreeLock, op: &'static str, args: I) -> Result<String, GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.held_command(held, op)?.args(args).run_ok()?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Like [`TaskGit::run_held`], but a non-zero exit is `Ok(None)`.
+    fn try_run_held<I, S>(
+        &self,
+        held: &TreeLock,
+        op: &'static str,
+        args: I,
+    ) -> Result<Option<String>, GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.held_command(held, op)?.args(args).run()?;
+        Ok(out
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
+    }
+
+    /// Butler's lock on this working tree (waits for another Butler that holds it).
+    fn lock(&self) -> Result<TreeLock, GitError> {
+        self.repo.lock_tree()
     }
 
     /// The commit `what` names, if any.
@@ -168,16 +213,18 @@ impl TaskGit {
     /// Changed paths against HEAD (staged, unstaged, untracked; ignore rules respected),
     /// relative to the top, sorted.
     pub fn changed_paths(&self) -> Result<Vec<String>, GitError> {
-        let out = self.run(
-            "status",
-            [
+        let refresh = self.repo.refresh();
+        let out = refresh
+            .apply(self.command("status"))
+            .args([
                 "status",
                 "--porcelain=v1",
                 "-z",
                 "--untracked-files=all",
                 "--no-renames",
-            ],
-        )?;
+            ])
+            .run_ok()?;
+        let out = String::from_utf8_lossy(&out.stdout);
         let paths: BTreeSet<String> = out
             .split('\0')
             .filter(|e| e.len() > 3)
@@ -244,13 +291,15 @@ impl TaskGit {
         if paths.is_empty() || self.rev("HEAD")?.is_none() {
             return Ok(());
         }
+        let held = self.lock()?;
         let mut reset = vec!["reset", "-q", "--"];
         reset.extend(paths.iter().map(String::as_str));
-        self.run("reset", &reset).map(drop)
+        self.run_held(&held, "reset", &reset).map(drop)
     }
 
     /// Creates branch `branch` at `base` checked out in a new worktree at `path` (which must
-    /// not exist), and opens it.
+    /// not exist), and opens it. No lock: the only index written is the new worktree's, which
+    /// nothing else knows yet.
     pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<TaskGit, GitError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| GitError::io("worktree", e))?;
@@ -279,9 +328,19 @@ impl TaskGit {
 
     /// Puts paths back as they are in `head`; paths `head` does not have are removed.
     pub fn restore_paths(&self, head: &str, paths: &[String]) -> Result<(), GitError> {
+        let held = self.lock()?;
+        self.restore_paths_held(&held, head, paths)
+    }
+
+    fn restore_paths_held(
+        &self,
+        held: &TreeLock,
+        head: &str,
+        paths: &[String],
+    ) -> Result<(), GitError> {
         for path in paths {
             if self.is_tracked(head, path)? {
-                self.run("checkout", ["checkout", "-q", head, "--", path])?;
+                self.run_held(held, "checkout", ["checkout", "-q", head, "--", path])?;
             } else {
                 let full = self.workdir().join(path);
                 let _ = std::fs::remove_file(&full).or_else(|_| std::fs::remove_dir_all(&full));
@@ -296,27 +355,29 @@ impl TaskGit {
         if paths.is_empty() {
             return Ok(String::new());
         }
+        let held = self.lock()?;
         let mut add = vec!["add", "-N", "--"];
         add.extend(paths.iter().map(String::as_str));
-        self.run("add", &add)?;
+        self.run_held(&held, "add", &add)?;
         let mut diff = vec!["diff", "HEAD", "--binary", "--"];
         diff.extend(paths.iter().map(String::as_str));
-        let patch = self.run("diff", &diff)?;
+        let patch = self.run_held(&held, "diff", &diff)?;
         let mut reset = vec!["reset", "-q", "--"];
         reset.extend(paths.iter().map(String::as_str));
-        self.run("reset", &reset)?;
+        self.run_held(&held, "reset", &reset)?;
         let head = self.head_sha()?;
-        self.restore_paths(&head, paths)?;
+        self.restore_paths_held(&held, &head, paths)?;
         Ok(patch)
     }
 
     /// The Maid's own commit of `paths` (added with deletions), with `message` verbatim.
     /// Returns the new commit's id.
     pub fn commit_paths(&self, paths: &[String], message: &str) -> Result<String, GitError> {
+        let held = self.lock()?;
         let mut add = vec!["add", "-A", "--"];
         add.extend(paths.iter().map(String::as_str));
-        self.run("add", &add)?;
-        self.command("commit")
+        self.run_held(&held, "add", &add)?;
+        self.held_command(&held, "commit")?
             .args([
                 "commit",
                 "-q",
@@ -333,8 +394,9 @@ impl TaskGit {
     /// Brings `tip` into the current line: fast-forward when possible, else a merge commit with
     /// `merge_message`. A conflicting merge is aborted and reported as `Rejected`.
     pub fn bring_in(&self, tip: &str, merge_message: &str) -> Result<BroughtIn, GitError> {
+        let held = self.lock()?;
         if self
-            .try_run("merge", ["merge", "-q", "--ff-only", tip])?
+            .try_run_held(&held, "merge", ["merge", "-q", "--ff-only", tip])?
             .is_some()
         {
             return Ok(BroughtIn::FastForward {
@@ -342,7 +404,7 @@ impl TaskGit {
             });
         }
         let merged = self
-            .command("merge")
+            .held_command(&held, "merge")?
             .args([
                 "merge",
                 "-q",
@@ -354,7 +416,7 @@ impl TaskGit {
             .args([merge_message, tip])
             .run()?;
         if !merged.status.success() {
-            let _ = self.try_run("merge", ["merge", "--abort"]);
+            let _ = self.try_run_held(&held, "merge", ["merge", "--abort"]);
             return Err(GitError::Rejected);
         }
         Ok(BroughtIn::Merged {
@@ -373,6 +435,11 @@ impl TaskGit {
         let branch_ref = format!("refs/heads/{branch}");
         let tip = self.rev(&branch_ref)?.ok_or(GitError::UnknownCommit)?;
         if worktree.exists() {
+            // Its own lock, so no other Butler is inside it; none when it is no working tree.
+            let task_tree = TaskGit::open(worktree)
+                .ok()
+                .filter(|t| worktree.canonicalize().is_ok_and(|w| w == t.workdir()));
+            let held = task_tree.as_ref().map(TaskGit::lock).transpose()?;
             self.run(
                 "worktree",
                 [
@@ -382,6 +449,9 @@ impl TaskGit {
                     worktree.as_os_str(),
                 ],
             )?;
+            if let Some(held) = held {
+                held.retire();
+            }
         }
         let _ = self.try_run("worktree", ["worktree", "prune"]);
         self.run("update-ref", ["update-ref", keep_ref, &tip])?;
@@ -434,6 +504,7 @@ impl Baseline {
     /// changes stay); other refs are put back, the agent's values kept under
     /// `refs/butler/agent/<task>/…` so nothing is lost.
     pub fn detect_and_restore(&self, wt: &TaskGit, task: &str) -> Result<Vec<Tampering>, GitError> {
+        let held = wt.lock()?;
         let mut findings = Vec::new();
         let mut changed_keys = BTreeSet::new();
         for (path, before) in &self.config {
@@ -550,7 +621,7 @@ impl Baseline {
             }) {
                 findings.push(Tampering::IndexChanged);
             }
-            wt.run("reset", ["reset", "-q", "--mixed", &self.head])?;
+            wt.run_held(&held, "reset", ["reset", "-q", "--mixed", &self.head])?;
         }
         Ok(findings)
     }
@@ -696,5 +767,26 @@ mod tests {
         );
         assert!(main.changed_paths().expect("status").is_empty());
         assert!(!main.workdir().join("new.txt").exists());
+    }
+
+    #[test]
+    fn the_maids_index_writes_wait_for_another_butler_on_the_tree() {
+        let (_dir, main) = scratch();
+        let file = main.workdir().join("a.txt");
+        std::fs::write(&file, "changed\n").expect("write");
+        let held = main.repo.lock_tree().expect("free");
+        let restorer = {
+            let main = main.clone();
+            std::thread::spawn(move || {
+                let head = main.head_sha()?;
+                main.restore_paths(&head, &["a.txt".into()])
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(!restorer.is_finished(), "it waits for the lock");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "changed\n");
+        drop(held);
+        restorer.join().expect("thread").expect("restored");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "a\n");
     }
 }

@@ -24,7 +24,14 @@ pub struct VcsOutput {
 impl GitRepo {
     /// Runs `git <args>` in the working tree; stdout bounded to `max_output` bytes, the end of
     /// stderr kept. A failing operation is an answer (with its output), not an error.
+    ///
+    /// It runs holding Butler's lock on this working tree (any of these operations may write
+    /// the index), waiting for another Butler that holds it, and gives an `index.lock` that is
+    /// not Butler's a moment to go.
     pub fn run_vcs(&self, args: &[String], max_output: usize) -> Result<VcsOutput, GitError> {
+        let held = self.lock_tree()?;
+        // A moment for a person's git to finish; if its lock stays, git itself says so.
+        let _ = self.wait_for_index(&held);
         let out = GitCommand::new(self, "vcs")
             .args(args)
             // Nothing may wait for a person: no editor, no pager.

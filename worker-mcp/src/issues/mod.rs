@@ -13,6 +13,7 @@ pub mod select;
 use std::future::Future;
 use std::pin::Pin;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The future every backend operation returns (boxed so the trait stays object-safe).
@@ -128,8 +129,9 @@ pub struct NewIssue {
     pub labels: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum StateFilter {
     #[default]
     Open,

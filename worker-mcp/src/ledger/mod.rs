@@ -2,9 +2,10 @@
 //! layer reads — work records, the active issue per place, the operation journal, the
 //! ImplementMaid's tasks and evidence, the approval gate, and the embedded issue store.
 //!
-//! The file is opened in WAL mode with a busy timeout and foreign keys on; every write that
-//! touches more than one row runs in a `BEGIN IMMEDIATE` transaction, so processes sharing the
-//! file wait for each other instead of failing or allocating the same id.
+//! The file is opened (one opener at a time, under a lock file beside it) in WAL mode with a
+//! busy timeout and foreign keys on; every write that touches more than one row runs in a
+//! `BEGIN IMMEDIATE` transaction, so processes sharing the file wait for each other instead of
+//! failing or allocating the same id.
 
 mod approvals;
 mod context;
@@ -15,10 +16,11 @@ mod schema;
 mod tasks;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
+use crate::file_lock::{self, FileLock};
 use crate::time::{SharedClock, SystemClock, Timestamp};
 
 pub use self::approvals::APPROVAL_VALID_SECS;
@@ -34,6 +36,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub const LEDGER_DIR: &str = "butler";
 /// The ledger's file name inside [`LEDGER_DIR`].
 pub const LEDGER_FILE: &str = "ledger.db";
+/// Appended to the ledger's file name for the lock file that serialises opening it.
+pub const OPEN_LOCK_SUFFIX: &str = ".open-lock";
 
 /// An open ledger: one SQLite connection. `Send` but not `Sync`: share it behind a `Mutex`, or
 /// open one per thread (the file itself is safe to share between connections and processes).
@@ -64,7 +68,13 @@ impl Ledger {
     }
 
     /// Opens (creating if needed) a ledger file at an explicit path.
+    ///
+    /// Opening is serialised with every other Butler process and thread through a lock file
+    /// beside the ledger ([`OPEN_LOCK_SUFFIX`]): switching a new file to WAL and creating its
+    /// tables while another connection does the same can fail with `SQLITE_BUSY` at once, as
+    /// SQLite refuses rather than waits when two readers both want to write.
     pub fn open_file(path: &Path) -> Result<Ledger, LedgerError> {
+        let _opening = Self::lock_opening(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -78,6 +88,20 @@ impl Ledger {
         ledger.configure().map_err(|e| ledger.locate(e))?;
         schema::migrate(&ledger.conn).map_err(|e| ledger.locate(e))?;
         Ok(ledger)
+    }
+
+    /// Takes the lock that serialises opening `path`, waiting up to the busy timeout.
+    fn lock_opening(path: &Path) -> Result<FileLock, LedgerError> {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(OPEN_LOCK_SUFFIX);
+        let lock_path = path.with_file_name(name);
+        let io = |source| LedgerError::Io {
+            path: lock_path.clone(),
+            source,
+        };
+        file_lock::lock_until(&lock_path, Instant::now() + BUSY_TIMEOUT)
+            .map_err(io)?
+            .ok_or(LedgerError::Busy)
     }
 
     /// The ledger file.

@@ -374,6 +374,21 @@ fn many_threads_opening_a_new_file_at_once_all_succeed() {
     );
 }
 
+#[test]
+fn an_open_waits_while_another_opener_holds_the_open_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ledger.db");
+    let lock_path = dir.path().join(format!("ledger.db{OPEN_LOCK_SUFFIX}"));
+    let held = crate::file_lock::try_lock(&lock_path)
+        .expect("lock file")
+        .expect("free");
+    let opener = std::thread::spawn(move || Ledger::open_file(&file).map(|_| ()));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!opener.is_finished(), "the open waits for the lock");
+    drop(held);
+    opener.join().expect("thread").expect("opens once released");
+}
+
 /// Runs inside a child process started by `two_processes_never_share_an_id`.
 #[test]
 #[ignore = "helper: run by two_processes_never_share_an_id in a child process"]
