@@ -11,6 +11,12 @@ use serde_json::json;
 #[tokio::test]
 async fn runs_operations_without_a_proper_tool_and_says_what_ran() {
     let w = World::published();
+    w.git(&["switch", "-q", "-c", "side"], Some(&w.project));
+    w.git(
+        &["commit", "-q", "--allow-empty", "-m", "Side"],
+        Some(&w.project),
+    );
+    w.git(&["switch", "-q", "main"], Some(&w.project));
     let brain = w.session().await;
     let a = brain
         .call("work_vcs", json!({"args": ["branch", "feature"]}))
@@ -26,6 +32,16 @@ async fn runs_operations_without_a_proper_tool_and_says_what_ran() {
     assert_json_snapshot!("ok_reply", normalize(b.envelope.clone(), &w), {
         ".data.output" => "<output>",
     });
+    // A question git answers "no" by its exit status alone is an answer, not a failure.
+    for args in [
+        json!(["grep", "-q", "no-such-text-anywhere"]),
+        json!(["merge-base", "--is-ancestor", "side", "main"]),
+        json!(["config", "--get", "no.such.key"]),
+    ] {
+        let a = brain.call("work_vcs", json!({"args": args})).await;
+        assert_eq!(a.status(), "ok", "{args} → {}", a.envelope);
+        assert_eq!(a.data()["matched"], json!(false), "{}", a.envelope);
+    }
 }
 
 #[tokio::test]

@@ -423,10 +423,20 @@ fn switching(words: &[Word], target: &str, force: bool) -> Vec<LossQuery> {
             }));
         }
         if words.has("merge") {
-            loss.push(LossQuery::StagedVersions);
+            loss.push(LossQuery::StagedVersions { pathspecs: None });
         }
     }
     loss
+}
+
+/// Whether the operation stashes local changes around itself: the stash is re-applied without
+/// the index, so staged versions that differ from the working file are lost.
+fn autostash(words: &[Word], facts: &dyn RepoFacts, keys: &[&str]) -> bool {
+    if words.mentions("autostash") {
+        words.has("autostash")
+    } else {
+        keys.iter().any(|k| facts.config_bool(k) == Some(true))
+    }
 }
 
 /// The ref a branch option resets when the branch exists (`-B x`, `-C x`).
@@ -545,7 +555,7 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
             } else {
                 args.clone()
             };
-            Ok(if overwrite {
+            let mut loss: Vec<LossQuery> = if overwrite {
                 targets
                     .into_iter()
                     .map(|t| {
@@ -558,11 +568,16 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
                     .collect()
             } else {
                 vec![]
-            })
+            };
+            if autostash(words, facts, &["merge.autoStash"]) {
+                loss.push(LossQuery::StagedVersions { pathspecs: None });
+            }
+            Ok(loss)
         }
         ["mv"] => {
             for a in &args {
                 pathspec_inside(a)?;
+                file_inside(facts, a, "mv")?;
             }
             if words.has("force") && !words.has("dry-run") && args.len() >= 2 {
                 let (dest, sources) = args.split_last().expect("two or more");
@@ -590,7 +605,13 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
                     refspec_ok(s)?;
                 }
             }
-            Ok(vec![])
+            Ok(
+                if autostash(words, facts, &["rebase.autoStash", "merge.autoStash"]) {
+                    vec![LossQuery::StagedVersions { pathspecs: None }]
+                } else {
+                    vec![]
+                },
+            )
         }
         ["rebase"] => rebase(words, facts),
         ["reflog", "expire" | "delete"] => {
@@ -647,6 +668,9 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
             }),
         }]),
         ["stash", "clear"] => Ok(vec![LossQuery::Stashes { which: None }]),
+        ["stash", "pop"] if !words.has("index") => Ok(vec![LossQuery::StashIndex {
+            which: args.first().map_or("stash@{0}".to_owned(), |a| a.clone()),
+        }]),
         ["stash", "push"] => {
             for a in &args {
                 pathspec_inside(a)?;
@@ -980,12 +1004,16 @@ fn rebase(words: &[Word], facts: &dyn RepoFacts) -> Decision {
     if words.has("continue") || words.has("quit") || words.has("show-current-patch") {
         return Ok(vec![]);
     }
+    let mut loss = Vec::new();
+    if autostash(words, facts, &["rebase.autoStash"]) {
+        loss.push(LossQuery::StagedVersions { pathspecs: None });
+    }
     let args = words.args();
     let Some(onto) = words.value("onto").filter(|_| words.has("onto")) else {
-        return Ok(vec![]);
+        return Ok(loss);
     };
     if words.has("root") || words.has("keep-base") {
-        return Ok(vec![]);
+        return Ok(loss);
     }
     // `rebase --onto <new> <upstream> [<branch>]`: commits of <branch> that are in <upstream>
     // and not in <new> are left behind.
@@ -996,12 +1024,13 @@ fn rebase(words: &[Word], facts: &dyn RepoFacts) -> Decision {
         Some(branch) => ((*branch).to_owned(), vec![format!("refs/heads/{branch}")]),
         None => ("HEAD".to_owned(), head_gone(facts)),
     };
-    Ok(vec![LossQuery::Commits {
+    loss.push(LossQuery::Commits {
         tip,
         gone,
         kept: vec![onto.to_owned()],
         replayed_from: Some(upstream),
-    }])
+    });
+    Ok(loss)
 }
 
 fn reset(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
@@ -1017,8 +1046,13 @@ fn reset(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
     } else if let Some(first) = args.first() {
         if facts.is_commit(first) {
             (Some(first.clone()), args[1..].to_vec())
-        } else {
+        } else if facts.exists(first) {
             (None, args.clone())
+        } else {
+            // git refuses an argument that is neither; with `--` it would be a silent no-op.
+            return Err(Stop::Invalid(format!(
+                "`{first}` is neither a revision nor a file here; put paths that do not exist after `--`"
+            )));
         }
     } else {
         (None, vec![])
@@ -1033,14 +1067,20 @@ fn reset(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
     words.push(Word::DashDash);
     words.extend(pathspecs.iter().cloned().map(Word::Path));
     if !pathspecs.is_empty() {
-        // Only the index changes; the files keep their content.
-        return Ok(vec![]);
+        // Only the index changes: the files keep their content, staged versions go.
+        return Ok(vec![LossQuery::StagedVersions {
+            pathspecs: Some(pathspecs),
+        }]);
     }
     let target = rev.unwrap_or_else(|| "HEAD".to_owned());
     let mut loss = vec![LossQuery::Refs {
         names: vec![facts.head_ref().unwrap_or_else(|| "HEAD".to_owned())],
         to: Some(target.clone()),
     }];
+    if !words.has("soft") && !words.has("hard") {
+        // --mixed (the default), --merge and --keep reset the index.
+        loss.push(LossQuery::StagedVersions { pathspecs: None });
+    }
     if words.has("hard") {
         loss.push(LossQuery::Files(FilesQuery {
             untracked: Untracked::All,
@@ -1151,7 +1191,7 @@ fn update_ref(words: &[Word], facts: &dyn RepoFacts) -> Decision {
             "e.g. refs/heads/<branch> or refs/tags/<tag>",
         ));
     }
-    let names = if *reference == "HEAD" && !words.mentions("no-deref") {
+    let names = if *reference == "HEAD" && !words.has("no-deref") {
         vec![facts.head_ref().unwrap_or_else(|| "HEAD".to_owned())]
     } else {
         vec![(*reference).to_owned()]

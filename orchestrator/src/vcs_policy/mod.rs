@@ -49,6 +49,8 @@ pub trait RepoFacts {
     fn inside(&self, path: &str) -> bool;
     /// git ignores `path`.
     fn is_ignored(&self, path: &str) -> bool;
+    /// Something exists at `path` in the working tree (relative to the project's top).
+    fn exists(&self, path: &str) -> bool;
     /// The full ref of the branch HEAD is on (`refs/heads/main`); `None` when detached.
     fn head_ref(&self) -> Option<String>;
     /// A boolean config value.

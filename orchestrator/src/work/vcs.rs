@@ -30,6 +30,10 @@ pub struct VcsReply {
     /// What git said besides its output (progress, hints), bounded.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub messages: String,
+    /// `false` when git answered a question with a silent "no" (nothing matched, not an
+    /// ancestor, key not set): not a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<bool>,
 }
 
 /// The repository facts the policy asks about, answered by git.
@@ -53,6 +57,10 @@ impl RepoFacts for Facts<'_> {
 
     fn is_ignored(&self, path: &str) -> bool {
         self.0.is_ignored(path).unwrap_or(false)
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        self.inside(path) && std::fs::symlink_metadata(self.0.workdir().join(path)).is_ok()
     }
 
     fn head_ref(&self) -> Option<String> {
@@ -135,6 +143,22 @@ fn fingerprint(args: &[String], lost: &[Lost]) -> String {
 
 fn run(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkError> {
     let out = project.repo.run_vcs(&args, MAX_OUTPUT)?;
+    // git's convention for questions (grep, check-ignore, merge-base --is-ancestor,
+    // config --get, show-ref --exists, …): exit 1 without a word means "no".
+    let silent_no = !out.succeeded && out.code == Some(1) && out.errors.trim().is_empty();
+    if silent_no {
+        let summary = format!("work_vcs([{}]): nothing matched.", args.join(" "));
+        return Ok((
+            summary,
+            VcsReply {
+                ran: args,
+                output: out.output,
+                truncated: out.truncated,
+                messages: String::new(),
+                matched: Some(false),
+            },
+        ));
+    }
     if !out.succeeded {
         let mut message = out.errors.clone();
         if !out.output.trim().is_empty() {
@@ -155,6 +179,7 @@ fn run(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkE
             output: out.output,
             truncated: out.truncated,
             messages: out.errors.trim().to_owned(),
+            matched: None,
         },
     ))
 }

@@ -65,9 +65,11 @@ pub struct FilesQuery {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum LossQuery {
     Files(FilesQuery),
-    /// Staged content that differs from both HEAD and the working file (switching with
-    /// `--merge` may lose it).
-    StagedVersions,
+    /// Staged content that differs from both HEAD and the working file, in `pathspecs` (all
+    /// when `None`): lost when the index is reset or an autostash is re-applied without it.
+    StagedVersions {
+        pathspecs: Option<Vec<String>>,
+    },
     /// References deleted (`to: None`) or moved to `to`: tags they named, commits only they
     /// reached.
     Refs {
@@ -85,6 +87,11 @@ pub enum LossQuery {
     /// Stash entries dropped (`None`: all).
     Stashes {
         which: Option<Vec<String>>,
+    },
+    /// A stash entry applied without its index and dropped (`stash pop`): staged versions it
+    /// holds that differ from both its base and its working files.
+    StashIndex {
+        which: String,
     },
     /// `git clean` with these arguments (computed by its own dry run).
     Clean {
@@ -357,7 +364,7 @@ impl Queries<'_> {
     fn run(&self, query: &LossQuery) -> Result<Vec<Lost>, GitError> {
         match query {
             LossQuery::Files(f) => self.files(f),
-            LossQuery::StagedVersions => self.staged_versions(),
+            LossQuery::StagedVersions { pathspecs } => self.staged_versions(pathspecs.as_deref()),
             LossQuery::Refs { names, to } => self.refs(names, to.as_deref()),
             LossQuery::Commits {
                 tip,
@@ -366,6 +373,7 @@ impl Queries<'_> {
                 replayed_from,
             } => self.commits(tip, gone, kept, replayed_from.as_deref()),
             LossQuery::Stashes { which } => self.stashes(which.as_deref()),
+            LossQuery::StashIndex { which } => self.stash_index(which),
             LossQuery::Clean { args } => self.clean(args),
             LossQuery::Reflog { args } => self.reflog(args),
             LossQuery::Unreachable { expire } => self.unreachable(expire),
@@ -497,10 +505,10 @@ impl Queries<'_> {
         Ok(lost)
     }
 
-    fn staged_versions(&self) -> Result<Vec<Lost>, GitError> {
+    fn staged_versions(&self, ps: Option<&[String]>) -> Result<Vec<Lost>, GitError> {
         let head = self.head_or_empty()?;
-        let staged = self.diff_names(&["--cached", &head], None)?;
-        let unstaged = self.diff_names(&[], None)?;
+        let staged = self.diff_names(&["--cached", &head], ps)?;
+        let unstaged = self.diff_names(&[], ps)?;
         Ok(staged
             .intersection(&unstaged)
             .map(|p| Lost::StagedVersion {
@@ -558,8 +566,21 @@ impl Queries<'_> {
         }
         args.push("--all".into());
         args.extend(kept.iter().cloned());
+        // Stash entries below the newest live in the stash's reflog: they keep work too.
+        args.extend(self.stash_entries()?);
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         self.lines("rev-list", &refs)
+    }
+
+    /// The commits of every stash entry.
+    fn stash_entries(&self) -> Result<Vec<String>, GitError> {
+        if self.repo.commit_of("refs/stash")?.is_none() {
+            return Ok(Vec::new());
+        }
+        self.lines(
+            "stash list",
+            &["log", "--walk-reflogs", "--format=%H", "refs/stash", "--"],
+        )
     }
 
     fn sample(&self, shas: &[String]) -> Result<Lost, GitError> {
@@ -708,6 +729,28 @@ impl Queries<'_> {
             });
         }
         Ok(lost)
+    }
+
+    fn stash_index(&self, which: &str) -> Result<Vec<Lost>, GitError> {
+        let which = match which.parse::<u32>() {
+            Ok(n) => format!("stash@{{{n}}}"),
+            Err(_) => which.to_owned(),
+        };
+        let (Some(work), Some(base), Some(index)) = (
+            self.repo.commit_of(&which)?,
+            self.repo.commit_of(&format!("{which}^1"))?,
+            self.repo.commit_of(&format!("{which}^2"))?,
+        ) else {
+            return Ok(Vec::new());
+        };
+        let staged = self.diff_names(&[&base, &index], None)?;
+        let differs = self.diff_names(&[&index, &work], None)?;
+        Ok(staged
+            .intersection(&differs)
+            .map(|p| Lost::StagedVersion {
+                path: format!("{} (in {which})", display(p.clone())),
+            })
+            .collect())
     }
 
     fn clean(&self, args: &[String]) -> Result<Vec<Lost>, GitError> {

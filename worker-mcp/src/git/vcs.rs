@@ -7,17 +7,42 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::command::{GitCommand, tail_of};
+
+/// git's message, bounded: a usage dump after it is dropped, and when still long its start
+/// (the error) and its end (the last progress or hint) are kept.
+fn message(stderr: &str) -> String {
+    let text = match stderr.find("\nusage: ") {
+        Some(i) => &stderr[..i],
+        None if stderr.starts_with("usage: ") => stderr.lines().next().unwrap_or_default(),
+        None => stderr,
+    };
+    if text.len() <= MESSAGE_MAX {
+        return text.to_owned();
+    }
+    let mut head_end = MESSAGE_MAX / 2;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    format!(
+        "{}\n…\n{}",
+        &text[..head_end],
+        tail_of(text, MESSAGE_MAX / 2)
+    )
+}
 use super::error::redact_credentials;
 use super::{GitError, GitRepo};
 
-/// How much of stderr (and, on failure, of stdout) is kept for the Brain.
-const MESSAGE_TAIL: usize = 2048;
+/// How much of stderr is kept for the Brain.
+const MESSAGE_MAX: usize = 2048;
 
 /// What a `work_vcs` operation printed.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct VcsOutput {
     /// git exited with success.
     pub succeeded: bool,
+    /// git's exit code (for telling a silent "no" — exit 1, nothing on stderr — from a failure).
+    #[serde(skip)]
+    pub code: Option<i32>,
     /// stdout, bounded, credentials removed.
     pub output: String,
     /// The end of stderr (bounded, credentials removed): progress, hints, or why it failed.
@@ -45,9 +70,31 @@ impl GitRepo {
         let truncated = out.truncated();
         Ok(VcsOutput {
             succeeded: out.status.success(),
+            code: out.status.code(),
             output: redact_credentials(&String::from_utf8_lossy(&out.stdout)),
-            errors: redact_credentials(&tail_of(&out.stderr_tail, MESSAGE_TAIL)),
+            errors: redact_credentials(&message(&out.stderr_tail)),
             truncated,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message;
+
+    #[test]
+    fn messages_keep_the_error_and_drop_usage_dumps() {
+        assert_eq!(
+            message(
+                "error: option `abort' takes no arguments\nusage: git merge [<options>]\n    -n  x\n"
+            ),
+            "error: option `abort' takes no arguments"
+        );
+        let long = format!("fatal: first\n{}\nlast hint\n", "progress\n".repeat(500));
+        let m = message(&long);
+        assert!(
+            m.starts_with("fatal: first") && m.contains("last hint") && m.len() < 2200,
+            "{m}"
+        );
     }
 }
