@@ -457,6 +457,8 @@ fn stage() -> Stage {
         ("mergetool.pwn.cmd", m.as_str()),
         ("diff.tool", "pwn"),
         ("merge.tool", "pwn"),
+        ("diff.external", m.as_str()),
+        ("diff.shown.textconv", m.as_str()),
     ] {
         git(&["config", k, v]);
     }
@@ -466,6 +468,8 @@ fn stage() -> Stage {
         &format!("#!/bin/sh\n'{m}' hook\n"),
     );
     write(&p.join(".gitignore"), "*.log\nbuild/\n.env\n");
+    // Text files go through a (marker) text conversion when shown to a person.
+    write(&p.join(".gitattributes"), "*.txt diff=shown\n");
     write(&p.join("a.txt"), "a\n");
     write(&p.join("b.txt"), "b\n");
     write(&p.join("c.txt"), "c\n");
@@ -643,6 +647,15 @@ fn sample(marker: &str) -> Vec<Vec<String>> {
     }
     let tmp_outside = "../sentinel";
     for line in [
+        "blame a.txt",
+        "reflog show -p -2",
+        "stash show -p",
+        "stash show --stat",
+        "stash list -p",
+        "grep -n a",
+        "cat-file -p HEAD:a.txt",
+        "rebase --show-current-patch",
+        "am --show-current-patch",
         "reset --har",
         "reset --hard HEAD~1",
         "reset --merge",

@@ -480,3 +480,51 @@ fn switching_overwrites_ignored_files_the_target_tracks() {
         "git did overwrite it"
     );
 }
+
+#[test]
+fn pruning_and_removing_remotes_weigh_commits_only_they_reach() {
+    let (s, repo) = Scratch::new();
+    let remote = s.dir.path().join("up.git");
+    s.git(&["init", "-q", "--bare", remote.to_str().expect("utf-8")]);
+    s.git(&["remote", "add", "up", remote.to_str().expect("utf-8")]);
+    s.git(&["push", "-q", "up", "main"]);
+    s.git(&["switch", "-q", "-c", "gone"]);
+    s.commit("only on the remote");
+    s.git(&["push", "-q", "up", "gone"]);
+    s.git(&["switch", "-q", "main"]);
+    s.git(&["branch", "-q", "-D", "gone"]);
+    s.git(&["fetch", "-q", "up"]);
+    let remove = lose(
+        &repo,
+        LossQuery::RemoteRefs {
+            remote: "up".into(),
+        },
+    );
+    assert!(
+        matches!(&remove[..], [Lost::Commits { count: 1, commits }] if commits[0].ends_with("only on the remote")),
+        "{remove:?}"
+    );
+    let stale = || {
+        lose(
+            &repo,
+            LossQuery::StaleRemoteRefs {
+                remotes: Some(vec!["up".into()]),
+            },
+        )
+    };
+    assert!(stale().is_empty(), "the remote still has it");
+    // Deleted on the other side (not by a push from here, which would drop the tracking ref).
+    s.git(&[
+        "--git-dir",
+        remote.to_str().expect("utf-8"),
+        "branch",
+        "-q",
+        "-D",
+        "gone",
+    ]);
+    assert!(
+        matches!(&stale()[..], [Lost::Commits { count: 1, .. }]),
+        "{:?}",
+        stale()
+    );
+}

@@ -81,6 +81,9 @@ const INTERACTIVE: Class = Refused("is interactive: it waits for a person at a t
 const SUBMODULES: Class =
     Refused("also changes the submodules' files, whose edits Butler does not account for");
 const SHALLOW: Class = Refused("makes the repository shallow (it changes what the repository is)");
+const SHOW_PATCH: Class = RunsProgram(
+    "shows the patch through the diff programs configured for people's terminals; use work_diff",
+);
 const FROM_FILE: Class = Refused("reads the paths from a file: give them as arguments instead");
 
 /// Log options accepted by `reflog [show]` and `stash list` (git matches them exactly).
@@ -103,6 +106,8 @@ const LOG_OPTIONS: &[O] = &[
     O::exact("show-signature", None, Some("show-signature"), Arg::None),
     O::exact("ext-diff", None, Some("ext-diff"), Arg::None),
     O::exact("textconv", None, Some("textconv"), Arg::None),
+    O::exact("no-ext-diff", None, Some("no-ext-diff"), Arg::None),
+    O::exact("no-textconv", None, Some("no-textconv"), Arg::None),
     O::exact("output", None, Some("output"), Arg::Required),
 ];
 const LOG_CLASSES: &[(&str, Class)] = &[
@@ -130,6 +135,8 @@ const LOG_CLASSES: &[(&str, Class)] = &[
     ("show-signature", GPG),
     ("ext-diff", RunsProgram("runs an external diff program")),
     ("textconv", RunsProgram("runs text conversion programs")),
+    ("no-ext-diff", Plain),
+    ("no-textconv", Plain),
     ("output", Refused("writes a file")),
 ];
 
@@ -144,6 +151,8 @@ const STASH_SHOW_DIFF: &[O] = &[
     O::exact("patch", Some('p'), Some("patch"), Arg::None),
     O::exact("ext-diff", None, Some("ext-diff"), Arg::None),
     O::exact("textconv", None, Some("textconv"), Arg::None),
+    O::exact("no-ext-diff", None, Some("no-ext-diff"), Arg::None),
+    O::exact("no-textconv", None, Some("no-textconv"), Arg::None),
     O::exact("output", None, Some("output"), Arg::Required),
 ];
 
@@ -256,6 +265,7 @@ const BLAME_REVS: &[O] = &[
     O::exact("reverse", None, Some("reverse"), Arg::None),
     O::exact("first-parent", None, Some("first-parent"), Arg::None),
     O::exact("textconv", None, Some("textconv"), Arg::None),
+    O::exact("no-textconv", None, Some("no-textconv"), Arg::None),
 ];
 
 const fn git(
@@ -313,6 +323,7 @@ pub const ENTRIES: &[Entry] = &[
             ("reverse", Plain),
             ("first-parent", Plain),
             ("textconv", RunsProgram("runs text conversion programs")),
+            ("no-textconv", Plain),
         ],
     },
     git(
@@ -692,6 +703,8 @@ pub const ENTRIES: &[Entry] = &[
             ("patch", Plain),
             ("ext-diff", RunsProgram("runs an external diff program")),
             ("textconv", RunsProgram("runs text conversion programs")),
+            ("no-ext-diff", Plain),
+            ("no-textconv", Plain),
             ("output", Refused("writes a file")),
         ],
     },
@@ -740,7 +753,7 @@ pub const ENTRIES: &[Entry] = &[
             ("skip", Effect),
             ("abort", Effect),
             ("quit", Effect),
-            ("show-current-patch", Effect),
+            ("show-current-patch", SHOW_PATCH),
             ("retry", Effect),
             ("allow-empty", Effect),
             ("committer-date-is-author-date", Plain),
@@ -1155,7 +1168,7 @@ pub const ENTRIES: &[Entry] = &[
             ("abort", Effect),
             ("quit", Plain),
             ("edit-todo", EDITOR),
-            ("show-current-patch", Plain),
+            ("show-current-patch", SHOW_PATCH),
             ("apply", Plain),
             ("merge", Plain),
             ("interactive", INTERACTIVE),

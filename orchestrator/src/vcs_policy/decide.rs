@@ -183,11 +183,39 @@ pub(super) fn command(
     check_options(entry, &words, facts, &shown)?;
     check_positionals(&words, &shown)?;
     let loss = decide(&path, &mut words, facts)?;
+    // Diff drivers and text conversions configured for people's terminals stay off for the
+    // Brain: plain patches, no program started to show them.
+    for (at, id) in quiet_drivers(&path).iter().enumerate() {
+        if !words.mentions(id)
+            && let Some(option) = entry.options().find(|o| o.id == *id)
+        {
+            words.insert(
+                at.min(words.len()),
+                Word::Opt(normalise::OptUse {
+                    id: option.id,
+                    negated: false,
+                    value: None,
+                    option,
+                }),
+            );
+        }
+    }
     let mut out: Vec<String> = vec![path[0].to_owned()];
     out.extend(normalise::render(&prefix));
     out.extend(path[1..].iter().map(|s| (*s).to_owned()));
     out.extend(normalise::render(&words));
     Ok((out, loss))
+}
+
+/// Options Butler adds so that showing history or stashes starts no configured program.
+fn quiet_drivers(path: &[&str]) -> &'static [&'static str] {
+    match path {
+        ["reflog", "show"] | ["stash", "list"] | ["stash", "show"] => {
+            &["no-ext-diff", "no-textconv"]
+        }
+        ["blame"] => &["no-textconv"],
+        _ => &[],
+    }
 }
 
 fn norm_stop(e: &NormError, shown: &str) -> Stop {
@@ -439,6 +467,30 @@ fn autostash(words: &[Word], facts: &dyn RepoFacts, keys: &[&str]) -> bool {
     }
 }
 
+/// A fetch that prunes (by option or by configuration) deletes remote-tracking refs the
+/// remote no longer has; commits only they reach are weighed.
+fn pruning(words: &[Word], facts: &dyn RepoFacts, remotes: Option<Vec<String>>) -> Vec<LossQuery> {
+    let configured = || {
+        facts.config_bool("fetch.prune") == Some(true)
+            || remotes.as_deref().is_some_and(|rs| {
+                rs.iter()
+                    .any(|r| facts.config_bool(&format!("remote.{r}.prune")) == Some(true))
+            })
+            || (remotes.as_deref().is_some_and(<[String]>::is_empty)
+                && facts.config_bool("remote.origin.prune") == Some(true))
+    };
+    let prune = if words.mentions("prune") {
+        words.has("prune")
+    } else {
+        configured()
+    };
+    if prune {
+        vec![LossQuery::StaleRemoteRefs { remotes }]
+    } else {
+        vec![]
+    }
+}
+
 /// The ref a branch option resets when the branch exists (`-B x`, `-C x`).
 fn reset_branch(name: &str, to: &str) -> LossQuery {
     LossQuery::Refs {
@@ -523,7 +575,8 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
             Ok(vec![])
         }
         ["fetch"] => {
-            if words.has("multiple") || words.has("all") {
+            let several = words.has("multiple") || words.has("all");
+            if several {
                 for a in &args {
                     url_ok(a)?;
                 }
@@ -533,7 +586,14 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
                     refspec_ok(s)?;
                 }
             }
-            Ok(vec![])
+            let remotes = if words.has("all") {
+                None
+            } else if several {
+                Some(args.clone())
+            } else {
+                Some(args.first().cloned().into_iter().collect())
+            };
+            Ok(pruning(words, facts, remotes))
         }
         ["gc"] => Ok(match words.value("prune") {
             Some(date) if words.has("prune") => vec![LossQuery::Unreachable {
@@ -605,13 +665,15 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
                     refspec_ok(s)?;
                 }
             }
-            Ok(
-                if autostash(words, facts, &["rebase.autoStash", "merge.autoStash"]) {
-                    vec![LossQuery::StagedVersions { pathspecs: None }]
-                } else {
-                    vec![]
-                },
-            )
+            let mut loss = pruning(
+                words,
+                facts,
+                Some(args.first().cloned().into_iter().collect()),
+            );
+            if autostash(words, facts, &["rebase.autoStash", "merge.autoStash"]) {
+                loss.push(LossQuery::StagedVersions { pathspecs: None });
+            }
+            Ok(loss)
         }
         ["rebase"] => rebase(words, facts),
         ["reflog", "expire" | "delete"] => {
@@ -631,6 +693,23 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
             }
             Ok(vec![])
         }
+        ["remote", "prune"] => Ok(if words.has("dry-run") {
+            vec![]
+        } else {
+            vec![LossQuery::StaleRemoteRefs {
+                remotes: Some(args.clone()),
+            }]
+        }),
+        ["remote", "update"] => Ok(pruning(
+            words,
+            facts,
+            (!args.is_empty()).then(|| args.clone()),
+        )),
+        ["remote", "remove"] => Ok(args
+            .first()
+            .map(|r| LossQuery::RemoteRefs { remote: r.clone() })
+            .into_iter()
+            .collect()),
         ["remote", "add"] => {
             if let Some(url) = args.get(1) {
                 url_ok(url)?;
@@ -686,15 +765,7 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
 }
 
 fn am(words: &[Word]) -> Decision {
-    const STATES: &[&str] = &[
-        "continue",
-        "resolved",
-        "skip",
-        "abort",
-        "quit",
-        "show-current-patch",
-        "retry",
-    ];
+    const STATES: &[&str] = &["continue", "resolved", "skip", "abort", "quit", "retry"];
     if !STATES.iter().any(|s| words.has(s)) || !words.args().is_empty() {
         return Err(refuse(
             "`git am` is offered only to continue, skip, abort or quit a patch series in progress",
@@ -723,7 +794,8 @@ fn branch(words: &[Word], facts: &dyn RepoFacts) -> Decision {
         return Ok(vec![]);
     }
     if words.has("delete") || words.has("-D") {
-        let forced = words.has("-D") || force;
+        // git checks that a branch is merged unless forced; remote-tracking ones never.
+        let forced = words.has("-D") || force || remotes;
         return Ok(if forced && !args.is_empty() {
             vec![LossQuery::Refs {
                 names: args.iter().map(|a| full(a)).collect(),
@@ -1001,7 +1073,7 @@ fn rebase(words: &[Word], facts: &dyn RepoFacts) -> Decision {
     if words.has("skip") {
         return Ok(vec![LossQuery::RebaseAbort { skip: true }]);
     }
-    if words.has("continue") || words.has("quit") || words.has("show-current-patch") {
+    if words.has("continue") || words.has("quit") {
         return Ok(vec![]);
     }
     let mut loss = Vec::new();
@@ -1185,6 +1257,15 @@ fn update_ref(words: &[Word], facts: &dyn RepoFacts) -> Decision {
     let Some(reference) = args.first() else {
         return Ok(vec![]);
     };
+    if words.has("-d") && *reference == "HEAD" {
+        return Err(refuse(
+            "deleting HEAD with update-ref is refused: it leaves the project without a current branch",
+            "delete a branch with work_vcs([\"branch\", \"-d\", \"<name>\"])",
+        ));
+    }
+    if words.has("-d") && *reference == "refs/stash" {
+        return Ok(vec![LossQuery::Stashes { which: None }]);
+    }
     if *reference != "HEAD" && !reference.starts_with("refs/") {
         return Err(refuse(
             format!("`{reference}` is refused: name a full reference (refs/…) or HEAD"),

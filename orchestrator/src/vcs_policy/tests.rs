@@ -267,7 +267,7 @@ fn transports_that_run_programs_are_refused() {
     ran("remote add x https://example.invalid/x.git");
     ran("remote add x git@example.invalid:o/x.git");
     ran("fetch origin");
-    ran("fetch --prune origin main");
+    canonical("fetch --prune origin main");
 }
 
 #[test]
@@ -455,6 +455,15 @@ fn loss_is_weighed_by_effect_in_every_spelling() {
         "reset -- a",
         "reset HEAD~1 -- a",
         "stash pop",
+        "fetch --prune origin",
+        "fetch -p --all",
+        "pull -p",
+        "remote prune origin",
+        "remote update --prune",
+        "remote remove origin",
+        "remote rm origin",
+        "branch -d -r origin/x",
+        "update-ref -d refs/stash",
         "rebase --autostash main",
         "merge --autostash feature",
         "pull --autostash",
@@ -485,6 +494,8 @@ fn loss_is_weighed_by_effect_in_every_spelling() {
         "cherry-pick feature",
         "fetch origin",
         "pull --rebase",
+        "remote prune -n origin",
+        "remote update",
     ] {
         assert!(
             matches!(v(args), Verdict::Run { .. }),
@@ -519,13 +530,19 @@ fn checkout_and_reset_are_written_without_ambiguity() {
     assert_eq!(canonical("reset a.txt"), ["reset", "--", "a.txt"]);
     assert_eq!(ran("stash -m wip"), ["stash", "push", "--message=wip"]);
     assert_eq!(ran("stash"), ["stash", "push"]);
-    assert_eq!(ran("reflog -5"), ["reflog", "show", "-5"]);
+    assert_eq!(
+        ran("reflog -5"),
+        ["reflog", "show", "--no-ext-diff", "--no-textconv", "-5"]
+    );
     assert_eq!(ran("remote -v"), ["remote", "--verbose"]);
     assert_eq!(
         ran("remote -v show origin"),
         ["remote", "--verbose", "show", "origin"]
     );
-    assert_eq!(ran("remote rm origin"), ["remote", "remove", "origin"]);
+    assert_eq!(
+        canonical("remote rm origin"),
+        ["remote", "remove", "origin"]
+    );
 }
 
 #[test]
@@ -628,6 +645,7 @@ fn not_offered_subcommands_are_refused() {
         "config rename-section a b",
         "am patch.mbox",
         "update-ref FOO HEAD",
+        "update-ref -d HEAD",
         "update-ref --stdin",
     ] {
         assert!(refused(args), "`{args}` must be refused, got {:?}", v(args));

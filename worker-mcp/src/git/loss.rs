@@ -93,6 +93,15 @@ pub enum LossQuery {
     StashIndex {
         which: String,
     },
+    /// Remote-tracking refs a prune would delete because the remote no longer has them
+    /// (asks the remote); `None`: every remote, empty: the current branch's remote.
+    StaleRemoteRefs {
+        remotes: Option<Vec<String>>,
+    },
+    /// Every remote-tracking ref of a remote that is removed.
+    RemoteRefs {
+        remote: String,
+    },
     /// `git clean` with these arguments (computed by its own dry run).
     Clean {
         args: Vec<String>,
@@ -374,6 +383,18 @@ impl Queries<'_> {
             } => self.commits(tip, gone, kept, replayed_from.as_deref()),
             LossQuery::Stashes { which } => self.stashes(which.as_deref()),
             LossQuery::StashIndex { which } => self.stash_index(which),
+            LossQuery::StaleRemoteRefs { remotes } => self.stale_remote_refs(remotes.as_deref()),
+            LossQuery::RemoteRefs { remote } => {
+                let names = self.lines(
+                    "for-each-ref",
+                    &[
+                        "for-each-ref",
+                        "--format=%(refname)",
+                        &format!("refs/remotes/{remote}/"),
+                    ],
+                )?;
+                self.refs(&names, None)
+            }
             LossQuery::Clean { args } => self.clean(args),
             LossQuery::Reflog { args } => self.reflog(args),
             LossQuery::Unreachable { expire } => self.unreachable(expire),
@@ -751,6 +772,46 @@ impl Queries<'_> {
                 path: format!("{} (in {which})", display(p.clone())),
             })
             .collect())
+    }
+
+    fn stale_remote_refs(&self, remotes: Option<&[String]>) -> Result<Vec<Lost>, GitError> {
+        let remotes: Vec<String> = match remotes {
+            None => self.lines("remote", &["remote"])?,
+            Some([]) => {
+                let branch = self.head_ref()?;
+                let configured = branch
+                    .as_deref()
+                    .and_then(|b| b.strip_prefix("refs/heads/"))
+                    .map(|b| {
+                        self.lines(
+                            "config",
+                            &["config", "--get", &format!("branch.{b}.remote")],
+                        )
+                        .unwrap_or_default()
+                    })
+                    .and_then(|l| l.into_iter().next());
+                vec![configured.unwrap_or_else(|| "origin".to_owned())]
+            }
+            Some(list) => list.to_vec(),
+        };
+        let mut names = Vec::new();
+        for remote in remotes {
+            if remote.starts_with('-') {
+                continue;
+            }
+            // Unreachable or not a remote: nothing will be pruned either.
+            let out = self
+                .git("remote prune")
+                .args(["remote", "prune", "--dry-run", &remote])
+                .run()?;
+            names.extend(
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .filter_map(|l| l.split_once("[would prune] "))
+                    .map(|(_, name)| format!("refs/remotes/{}", name.trim())),
+            );
+        }
+        self.refs(&names, None)
     }
 
     fn clean(&self, args: &[String]) -> Result<Vec<Lost>, GitError> {
