@@ -637,7 +637,7 @@ fn sample(marker: &str) -> Vec<Vec<String>> {
         // One spelling (the shortest) of each option that changes what a writing command
         // does, and one spelling in eighty of the rest.
         let interesting = s.class == Class::Effect && writes;
-        if (interesting && *n == 0) || (*n == 0 && stride % 80 == 0) {
+        if *n == 0 && (interesting || stride.is_multiple_of(80)) {
             chosen.push(s.args.clone());
         }
         if *n == 0 {

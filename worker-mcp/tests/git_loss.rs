@@ -528,3 +528,34 @@ fn pruning_and_removing_remotes_weigh_commits_only_they_reach() {
         stale()
     );
 }
+
+#[test]
+fn unstaging_loses_only_a_staged_version_the_file_does_not_have() {
+    let (s, repo) = Scratch::new();
+    let unstage = |path: &str| {
+        LossQuery::Files(FilesQuery {
+            source: Source::Tree("HEAD".into()),
+            pathspecs: Some(vec![path.to_owned()]),
+            worktree: false,
+            index: true,
+            edits: true,
+            untracked: Untracked::None,
+            overlay: false,
+        })
+    };
+    s.write("a.txt", "staged and in the file\n");
+    s.git(&["add", "a.txt"]);
+    assert!(
+        lose(&repo, unstage("a.txt")).is_empty(),
+        "the file keeps it"
+    );
+    s.write("b.txt", "staged only\n");
+    s.git(&["add", "b.txt"]);
+    s.write("b.txt", "edited after staging\n");
+    assert_eq!(paths(&lose(&repo, unstage("b.txt"))), ["staged:b.txt"]);
+    assert_eq!(
+        paths(&lose(&repo, hard_to("HEAD"))),
+        ["edits:a.txt", "edits:b.txt", "staged:b.txt"],
+        "a hard reset loses both versions of b.txt"
+    );
+}

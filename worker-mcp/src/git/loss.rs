@@ -464,8 +464,10 @@ impl Queries<'_> {
             } else {
                 BTreeSet::new()
             };
+            let mut staged_lost = BTreeSet::new();
             if f.index {
-                // A staged version that differs from HEAD, from the source and from the file.
+                // A staged version that differs from HEAD, from the source and from the working
+                // file exists nowhere else (when it equals the file, the file's line covers it).
                 let staged = self.diff_names(&["--cached", &head], ps)?;
                 let vs_source = match &source {
                     None => BTreeSet::new(),
@@ -473,8 +475,8 @@ impl Queries<'_> {
                 };
                 let unstaged = self.diff_names(&[], ps)?;
                 for p in staged.intersection(&vs_source) {
-                    if unstaged.contains(p) || !f.worktree {
-                        changed.insert(p.clone());
+                    if unstaged.contains(p) {
+                        staged_lost.insert(p.clone());
                     }
                 }
             }
@@ -485,12 +487,25 @@ impl Queries<'_> {
                     self.names("ls-tree", &["ls-tree", "-r", "-z", "--name-only", t], ps)?;
                 changed.retain(|p| present.contains(p));
             }
+            if f.overlay
+                && let Some(t) = &source
+            {
+                let present =
+                    self.names("ls-tree", &["ls-tree", "-r", "-z", "--name-only", t], ps)?;
+                staged_lost.retain(|p| present.contains(p));
+            }
             let conflicts = self.untouched_conflicts()?;
             lost.extend(
                 changed
                     .into_iter()
                     .filter(|p| !conflicts.contains(p))
                     .map(|p| Lost::Edits { path: display(p) }),
+            );
+            lost.extend(
+                staged_lost
+                    .into_iter()
+                    .filter(|p| !conflicts.contains(p))
+                    .map(|p| Lost::StagedVersion { path: display(p) }),
             );
         }
         if f.worktree
