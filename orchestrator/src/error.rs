@@ -368,6 +368,16 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
         );
     }
     if has(&[
+        "Please tell me who you are",
+        "unable to auto-detect email address",
+    ]) {
+        return (
+            NeedInput,
+            "No author name and email are configured, so new commits cannot be made",
+            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_vcs again",
+        );
+    }
+    if has(&[
         "usage:",
         "ambiguous argument",
         "requires a value",
@@ -569,5 +579,67 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
             "The issue tracker failed",
             format!("call {tool} again later; work_observe and work_record still work"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(message: &str) -> &'static str {
+        let e = ToolError::from_work(
+            WorkError::VcsFailed {
+                ran: vec!["x".into()],
+                message: message.into(),
+            },
+            "work_vcs",
+        );
+        e.code.as_str()
+    }
+
+    #[test]
+    fn failed_operations_are_classified_by_gits_words() {
+        assert_eq!(
+            code("CONFLICT (content): Merge conflict in a.txt"),
+            "conflict"
+        );
+        assert_eq!(code("fatal: a branch named 'x' already exists"), "conflict");
+        assert_eq!(code("fatal: invalid reference: nope"), "not_found");
+        assert_eq!(
+            code("error: pathspec 'x' did not match any file(s) known to git"),
+            "not_found"
+        );
+        assert_eq!(
+            code("fatal: 'a b' is not a valid branch name"),
+            "need_input"
+        );
+        assert_eq!(code("*** Please tell me who you are."), "need_input");
+        assert_eq!(
+            code("fatal: Authentication failed for 'https://host/'"),
+            "auth_failed"
+        );
+        assert_eq!(
+            code("fatal: unable to access 'https://host/': Could not resolve host"),
+            "backend_error"
+        );
+        assert_eq!(code("something else entirely"), "backend_error");
+    }
+
+    #[test]
+    fn an_approval_request_lists_the_loss_and_what_will_run() {
+        let e = ToolError::from_work(
+            WorkError::NeedsApproval {
+                lost: vec!["uncommitted edits in a.txt".into()],
+                total: 1,
+                reference: "apr-0123456789ab".into(),
+                will_run: vec!["reset".into(), "--hard".into(), "--".into()],
+            },
+            "work_vcs",
+        );
+        assert_eq!(e.code, ErrorCode::NeedInput);
+        let data = e.data.expect("data");
+        assert_eq!(data["approval"], "apr-0123456789ab");
+        assert_eq!(data["would_lose"][0], "uncommitted edits in a.txt");
+        assert_eq!(data["will_run"][1], "--hard");
     }
 }
