@@ -651,3 +651,49 @@ fn not_offered_subcommands_are_refused() {
         assert!(refused(args), "`{args}` must be refused, got {:?}", v(args));
     }
 }
+
+#[test]
+fn odd_words_never_panic() {
+    const POOL: &[&str] = &[
+        "-",
+        "--",
+        "-x",
+        "--=",
+        "=",
+        "--no-",
+        "--no",
+        "--n",
+        "-é",
+        "é",
+        "..",
+        "/",
+        "~",
+        ":(top)",
+        ":!x",
+        "::",
+        "a::b",
+        "-1",
+        "-9z",
+        "(",
+        ")",
+        "stash@{0}",
+        "HEAD",
+        "--help",
+        "-h",
+    ];
+    let mut paths: Vec<Vec<String>> = allow::ENTRIES
+        .iter()
+        .map(|e| e.path.iter().map(|s| (*s).to_owned()).collect())
+        .collect();
+    paths.push(vec![]);
+    for path in &paths {
+        for a in POOL {
+            for b in POOL {
+                let mut args = path.clone();
+                args.push((*a).to_owned());
+                args.push((*b).to_owned());
+                let _ = vet(&args, &Table::default());
+            }
+        }
+    }
+}
