@@ -1,24 +1,44 @@
-//! `work_vcs` and its approval gate, end to end through the MCP server.
+//! `work_vcs` end to end through the MCP server: what runs, what is refused, how failures
+//! look, and the approval round trip bound to what would be lost. The generated spellings of
+//! every option are in `work_vcs_spellings.rs`.
 
 mod common;
 
-use common::{StartBrain, World};
+use common::{StartBrain, World, normalize};
+use insta::assert_json_snapshot;
 use serde_json::json;
 
 #[tokio::test]
-async fn runs_operations_without_a_proper_tool() {
+async fn runs_operations_without_a_proper_tool_and_says_what_ran() {
     let w = World::published();
+    w.git(&w.project, &["switch", "-q", "-c", "side"]);
+    w.git(&w.project, &["commit", "-q", "--allow-empty", "-m", "Side"]);
+    w.git(&w.project, &["switch", "-q", "main"]);
     let brain = w.session().await;
     let a = brain
         .call("work_vcs", json!({"args": ["branch", "feature"]}))
         .await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     let b = brain
-        .call("work_vcs", json!({"args": ["branch", "--list"]}))
+        .call("work_vcs", json!({"args": ["branch", "--lis", "-v"]}))
         .await;
-    assert_eq!(b.data()["succeeded"], json!(true));
+    assert_eq!(b.status(), "ok", "{}", b.envelope);
+    assert_eq!(b.data()["ran"], json!(["branch", "--list", "--verbose"]));
     let out = b.data()["output"].as_str().expect("output");
     assert!(out.contains("feature") && out.contains("main"), "{out}");
+    assert_json_snapshot!("ok_reply", normalize(b.envelope.clone(), &w), {
+        ".data.output" => "<output>",
+    });
+    // A question git answers "no" by its exit status alone is an answer, not a failure.
+    for args in [
+        json!(["grep", "-q", "no-such-text-anywhere"]),
+        json!(["merge-base", "--is-ancestor", "side", "main"]),
+        json!(["config", "--get", "no.such.key"]),
+    ] {
+        let a = brain.call("work_vcs", json!({"args": args})).await;
+        assert_eq!(a.status(), "ok", "{args} → {}", a.envelope);
+        assert_eq!(a.data()["matched"], json!(false), "{}", a.envelope);
+    }
 }
 
 #[tokio::test]
@@ -37,81 +57,113 @@ async fn proper_tools_and_dangerous_options_are_refused_and_nothing_runs() {
         .call("work_vcs", json!({"args": ["--no-pager", "log", "-3"]}))
         .await;
     assert_eq!(log.error_code(), "use_proper_tool");
-    assert!(
-        log.envelope["hint"]
-            .as_str()
-            .expect("hint")
-            .contains("work_history")
-    );
     let marker = w.tmp.path().join("pwned");
     let m = marker.to_string_lossy();
     for args in [
         json!(["-c", format!("core.pager=touch {m}"), "branch"]),
         json!(["config", "core.fsmonitor", format!("touch {m}")]),
+        json!(["config", "--add", "core.hooksPath", "/tmp"]),
         json!(["--exec-path=/tmp", "branch"]),
         json!(["-C", "/", "branch"]),
         json!(["fetch", "--upload-pack", format!("touch {m}"), "origin"]),
+        json!(["fetch", "--upload-p", format!("touch {m}"), "origin"]),
+        json!(["rebase", format!("-xtouch {m}"), "main"]),
+        json!(["remote", "add", "evil", format!("ext::sh -c touch% {m}")]),
+        json!(["push", "origin"]),
     ] {
         let a = brain.call("work_vcs", json!({"args": args})).await;
-        assert_eq!(a.error_code(), "policy_blocked", "{args} → {}", a.envelope);
+        assert!(
+            matches!(a.error_code(), "policy_blocked" | "use_proper_tool"),
+            "{args} → {}",
+            a.envelope
+        );
     }
-    let empty = brain.call("work_vcs", json!({"args": []})).await;
-    assert_eq!(empty.error_code(), "need_input");
-    let injected = brain
+    let refused = brain
         .call(
             "work_vcs",
-            json!({"args": ["branch", format!("$(touch {m})")]}),
+            json!({"args": ["rebase", "--exe", "make", "main"]}),
         )
         .await;
-    assert_eq!(injected.status(), "ok", "{}", injected.envelope);
-    assert_eq!(injected.data()["succeeded"], json!(false));
-    assert!(!marker.exists(), "nothing ran through a shell");
+    assert_json_snapshot!("refused", normalize(refused.envelope, &w));
+    let empty = brain.call("work_vcs", json!({"args": []})).await;
+    assert_eq!(empty.error_code(), "need_input");
+    assert!(!marker.exists(), "nothing ran");
     let config = w.git(&w.project, &["config", "--list", "--local"]);
-    assert!(!config.contains("fsmonitor"), "{config}");
+    assert!(
+        !config.contains("fsmonitor") && !config.contains("hookspath") && !config.contains("evil"),
+        "{config}"
+    );
 }
 
 #[tokio::test]
-async fn discarding_work_needs_the_users_approval_once() {
+async fn failures_are_error_envelopes_with_gits_words() {
+    let w = World::published();
+    let brain = w.session().await;
+    let marker = w.tmp.path().join("pwned");
+    let injected = brain
+        .call(
+            "work_vcs",
+            json!({"args": ["branch", format!("$(touch {})", marker.display())]}),
+        )
+        .await;
+    assert_eq!(injected.status(), "error", "{}", injected.envelope);
+    assert_eq!(injected.error_code(), "need_input", "{}", injected.envelope);
+    assert!(!marker.exists(), "no shell");
+    let missing = brain
+        .call("work_vcs", json!({"args": ["switch", "no-such-branch"]}))
+        .await;
+    assert_eq!(missing.error_code(), "not_found", "{}", missing.envelope);
+    let message = missing.data()["message"].as_str().expect("message");
+    assert!(message.contains("no-such-branch"), "{message}");
+    assert_json_snapshot!("failed", normalize(missing.envelope, &w));
+}
+
+#[tokio::test]
+async fn nothing_to_lose_runs_without_asking() {
+    let w = World::published();
+    w.git(&w.project, &["branch", "merged"]);
+    let brain = w.session().await;
+    for args in [
+        json!(["reset", "--hard"]),
+        json!(["branch", "-D", "merged"]),
+        json!(["clean", "-fd"]),
+        json!(["stash", "clear"]),
+    ] {
+        let a = brain.call("work_vcs", json!({"args": args})).await;
+        assert_eq!(a.status(), "ok", "{args} → {}", a.envelope);
+    }
+}
+
+#[tokio::test]
+async fn losing_work_needs_the_users_approval_bound_to_the_loss() {
     let w = World::published();
     w.write("README.md", "# precious unrecorded edit\n");
+    w.write("notes.txt", "untracked: survives a hard reset\n");
     let brain = w.session().await;
     let first = brain
-        .call("work_vcs", json!({"args": ["reset", "--hard"]}))
+        .call("work_vcs", json!({"args": ["reset", "--har"]}))
         .await;
     assert_eq!(first.error_code(), "need_input", "{}", first.envelope);
-    let reference = first.data()["approval"]
-        .as_str()
-        .expect("reference")
-        .to_string();
-    assert!(
-        first.data()["would_discard"]
-            .as_str()
-            .expect("loss")
-            .contains("README.md")
+    let data = first.data().clone();
+    assert_eq!(
+        data["would_lose"],
+        json!(["uncommitted edits in README.md"])
     );
-    assert!(
-        first.envelope["hint"]
-            .as_str()
-            .expect("hint")
-            .contains("ask the user")
-    );
-    assert!(
-        std::fs::read_to_string(w.project.join("README.md"))
-            .expect("file")
-            .contains("precious")
-    );
+    assert_eq!(data["will_run"], json!(["reset", "--hard", "--"]));
+    let reference = data["approval"].as_str().expect("reference").to_string();
+    assert_json_snapshot!("need_input", normalize(first.envelope.clone(), &w), {
+        ".data.approval" => "<reference>",
+    });
+    let precious = || std::fs::read_to_string(w.project.join("README.md")).expect("file");
+    assert!(precious().contains("precious"));
 
-    let wrong = brain
+    let other = brain
         .call(
             "work_vcs",
             json!({"args": ["reset", "--hard", "HEAD~0"], "approval": reference}),
         )
         .await;
-    assert_eq!(
-        wrong.error_code(),
-        "policy_blocked",
-        "other args, same reference"
-    );
+    assert_eq!(other.error_code(), "policy_blocked", "other args");
     let forged = brain
         .call(
             "work_vcs",
@@ -119,12 +171,9 @@ async fn discarding_work_needs_the_users_approval_once() {
         )
         .await;
     assert_eq!(forged.error_code(), "policy_blocked");
-    assert!(
-        std::fs::read_to_string(w.project.join("README.md"))
-            .expect("file")
-            .contains("precious")
-    );
+    assert!(precious().contains("precious"));
 
+    // Another spelling of the same command carries the same approval.
     let approved = brain
         .call(
             "work_vcs",
@@ -132,10 +181,8 @@ async fn discarding_work_needs_the_users_approval_once() {
         )
         .await;
     assert_eq!(approved.status(), "ok", "{}", approved.envelope);
-    assert_eq!(
-        std::fs::read_to_string(w.project.join("README.md")).expect("file"),
-        "# project\n"
-    );
+    assert_eq!(precious(), "# project\n");
+    assert!(w.project.join("notes.txt").exists(), "untracked file kept");
     let reused = brain
         .call(
             "work_vcs",
@@ -143,8 +190,72 @@ async fn discarding_work_needs_the_users_approval_once() {
         )
         .await;
     assert_eq!(
-        reused.error_code(),
-        "policy_blocked",
-        "a reference works once"
+        reused.status(),
+        "ok",
+        "nothing to lose any more: it just runs"
     );
+}
+
+#[tokio::test]
+async fn an_approval_lapses_when_more_would_be_lost() {
+    let w = World::published();
+    w.write("README.md", "# edit one\n");
+    let brain = w.session().await;
+    let first = brain
+        .call("work_vcs", json!({"args": ["checkout", "--", "."]}))
+        .await;
+    assert_eq!(first.error_code(), "need_input", "{}", first.envelope);
+    let reference = first.data()["approval"].as_str().expect("ref").to_string();
+    w.write("later.md", "# recorded later\n");
+    w.git(&w.project, &["add", "later.md"]);
+    w.write("later.md", "# and edited after the approval\n");
+    let second = brain
+        .call(
+            "work_vcs",
+            json!({"args": ["checkout", "--", "."], "approval": reference}),
+        )
+        .await;
+    assert_eq!(second.error_code(), "policy_blocked", "{}", second.envelope);
+    assert!(
+        std::fs::read_to_string(w.project.join("later.md"))
+            .expect("file")
+            .contains("after the approval")
+    );
+}
+
+#[tokio::test]
+async fn lost_commits_and_tags_are_named() {
+    let w = World::published();
+    w.git(&w.project, &["tag", "v1"]);
+    w.git(&w.project, &["switch", "-q", "-c", "topic"]);
+    w.write("t.txt", "topic\n");
+    w.git(&w.project, &["add", "t.txt"]);
+    w.git(&w.project, &["commit", "-q", "-m", "Topic work"]);
+    w.git(&w.project, &["switch", "-q", "main"]);
+    let brain = w.session().await;
+    let a = brain
+        .call(
+            "work_vcs",
+            json!({"args": ["branch", "--del", "--forc", "topic"]}),
+        )
+        .await;
+    assert_eq!(a.error_code(), "need_input", "{}", a.envelope);
+    assert!(
+        a.data()["would_lose"][0]
+            .as_str()
+            .expect("line")
+            .contains("Topic work")
+    );
+    let t = brain
+        .call("work_vcs", json!({"args": ["tag", "-d", "v1"]}))
+        .await;
+    assert_eq!(t.error_code(), "need_input", "{}", t.envelope);
+    assert!(
+        t.data()["would_lose"][0]
+            .as_str()
+            .expect("line")
+            .starts_with("tag v1")
+    );
+    assert!(w.git(&w.project, &["tag"]).contains("v1"));
+    assert!(w.git(&w.project, &["branch"]).contains("topic"));
 }

@@ -132,8 +132,19 @@ pub enum WorkError {
     },
     #[error("refused by policy: {reason}")]
     PolicyBlocked { reason: String, hint: String },
+    /// `work_vcs` would lose work: what exactly (one line each, the first ones), how much in
+    /// all, the approval reference, and the argument list that will run once approved.
     #[error("approval needed")]
-    NeedsApproval { loss: String, reference: String },
+    NeedsApproval {
+        lost: Vec<String>,
+        total: usize,
+        reference: String,
+        will_run: Vec<String>,
+    },
+    /// `work_vcs` ran git and git did not succeed: `message` is git's own (bounded, credentials
+    /// removed).
+    #[error("work_vcs operation failed")]
+    VcsFailed { ran: Vec<String>, message: String },
     #[error("unrecorded changes before a task")]
     TaskNeedsRecord { paths: Vec<String> },
     #[error("no task {id}")]
@@ -218,12 +229,31 @@ impl ToolError {
             )
             .with_data(json!({"tool": tool})),
             WorkError::PolicyBlocked { reason, hint } => ToolError::new(PolicyBlocked, reason, hint),
-            WorkError::NeedsApproval { loss, reference } => ToolError::new(
+            WorkError::NeedsApproval {
+                lost,
+                total,
+                reference,
+                will_run,
+            } => ToolError::new(
                 NeedInput,
-                format!("This would irreversibly discard work: {loss}"),
-                "ask the user; only if they approve, call work_vcs again with the same args and approval set to the reference",
+                format!(
+                    "This would irreversibly lose work ({total} item(s)): {}{}",
+                    lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+                    if total > 3 { "; …" } else { "" }
+                ),
+                "show the user data.would_lose; only if they approve, call work_vcs again with the same args and approval set to data.approval",
             )
-            .with_data(json!({"approval": reference, "would_discard": loss})),
+            .with_data(json!({
+                "approval": reference,
+                "would_lose": lost,
+                "would_lose_total": total,
+                "will_run": will_run,
+            })),
+            WorkError::VcsFailed { ran, message } => {
+                let (code, summary, hint) = vcs_failure(&message);
+                ToolError::new(code, summary, hint)
+                    .with_data(json!({"ran": ran, "message": bounded(&message)}))
+            }
             WorkError::TaskNeedsRecord { paths } => {
                 let shown: Vec<&String> = paths.iter().take(10).collect();
                 let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
@@ -280,6 +310,109 @@ fn bounded(text: &str) -> String {
         start += 1;
     }
     format!("…{}", &text[start..])
+}
+
+/// What a failed `work_vcs` operation means, read from git's message (git runs with
+/// `LC_ALL=C`, so its wording is stable): code, summary, hint.
+fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
+    use ErrorCode::*;
+    let has = |needles: &[&str]| needles.iter().any(|n| message.contains(n));
+    if has(&[
+        "CONFLICT",
+        "Automatic merge failed",
+        "could not apply",
+        "would be overwritten",
+        "unmerged",
+        "not concluded your",
+        "already exists",
+        "is already checked out",
+        "is already used by worktree",
+    ]) {
+        return (
+            Conflict,
+            "The operation conflicts with the project's current state",
+            "read data.message; work_observe shows conflicted files: resolve them, or abort the operation with work_vcs, then continue",
+        );
+    }
+    if has(&[
+        "Authentication failed",
+        "Permission denied (publickey",
+        "could not read Username",
+        "The requested URL returned error: 401",
+        "The requested URL returned error: 403",
+    ]) {
+        return (
+            AuthFailed,
+            "The other side refused the credentials",
+            "ask the user to check their access, then call work_vcs again",
+        );
+    }
+    if has(&[
+        "Could not resolve host",
+        "Connection refused",
+        "Connection timed out",
+        "unable to access",
+        "Could not read from remote repository",
+    ]) {
+        return (
+            BackendError,
+            "The other side could not be reached",
+            "check the address with work_vcs([\"remote\", \"-v\"]) or the network, then call work_vcs again",
+        );
+    }
+    if has(&[
+        "Please tell me who you are",
+        "unable to auto-detect email address",
+    ]) {
+        return (
+            NeedInput,
+            "No author name and email are configured, so new commits cannot be made",
+            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_vcs again",
+        );
+    }
+    if has(&[
+        "usage:",
+        "ambiguous argument",
+        "requires a value",
+        "cannot be used together",
+        "is not a valid branch name",
+        "is not a valid tag name",
+        "not a valid name",
+        "is not a valid remote name",
+    ]) {
+        return (
+            NeedInput,
+            "The operation's arguments do not fit together",
+            "read data.message, fix the arguments, then call work_vcs again",
+        );
+    }
+    if has(&[
+        "not found",
+        "did not match any",
+        "unknown revision",
+        "Not a valid object name",
+        "not a valid ref",
+        "invalid reference",
+        "does not exist",
+        "No such remote",
+        "no such ref",
+        "bad revision",
+        "not a commit",
+        "No stash entries",
+        "is not a valid reference",
+        "does not point to a valid object",
+    ]) {
+        return (
+            NotFound,
+            "What the operation names does not exist",
+            "read data.message; list what exists (e.g. work_vcs([\"branch\", \"-a\"]), work_vcs([\"tag\"]), work_history), then call work_vcs again",
+        );
+    }
+    (
+        BackendError,
+        "The version-control operation did not succeed",
+        "read data.message (the version-control tool's own words), then fix the arguments or the project's state and call work_vcs again",
+    )
 }
 
 fn git_error(err: GitError, tool: &str) -> ToolError {
@@ -447,5 +580,67 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
             "The issue tracker failed",
             format!("call {tool} again later; work_observe and work_record still work"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(message: &str) -> &'static str {
+        let e = ToolError::from_work(
+            WorkError::VcsFailed {
+                ran: vec!["x".into()],
+                message: message.into(),
+            },
+            "work_vcs",
+        );
+        e.code.as_str()
+    }
+
+    #[test]
+    fn failed_operations_are_classified_by_gits_words() {
+        assert_eq!(
+            code("CONFLICT (content): Merge conflict in a.txt"),
+            "conflict"
+        );
+        assert_eq!(code("fatal: a branch named 'x' already exists"), "conflict");
+        assert_eq!(code("fatal: invalid reference: nope"), "not_found");
+        assert_eq!(
+            code("error: pathspec 'x' did not match any file(s) known to git"),
+            "not_found"
+        );
+        assert_eq!(
+            code("fatal: 'a b' is not a valid branch name"),
+            "need_input"
+        );
+        assert_eq!(code("*** Please tell me who you are."), "need_input");
+        assert_eq!(
+            code("fatal: Authentication failed for 'https://host/'"),
+            "auth_failed"
+        );
+        assert_eq!(
+            code("fatal: unable to access 'https://host/': Could not resolve host"),
+            "backend_error"
+        );
+        assert_eq!(code("something else entirely"), "backend_error");
+    }
+
+    #[test]
+    fn an_approval_request_lists_the_loss_and_what_will_run() {
+        let e = ToolError::from_work(
+            WorkError::NeedsApproval {
+                lost: vec!["uncommitted edits in a.txt".into()],
+                total: 1,
+                reference: "apr-0123456789ab".into(),
+                will_run: vec!["reset".into(), "--hard".into(), "--".into()],
+            },
+            "work_vcs",
+        );
+        assert_eq!(e.code, ErrorCode::NeedInput);
+        let data = e.data.expect("data");
+        assert_eq!(data["approval"], "apr-0123456789ab");
+        assert_eq!(data["would_lose"][0], "uncommitted edits in a.txt");
+        assert_eq!(data["will_run"][1], "--hard");
     }
 }

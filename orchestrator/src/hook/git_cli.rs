@@ -2,8 +2,10 @@
 //!
 //! This is the one parser of git's global options in Butler. The hook uses it to name the real
 //! subcommand of a blocked command (`git -C x --no-pager log` is a `log`), and `work_vcs`'s
-//! policy ([`crate::vcs_policy`]) uses it to refuse the options that reach outside the project.
-//! The table follows `handle_options()` in git's `git.c`.
+//! policy ([`crate::vcs_policy`]) uses it to allow only the global options that neither run
+//! programs nor reach outside the project. The table follows `handle_options()` in git's
+//! `git.c` (2.47): global options match exactly (no prefixes), `--exec-path` is a prefix
+//! match of its own, and `--help`/`-h`/`--version`/`-v` stop the scan.
 
 /// One global option as it was given, e.g. `-C` with `Some("repo")`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,7 @@ impl GitInvocation {
 }
 
 /// Global options that take a value in the next argument (or after `=` for the long ones).
+/// `--super-prefix` is gone from git 2.47 but older gits take it.
 const WITH_VALUE: &[&str] = &[
     "-C",
     "-c",
@@ -49,11 +52,11 @@ const WITH_VALUE: &[&str] = &[
     "--super-prefix",
     "--config-env",
     "--attr-source",
-    "--list-cmds",
+    "--shallow-file",
 ];
 
-/// Long global options whose value may only be attached with `=` (or is optional).
-const OPTIONAL_ATTACHED: &[&str] = &["--exec-path"];
+/// Long global options whose value may only be attached with `=`.
+const ATTACHED_ONLY: &[&str] = &["--list-cmds"];
 
 /// Global options without a value.
 const FLAGS: &[&str] = &[
@@ -67,6 +70,7 @@ const FLAGS: &[&str] = &[
     "--no-advice",
     "--bare",
     "--literal-pathspecs",
+    "--no-literal-pathspecs",
     "--glob-pathspecs",
     "--noglob-pathspecs",
     "--icase-pathspecs",
@@ -90,10 +94,24 @@ pub fn parse(args: &[String]) -> GitInvocation {
             "--version" | "-v" => return with_pseudo(inv, "version", &args[i + 1..]),
             "--help" | "-h" => return with_pseudo(inv, "help", &args[i + 1..]),
             "--" => {
+                // git itself refuses `--` here; the hook reads past it, `work_vcs` refuses it.
+                inv.globals.push(GlobalOption {
+                    name: "--".to_owned(),
+                    value: None,
+                });
                 i += 1;
                 continue;
             }
             _ => {}
+        }
+        if let Some(rest) = arg.strip_prefix("--exec-path") {
+            // git matches `--exec-path` as a prefix: `=dir` sets it, anything else prints it.
+            inv.globals.push(GlobalOption {
+                name: "--exec-path".to_owned(),
+                value: rest.strip_prefix('=').map(str::to_owned),
+            });
+            i += 1;
+            continue;
         }
         if FLAGS.contains(&arg) {
             inv.globals.push(GlobalOption {
@@ -104,20 +122,12 @@ pub fn parse(args: &[String]) -> GitInvocation {
             continue;
         }
         if let Some((name, value)) = arg.split_once('=')
-            && (WITH_VALUE.contains(&name) || OPTIONAL_ATTACHED.contains(&name))
+            && (WITH_VALUE.contains(&name) || ATTACHED_ONLY.contains(&name))
             && name.starts_with("--")
         {
             inv.globals.push(GlobalOption {
                 name: name.to_owned(),
                 value: Some(value.to_owned()),
-            });
-            i += 1;
-            continue;
-        }
-        if OPTIONAL_ATTACHED.contains(&arg) {
-            inv.globals.push(GlobalOption {
-                name: arg.to_owned(),
-                value: None,
             });
             i += 1;
             continue;
@@ -180,6 +190,24 @@ mod tests {
         assert_eq!(inv.subcommand.as_deref(), Some("status"));
         let inv = p("--exec-path=/x status");
         assert_eq!(inv.globals[0].value.as_deref(), Some("/x"));
+    }
+
+    #[test]
+    fn follows_git_2_47_handle_options() {
+        let inv = p("--exec-pathology status");
+        assert_eq!(inv.globals[0].name, "--exec-path");
+        assert_eq!(inv.subcommand.as_deref(), Some("status"));
+        let inv = p("--shallow-file f log");
+        assert_eq!(inv.subcommand.as_deref(), Some("log"));
+        let inv = p("--list-cmds=main status");
+        assert_eq!(inv.subcommand.as_deref(), Some("status"));
+        assert_eq!(
+            p("--list-cmds main").unknown_option.as_deref(),
+            Some("--list-cmds")
+        );
+        let inv = p("--no-literal-pathspecs -- log");
+        assert_eq!(inv.subcommand.as_deref(), Some("log"));
+        assert_eq!(inv.globals[1].name, "--");
     }
 
     #[test]

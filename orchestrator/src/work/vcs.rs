@@ -1,27 +1,124 @@
 //! `work_vcs`: the deliberate escape hatch for version-control operations that have no proper
-//! tool (branch, stash, blame, remote, fetch, …). Run without a shell, output bounded. What is
-//! allowed is decided by `crate::vcs_policy`; operations that irreversibly discard work pass
-//! the approval gate: the first call explains the loss and returns an approval reference, and
-//! only a second call carrying it — after the Brain asked the human — runs. Butler never
-//! approves on its own.
+//! tool (branch, stash, blame, remote, fetch, …). What may run is decided by
+//! [`crate::vcs_policy`] over the arguments as git reads them; Butler runs the canonical
+//! argument list without a shell, output bounded. Operations that could lose work are weighed
+//! in the repository first: when nothing would be lost they run; otherwise the first call lists
+//! exactly what would be lost and returns an approval reference, and only a second call
+//! carrying it — after the Brain asked the human — runs, provided the arguments and what they
+//! would lose are still the same. Butler never approves on its own.
 
-use butler_worker::git::VcsOutput;
+use butler_worker::git::{GitRepo, Lost};
+use serde::Serialize;
 
 use crate::error::WorkError;
 use crate::session::Project;
-use crate::vcs_policy::{Verdict, vet};
+use crate::vcs_policy::{RepoFacts, Verdict, vet};
 
 /// The most output returned at once.
 pub const MAX_OUTPUT: usize = 32 * 1024;
+/// How many lost items are listed to the Brain (the total is always given).
+const MAX_LOST_SHOWN: usize = 30;
 const APPROVAL_KIND: &str = "work_vcs";
+
+/// What a successful `work_vcs` call answers.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct VcsReply {
+    /// The argument list that ran (after `git`): option prefixes expanded, clusters split.
+    pub ran: Vec<String>,
+    pub output: String,
+    pub truncated: bool,
+    /// What git said besides its output (progress, hints), bounded.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub messages: String,
+    /// `false` when git answered a question with a silent "no" (nothing matched, not an
+    /// ancestor, key not set): not a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<bool>,
+}
+
+/// The repository facts the policy asks about, answered by git.
+struct Facts<'a>(&'a GitRepo);
+
+impl RepoFacts for Facts<'_> {
+    fn is_commit(&self, rev: &str) -> bool {
+        matches!(self.0.commit_of(rev), Ok(Some(_)))
+    }
+
+    fn guessed_remote_branch(&self, name: &str) -> Option<String> {
+        match self.0.remote_branches_named(name) {
+            Ok(refs) if refs.len() == 1 => refs.into_iter().next(),
+            _ => None,
+        }
+    }
+
+    fn inside(&self, path: &str) -> bool {
+        self.0.path_in_repo(path).is_ok()
+    }
+
+    fn is_ignored(&self, path: &str) -> bool {
+        self.0.is_ignored(path).unwrap_or(false)
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        self.inside(path) && std::fs::symlink_metadata(self.0.workdir().join(path)).is_ok()
+    }
+
+    fn head_ref(&self) -> Option<String> {
+        let head = self.0.head().ok()?;
+        head.branch
+            .filter(|_| !head.detached)
+            .map(|b| format!("refs/heads/{b}"))
+    }
+
+    fn config_bool(&self, key: &str) -> Option<bool> {
+        self.0.config_bool(key).ok().flatten()
+    }
+}
 
 pub fn vcs(
     project: &Project,
     args: Vec<String>,
     approval: Option<String>,
-) -> Result<(String, VcsOutput), WorkError> {
-    match vet(&args) {
-        Verdict::Run => run(project, &args),
+) -> Result<(String, VcsReply), WorkError> {
+    match vet(&args, &Facts(&project.repo)) {
+        Verdict::Run { args } => run(project, args),
+        Verdict::RunUnlessLoss {
+            args,
+            loss,
+            globals,
+        } => {
+            let lost = project.repo.would_lose(&loss, &globals)?;
+            if lost.is_empty() {
+                return run(project, args);
+            }
+            let fingerprint = fingerprint(&args, &lost);
+            let lines: Vec<String> = lost.iter().map(Lost::describe).collect();
+            match approval {
+                None => {
+                    let description = lines.join("\n");
+                    let reference = project.with_ledger(|l| {
+                        Ok(l.create_approval(APPROVAL_KIND, &fingerprint, &description)?)
+                    })?;
+                    Err(WorkError::NeedsApproval {
+                        total: lines.len(),
+                        lost: lines.into_iter().take(MAX_LOST_SHOWN).collect(),
+                        reference,
+                        will_run: args,
+                    })
+                }
+                Some(reference) => {
+                    let approved = project
+                        .with_ledger(|l| Ok(l.consume_approval(reference.trim(), &fingerprint)?))?;
+                    if !approved {
+                        return Err(WorkError::PolicyBlocked {
+                            reason: "That approval does not match these arguments and what they would lose now, was used already, or expired".into(),
+                            hint: "call work_vcs again without approval to see what would be lost now, and ask the user again".into(),
+                        });
+                    }
+                    run(project, args)
+                }
+            }
+        }
         Verdict::Invalid { reason } => Err(WorkError::InvalidArgument {
             field: "args",
             reason,
@@ -35,66 +132,65 @@ pub fn vcs(
             tool: tool.to_string(),
             suggestion,
         }),
-        Verdict::PolicyBlocked { reason } => Err(WorkError::PolicyBlocked {
-            reason,
-            hint: "use the proper work_* tool, or ask the user to run this themselves".into(),
-        }),
-        Verdict::NeedsApproval {
-            summary_of_loss,
-            fingerprint,
-        } => match approval {
-            None => {
-                let loss = describe_loss(project, &summary_of_loss);
-                let reference = project.with_ledger(|l| {
-                    Ok(l.create_approval(APPROVAL_KIND, &fingerprint, &loss)?)
-                })?;
-                Err(WorkError::NeedsApproval { loss, reference })
-            }
-            Some(reference) => {
-                let approved = project
-                    .with_ledger(|l| Ok(l.consume_approval(reference.trim(), &fingerprint)?))?;
-                if !approved {
-                    return Err(WorkError::PolicyBlocked {
-                        reason: "That approval does not match these arguments, was used, or expired".into(),
-                        hint: "call work_vcs without approval to get a new reference, and ask the user again".into(),
-                    });
-                }
-                run(project, &args)
-            }
+        Verdict::Refused { reason, hint } => Err(WorkError::PolicyBlocked { reason, hint }),
+    }
+}
+
+/// What an approval is bound to: the canonical arguments and exactly what they would lose.
+fn fingerprint(args: &[String], lost: &[Lost]) -> String {
+    serde_json::json!({"args": args, "lost": lost}).to_string()
+}
+
+fn run(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkError> {
+    let out = project.repo.run_vcs(&args, MAX_OUTPUT)?;
+    // git's convention for questions (grep, check-ignore, merge-base --is-ancestor,
+    // config --get, show-ref --exists, …): exit 1 without a word means "no".
+    let silent_no = !out.succeeded && out.code == Some(1) && out.errors.trim().is_empty();
+    if silent_no {
+        let summary = format!("work_vcs([{}]): nothing matched.", args.join(" "));
+        return Ok((
+            summary,
+            VcsReply {
+                ran: args,
+                output: out.output,
+                truncated: out.truncated,
+                messages: String::new(),
+                matched: Some(false),
+            },
+        ));
+    }
+    if !out.succeeded {
+        let mut message = out.errors.clone();
+        if !out.output.trim().is_empty() {
+            // Merges and rebases report conflicts on stdout.
+            let tail = tail(&out.output, 1024);
+            message = format!("{}\n{}", tail.trim_end(), message.trim_end());
+        }
+        return Err(WorkError::VcsFailed {
+            ran: args,
+            message: message.trim().to_owned(),
+        });
+    }
+    let summary = format!("work_vcs([{}]) done.", args.join(" "));
+    Ok((
+        summary,
+        VcsReply {
+            ran: args,
+            output: out.output,
+            truncated: out.truncated,
+            messages: out.errors.trim().to_owned(),
+            matched: None,
         },
-    }
+    ))
 }
 
-fn run(project: &Project, args: &[String]) -> Result<(String, VcsOutput), WorkError> {
-    let out = project.repo.run_vcs(args, MAX_OUTPUT)?;
-    let shown = args.join(" ");
-    let summary = if out.succeeded {
-        format!("work_vcs([{shown}]) done.")
-    } else {
-        format!("work_vcs([{shown}]) failed; see errors.")
-    };
-    Ok((summary, out))
-}
-
-/// The policy's description of the loss, made concrete with what is unrecorded right now.
-fn describe_loss(project: &Project, summary: &str) -> String {
-    let Ok(status) = project.repo.status() else {
-        return summary.to_string();
-    };
-    if status.entries.is_empty() {
-        return format!("{summary} (nothing is unrecorded right now)");
+fn tail(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
     }
-    let names: Vec<String> = status
-        .entries
-        .iter()
-        .take(10)
-        .map(|e| e.path.display())
-        .collect();
-    let more = status.entries.len().saturating_sub(names.len());
-    let tail = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
-    format!("{summary}; unrecorded now: {}{tail}", names.join(", "))
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
 }

@@ -158,6 +158,7 @@ pub enum DelegationMode {
     Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum AgentKind {
     #[default]
     Goose,

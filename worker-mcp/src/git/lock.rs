@@ -194,22 +194,17 @@ impl GitRepo {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
+    use butler_testkit::World;
 
     use super::*;
 
-    fn scratch_repo() -> (tempfile::TempDir, GitRepo) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let status = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(dir.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .expect("git runs");
-        assert!(status.success());
-        let repo = GitRepo::discover(dir.path()).expect("discover");
-        (dir, repo)
+    fn scratch_repo() -> (World, GitRepo) {
+        let w = World::new();
+        let path = w.init("repo");
+        let repo = GitRepo::discover(&path)
+            .expect("discover")
+            .with_command_env(w.env.clone());
+        (w, repo)
     }
 
     #[test]

@@ -1,0 +1,213 @@
+//! The policy of `work_vcs(args)`: which git command lines Butler runs for the Brain, read the
+//! way git reads them.
+//!
+//! [`vet`] decides over the argument list (without the leading `git`), in this order:
+//! 1. git's global options ([`crate::hook::git_cli`], the hook's parser): only those that
+//!    neither run programs nor point git elsewhere pass (`--no-pager`, the pathspec modes, …).
+//! 2. A subcommand a Butler tool stands for is refused with `use_proper_tool`
+//!    ([`crate::equivalents`]).
+//! 3. The command path (`stash push`, `remote add`, …) must be on the allow-list
+//!    ([`allow::ENTRIES`]); known dangerous ones are refused with their reason.
+//! 4. The arguments are normalised as git's parse-options would read them
+//!    ([`normalise`]): option prefixes expanded against the command's real option list
+//!    (derived from git, [`git_options`]), negations, clusters, glued and separate values.
+//!    Unknown or ambiguous options are refused.
+//! 5. Every option has a class ([`allow::Class`]): options that run a program are refused;
+//!    options that name a file must stay in the project.
+//! 6. The command's own decision ([`decide`]) checks positionals (paths, URLs, refspecs,
+//!    config keys) and names the effects that can lose work as [`LossQuery`]s.
+//!
+//! The caller runs the canonical argument list ([`Verdict::Run`]); for
+//! [`Verdict::RunUnlessLoss`] it first computes the loss in the repository and asks the user
+//! (through the Brain) when anything would be lost.
+
+pub mod allow;
+mod decide;
+#[cfg(test)]
+mod derive;
+#[rustfmt::skip]
+pub mod git_options;
+pub mod normalise;
+pub mod table;
+
+use butler_worker::git::LossQuery;
+
+use crate::equivalents;
+use crate::hook::git_cli::{self, GitInvocation};
+use crate::hook::replacement_call;
+
+/// What `vet` needs to know about the repository (answered by git in the running server,
+/// by a table in unit tests).
+pub trait RepoFacts {
+    /// `rev` names a commit here.
+    fn is_commit(&self, rev: &str) -> bool;
+    /// The remote-tracking ref git's checkout/switch guess would start `name` from, when
+    /// exactly one remote has a branch called `name` (`refs/remotes/origin/<name>`).
+    fn guessed_remote_branch(&self, name: &str) -> Option<String>;
+    /// `path` (as given, relative to the project's top) stays inside the project's working
+    /// tree once `..` and symbolic links are resolved, and is not in git's own directory.
+    fn inside(&self, path: &str) -> bool;
+    /// git ignores `path`.
+    fn is_ignored(&self, path: &str) -> bool;
+    /// Something exists at `path` in the working tree (relative to the project's top).
+    fn exists(&self, path: &str) -> bool;
+    /// The full ref of the branch HEAD is on (`refs/heads/main`); `None` when detached.
+    fn head_ref(&self) -> Option<String>;
+    /// A boolean config value.
+    fn config_bool(&self, key: &str) -> Option<bool>;
+}
+
+/// The decision about one `work_vcs` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run this canonical argument list.
+    Run { args: Vec<String> },
+    /// Run this canonical argument list unless computing `loss` finds something that would
+    /// be lost; then only with the user's approval. `globals` are the pathspec options the
+    /// loss computation must use too.
+    RunUnlessLoss {
+        args: Vec<String>,
+        loss: Vec<LossQuery>,
+        globals: Vec<String>,
+    },
+    /// The arguments are malformed or not understood.
+    Invalid { reason: String },
+    /// A Butler tool does this; `work_vcs` refuses it.
+    UseProperTool {
+        /// The tool to use (`work_diff`, …).
+        tool: &'static str,
+        /// The git subcommand that was asked for.
+        subcommand: String,
+        /// The call to make instead, e.g. `work_history(n=5)`.
+        suggestion: String,
+    },
+    /// Refused: it would run a program, reach outside the project, share work, or is not
+    /// offered.
+    Refused { reason: String, hint: String },
+}
+
+/// A refusal from a decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stop {
+    Invalid(String),
+    Refused { reason: String, hint: String },
+}
+
+pub(crate) fn refuse(reason: impl Into<String>, hint: impl Into<String>) -> Stop {
+    Stop::Refused {
+        reason: reason.into(),
+        hint: hint.into(),
+    }
+}
+
+/// Hint for refusals the user may still want done.
+pub(crate) const ASK_USER: &str = "if it is really needed, ask the user to run it themselves; see docs/work-vcs.md for what work_vcs offers";
+
+/// Global options allowed before the subcommand: they change neither the repository nor the
+/// programs git runs.
+const ALLOWED_GLOBALS: &[&str] = &[
+    "--no-pager",
+    "-P",
+    "--no-optional-locks",
+    "--no-replace-objects",
+    "--no-lazy-fetch",
+    "--no-advice",
+    "--literal-pathspecs",
+    "--no-literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+];
+
+/// Decide what `work_vcs(args)` may do with `args` (the words after `git`).
+pub fn vet(args: &[String], facts: &dyn RepoFacts) -> Verdict {
+    if let Some(reason) = malformed(args) {
+        return Verdict::Invalid { reason };
+    }
+    let inv = git_cli::parse(args);
+    if let Some(option) = &inv.unknown_option {
+        return Verdict::Invalid {
+            reason: format!("`{option}` is not a git option"),
+        };
+    }
+    if let Some(verdict) = globals_verdict(&inv) {
+        return verdict;
+    }
+    let Some(sub) = inv.subcommand.clone() else {
+        return Verdict::Invalid {
+            reason: "no git subcommand given".to_owned(),
+        };
+    };
+    if let Some(decl) = equivalents::proper_tool(&sub) {
+        return Verdict::UseProperTool {
+            tool: decl.tool,
+            subcommand: sub,
+            suggestion: replacement_call(&inv),
+        };
+    }
+    match decide::command(&sub, &inv.rest, facts) {
+        Ok((words_args, loss)) => {
+            let globals: Vec<String> = inv.globals.iter().map(|g| g.name.clone()).collect();
+            let mut full = globals.clone();
+            full.extend(words_args);
+            if loss.is_empty() {
+                Verdict::Run { args: full }
+            } else {
+                Verdict::RunUnlessLoss {
+                    args: full,
+                    loss,
+                    globals: globals
+                        .into_iter()
+                        .filter(|g| g.ends_with("pathspecs"))
+                        .collect(),
+                }
+            }
+        }
+        Err(Stop::Invalid(reason)) => Verdict::Invalid { reason },
+        Err(Stop::Refused { reason, hint }) => Verdict::Refused { reason, hint },
+    }
+}
+
+fn malformed(args: &[String]) -> Option<String> {
+    if args.is_empty() {
+        return Some("give the git arguments as a list, e.g. [\"branch\", \"-a\"]".to_owned());
+    }
+    if args.iter().any(String::is_empty) {
+        return Some("an argument is an empty string".to_owned());
+    }
+    if args.iter().any(|a| a.contains('\0')) {
+        return Some("an argument contains a NUL byte".to_owned());
+    }
+    if args[0] == "git" {
+        return Some("leave out the leading `git`: pass e.g. [\"branch\", \"-a\"]".to_owned());
+    }
+    None
+}
+
+fn globals_verdict(inv: &GitInvocation) -> Option<Verdict> {
+    let g = inv
+        .globals
+        .iter()
+        .find(|g| !ALLOWED_GLOBALS.contains(&g.name.as_str()))?;
+    let why = match g.name.as_str() {
+        "-c" | "--config-env" => "overrides configuration, which can name programs for git to run",
+        "--exec-path" => "points git at other programs",
+        "-p" | "--paginate" => "starts a pager",
+        "-C" | "--git-dir" | "--work-tree" | "--bare" | "--namespace" | "--super-prefix"
+        | "--shallow-file" | "--attr-source" => {
+            "points git at another repository, directory or view of this one: work_vcs always \
+             runs in the project"
+        }
+        "--" => "is not a git option before the subcommand",
+        _ => "is not offered by work_vcs",
+    };
+    Some(Verdict::Refused {
+        reason: format!("`{}` is refused: it {why}", g.name),
+        hint: "leave out the option; work_vcs runs git in the project with the project's own \
+               configuration, and paths are relative to the project's top"
+            .to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests;
