@@ -1,7 +1,7 @@
 //! The git-hook corpus (`hook_corpus.txt`) run through `hook::analyze`: every command that runs
 //! git must be denied with the right subcommand, every command that only mentions git allowed.
 
-use butler_orchestrator::hook::{Decision, analyze};
+use butler_orchestrator::hook::{Blocked, Decision, analyze};
 
 struct Case {
     line: usize,
@@ -53,7 +53,7 @@ fn every_corpus_command_gets_its_decision() {
     for case in corpus() {
         let got = match analyze(&case.command) {
             Decision::Allow => None,
-            Decision::Deny { subcommand, reason } => {
+            Decision::Deny { blocked, reason } => {
                 assert!(
                     reason.contains("was blocked"),
                     "line {}: reason `{reason}`",
@@ -64,7 +64,10 @@ fn every_corpus_command_gets_its_decision() {
                     "line {}: no tool in `{reason}`",
                     case.line
                 );
-                Some(subcommand)
+                Some(match blocked {
+                    Blocked::Git { subcommand } => subcommand,
+                    Blocked::DynamicCommand { .. } => "(dynamic)".to_owned(),
+                })
             }
         };
         if got != case.expected {

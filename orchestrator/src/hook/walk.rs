@@ -1,10 +1,16 @@
 //! Walks a parsed shell program and finds the first place where git would start.
 //!
-//! Every simple command is resolved through [`super::wrappers`]; every word is searched for
-//! command substitutions (also inside double quotes, parameter expansions, arithmetic,
-//! `[[ … ]]` tests and unquoted here-docs); scripts handed to a shell (`sh -c`, `eval`, a
-//! pipeline into `sh`, a here-doc fed to `bash`) are parsed and walked in turn. Scripts that do
-//! not parse, are too large or nest too deeply go to [`super::fallback`].
+//! Every simple command's words are brace-expanded ([`super::braces`]) and de-quoted, then
+//! resolved through [`super::wrappers`]; every word is searched for command substitutions (also
+//! inside double quotes, parameter expansions, arithmetic, `[[ … ]]` tests and unquoted
+//! here-docs); scripts handed to a shell (`sh -c`, `eval`, a pipeline into `sh`, a here-doc fed
+//! to `bash`) are parsed and walked in turn, and code handed to another language is judged by
+//! [`super::interpreters`]. Scripts that do not parse, are too large or nest too deeply go to
+//! [`super::fallback`].
+//!
+//! A command word computed at run time (`$GIT status`, `$(which x) log`, `eval "$X"`,
+//! `xargs -I{} {}`) is blocked when the whole command line mentions git
+//! ([`super::programs::mentions_git`]) and allowed when it does not.
 
 use std::collections::HashMap;
 
@@ -12,8 +18,9 @@ use brush_parser::ast;
 use brush_parser::word::{self, Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
-use super::fallback;
+use super::interpreters::{self, Code};
 use super::wrappers::{self, DYNAMIC, Runs};
+use super::{braces, fallback, programs};
 
 /// Scripts longer than this are not parsed but scanned.
 pub const MAX_PARSE_BYTES: usize = 128 * 1024;
@@ -27,25 +34,34 @@ const MAX_WRAPPER_HOPS: usize = 16;
 /// Total bytes of scripts parsed for one command, nested ones included.
 const MAX_TOTAL_PARSE_BYTES: usize = 4 * 1024 * 1024;
 
-/// How git was found.
+/// What was found that would start git.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitHit {
-    /// The words after `git` (`DYNAMIC` parts shown as `…`).
-    pub args: Vec<String>,
-    /// Found by the fallback scan (the script, or a part of it, did not parse).
-    pub by_fallback: bool,
+pub enum Found {
+    /// git, with the words after `git` (parts known only at run time shown as `…`).
+    Git(Vec<String>),
+    /// A command word computed at run time, as written (run-time parts shown as `…`), on a
+    /// line that mentions git.
+    Dynamic(String),
 }
 
 /// Find the first git invocation in `script`, parsing it as bash.
-pub fn find_git(script: &str) -> Option<GitHit> {
-    let mut walker = Walker::default();
+pub fn find_git(script: &str) -> Option<Found> {
+    let mut walker = Walker {
+        line_mentions_git: programs::mentions_git(script),
+        ..Walker::default()
+    };
     walker.script(script);
     walker.found
 }
 
 #[derive(Default)]
 struct Walker {
-    found: Option<GitHit>,
+    found: Option<Found>,
+    /// The whole command line mentions git (decides run-time command words).
+    line_mentions_git: bool,
+    /// The top-level simple command being resolved, as written (shown for run-time command
+    /// words).
+    written: String,
     /// Variables with a known value, from plain assignments seen so far (`G=git; $G status`).
     vars: HashMap<String, String>,
     depth: usize,
@@ -83,10 +99,7 @@ impl Walker {
         if self.found.is_none()
             && let Some(args) = fallback::git_in_command_position(text)
         {
-            self.found = Some(GitHit {
-                args,
-                by_fallback: true,
-            });
+            self.found = Some(Found::Git(args));
         }
     }
 
@@ -241,7 +254,7 @@ impl Walker {
     }
 
     fn simple(&mut self, simple: &ast::SimpleCommand, feed: Option<String>) -> Option<String> {
-        let mut words: Vec<&str> = Vec::new();
+        let mut words: Vec<String> = Vec::new();
         let mut assignments: Vec<(&str, &str)> = Vec::new();
         let mut stdin = feed;
         let prefix = simple.prefix.iter().flat_map(|p| &p.0);
@@ -255,7 +268,7 @@ impl Walker {
             match item {
                 ItemRef::Word(w) | ItemRef::Item(ast::CommandPrefixOrSuffixItem::Word(w)) => {
                     self.word(&w.value);
-                    words.push(&w.value);
+                    words.extend(braces::expand(&w.value, &self.options));
                 }
                 ItemRef::Item(ast::CommandPrefixOrSuffixItem::IoRedirect(r)) => {
                     if let Some(text) = self.redirect(r) {
@@ -273,7 +286,7 @@ impl Walker {
                             assignments.push((n, &v.value));
                         }
                     } else {
-                        words.push(&w.value);
+                        words.push(w.value.clone());
                     }
                 }
                 ItemRef::Item(ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub)) => {
@@ -290,6 +303,9 @@ impl Walker {
                 self.vars.insert(name.to_owned(), value);
             }
             return None;
+        }
+        if self.depth == 1 {
+            self.written = words.join(" ");
         }
         let argv: Vec<String> = words.iter().map(|w| self.value(w)).collect();
         self.remember_exports(&argv);
@@ -315,39 +331,97 @@ impl Walker {
         if self.found.is_some() || hops > MAX_WRAPPER_HOPS {
             return;
         }
-        match wrappers::resolve(argv) {
+        let runs = wrappers::resolve(argv);
+        self.runs(runs, stdin, hops);
+    }
+
+    fn runs(&mut self, runs: Runs, stdin: Option<String>, hops: usize) {
+        if self.found.is_some() {
+            return;
+        }
+        match runs {
             Runs::Nothing => {}
-            Runs::Git(args) => {
-                let args = args.into_iter().map(|a| a.replace(DYNAMIC, "…")).collect();
-                self.found = Some(GitHit {
-                    args,
-                    by_fallback: false,
-                });
-            }
-            Runs::Commands(commands) => {
-                for command in commands {
-                    self.resolve(&command, stdin.clone(), hops + 1);
-                }
-            }
-            Runs::Script(script) => self.nested_script(&script.replace(DYNAMIC, "…")),
+            Runs::Git(args) => self.found = Some(Found::Git(shown_all(&args))),
+            Runs::Command(command) => self.resolve(&command, stdin, hops + 1),
+            Runs::Script(script) => self.script(&script),
             Runs::ShellStdin => {
                 if let Some(text) = stdin {
-                    self.nested_script(&text);
+                    self.script(&text);
                 }
             }
-            Runs::ForeignCode(code) => {
-                if let Some(args) = git_in_foreign_code(&code) {
-                    self.found = Some(GitHit {
-                        args,
-                        by_fallback: false,
-                    });
+            Runs::Code(code) => self.code(&code),
+            Runs::CodeStdin(lang) => {
+                if let Some(text) = stdin {
+                    self.code(&Code { lang, text });
+                }
+            }
+            Runs::Dynamic(word) => self.dynamic(&word),
+            Runs::Any(all) => {
+                for run in all {
+                    self.runs(run, stdin.clone(), hops);
                 }
             }
         }
     }
 
-    fn nested_script(&mut self, text: &str) {
-        self.script(text);
+    /// A command word known only at run time: blocked when the line mentions git.
+    fn dynamic(&mut self, word: &str) {
+        if self.line_mentions_git {
+            let written = if self.written.is_empty() {
+                shown(word)
+            } else {
+                self.written.clone()
+            };
+            self.found = Some(Found::Dynamic(written));
+        }
+    }
+
+    /// Code of another language: see [`interpreters`] for the policy.
+    fn code(&mut self, code: &Code) {
+        if code.text.contains(DYNAMIC) && self.line_mentions_git {
+            if interpreters::can_spawn(code) || code.text.trim() == DYNAMIC.to_string() {
+                self.dynamic(&code.text);
+            }
+            return;
+        }
+        if !interpreters::runs_git(code) {
+            return;
+        }
+        let args = self
+            .git_in_literals(&code.text)
+            .unwrap_or_else(|| vec!["…".to_owned()]);
+        self.found = Some(Found::Git(args));
+    }
+
+    /// The git command a string literal of foreign code spells, for the message: a list whose
+    /// first element is git (`["git", "log"]`), or a string that as a shell command runs git.
+    fn git_in_literals(&mut self, code: &str) -> Option<Vec<String>> {
+        let literals = interpreters::literals(code);
+        for (i, (text, _)) in literals.iter().enumerate() {
+            if let Some(mut args) = programs::git_prefix(text.trim()) {
+                args.extend(
+                    literals[i + 1..]
+                        .iter()
+                        .take_while(|(_, in_list)| *in_list)
+                        .map(|(t, _)| t.clone()),
+                );
+                return Some(shown_all(&args));
+            }
+            if self.depth < MAX_SCRIPT_DEPTH && programs::mentions_git(text) {
+                let mut inner = Walker {
+                    line_mentions_git: false,
+                    depth: self.depth + 1,
+                    parsed_bytes: self.parsed_bytes,
+                    ..Walker::default()
+                };
+                inner.script(text);
+                self.parsed_bytes = inner.parsed_bytes;
+                if let Some(Found::Git(args)) = inner.found {
+                    return Some(args);
+                }
+            }
+        }
+        None
     }
 
     /// Search one raw word for command substitutions and walk them.
@@ -364,10 +438,8 @@ impl Walker {
     fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource]) {
         for piece in pieces {
             match &piece.piece {
-                WordPiece::CommandSubstitution(s) => self.nested_script(s),
-                WordPiece::BackquotedCommandSubstitution(s) => {
-                    self.nested_script(&unescape_backquoted(s))
-                }
+                WordPiece::CommandSubstitution(s) => self.script(s),
+                WordPiece::BackquotedCommandSubstitution(s) => self.script(&unescape_backquoted(s)),
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(raw, inner),
                 WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
@@ -440,6 +512,7 @@ impl Walker {
                     Some(body) => out.push_str(body.trim_end_matches('\n')),
                     None => out.push(DYNAMIC),
                 },
+                WordPiece::BackquotedCommandSubstitution(_) => out.push(DYNAMIC),
                 _ => out.push(DYNAMIC),
             }
         }
@@ -488,7 +561,8 @@ fn cat_heredoc(script: &str) -> Option<&str> {
 
 /// What `echo …` / `printf …` / `cat <<EOF` prints, as far as it is known.
 fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
-    let name = wrappers::basename(&argv[0]);
+    let name = programs::program_name(&argv[0]);
+    let name = name.as_str();
     match name {
         "cat" if argv[1..].iter().all(|a| a.starts_with('-')) => stdin,
         "echo" => {
@@ -503,6 +577,15 @@ fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
         _ => None,
     }
     .map(|s| s.replace(DYNAMIC, "…"))
+}
+
+/// A word as shown to the Brain: run-time parts as `…`.
+fn shown(word: &str) -> String {
+    word.replace(DYNAMIC, "…")
+}
+
+fn shown_all(words: &[String]) -> Vec<String> {
+    words.iter().map(|w| shown(w)).collect()
 }
 
 /// Inside backquotes, `\\`, `` \` `` and `\$` stand for the character itself.
@@ -568,39 +651,15 @@ fn bracket_nesting(text: &str) -> usize {
     max
 }
 
-/// git spawned from another language's code: a string literal that is `git` or starts with
-/// `git ` (`os.system("git status")`, `subprocess.run(["git", "log"])`, `` `git diff` ``).
-fn git_in_foreign_code(code: &str) -> Option<Vec<String>> {
-    let quotes = ['"', '\'', '`'];
-    let mut rest = code;
-    while let Some(pos) = rest.find("git") {
-        let before = rest[..pos].chars().next_back();
-        let after_text = &rest[pos + 3..];
-        let after = after_text.chars().next();
-        let opens = before.is_some_and(|c| quotes.contains(&c) || c == '/');
-        if opens && after.is_some_and(|c| quotes.contains(&c) || c == ' ') {
-            let tail: String = after_text
-                .chars()
-                .take_while(|c| !matches!(c, ')' | ';' | ']' | '\n'))
-                .collect();
-            let args = tail
-                .split(|c: char| c.is_whitespace() || c == ',' || quotes.contains(&c))
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect();
-            return Some(args);
-        }
-        rest = after_text;
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn sub(script: &str) -> Option<String> {
-        find_git(script).map(|h| h.args.first().cloned().unwrap_or_default())
+        match find_git(script)? {
+            Found::Git(args) => Some(args.first().cloned().unwrap_or_default()),
+            Found::Dynamic(word) => Some(format!("dynamic {word}")),
+        }
     }
 
     #[test]
