@@ -300,14 +300,15 @@ impl Parser<'_> {
                 continue;
             }
             if self.grammar.single_dash_long {
+                // glibc's getopt_long_only: `-x` for a short option `x` stays short; anything
+                // longer is tried as a long option first.
                 let body = &word[1..];
                 let name = body.split_once('=').map_or(body, |(n, _)| n);
-                let short_known = word[1..]
-                    .chars()
-                    .next()
-                    .and_then(|c| self.grammar.short_arg(c))
-                    .is_some();
-                if self.grammar.long_option(name).is_some() || !short_known {
+                let first = body.chars().next();
+                let single_short = body.chars().count() == 1
+                    && first.and_then(|c| self.grammar.short_arg(c)).is_some();
+                let short_known = first.and_then(|c| self.grammar.short_arg(c)).is_some();
+                if !single_short && (self.grammar.long_option(name).is_some() || !short_known) {
                     match self.long(i, body, &mut parsed) {
                         Some(next) => i = next,
                         None => return,

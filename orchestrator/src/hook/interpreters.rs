@@ -636,7 +636,7 @@ pub fn runs_git(code: &Code) -> bool {
 
 /// The string literals of `code` (`'…'`, `"…"`, `` `…` ``), with backslash escapes kept as
 /// written except `\"`, `\'` and `` \` ``, and whether each follows another one with only
-/// commas and spaces between (an element of the same list).
+/// commas, spaces and opening brackets between (a further element of the same call or list).
 pub fn literals(code: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let mut chars = code.chars().peekable();
@@ -663,11 +663,41 @@ pub fn literals(code: &str) -> Vec<(String, bool)> {
             }
             out.push((text, between_only_commas));
             between_only_commas = true;
-        } else if !(c == ',' || c.is_whitespace()) {
+        } else if !(matches!(c, ',' | '[' | '(') || c.is_whitespace()) {
             between_only_commas = false;
         }
     }
     out
+}
+
+/// The words after the first git word in `code`, read as a command line: `qx(git log -1)`,
+/// `1e git status`, `spawn git status; interact` (a fragment ends at brackets, quotes, `;`,
+/// `|`, `&` and line ends).
+pub fn git_in_text(code: &Code) -> Option<Vec<String>> {
+    let fragments = code.text.split(|c: char| {
+        matches!(
+            c,
+            '(' | ')' | '[' | ']' | '{' | '}' | '"' | '\'' | '`' | ';' | '|' | '&' | '\n' | ','
+        ) || (c == '/' && code.lang == Lang::Sed)
+    });
+    for fragment in fragments {
+        let words: Vec<&str> = fragment
+            .split_whitespace()
+            .map(|w| w.trim_start_matches(['!', '+', ':', '$', '%']))
+            .collect();
+        for (i, word) in words.iter().enumerate() {
+            // `import git`, `require("simple-git")`: a library, not a command line.
+            let after_import = i > 0 && matches!(words[i - 1], "import" | "from" | "require");
+            if after_import {
+                return None;
+            }
+            if let Some(mut args) = programs::git_prefix(word) {
+                args.extend(words[i + 1..].iter().map(|w| (*w).to_owned()));
+                return Some(args);
+            }
+        }
+    }
+    None
 }
 
 /// sed's `e` command and the `e` flag of `s`, which run the pattern space or a command.

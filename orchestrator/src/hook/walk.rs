@@ -51,14 +51,23 @@ pub fn find_git(script: &str) -> Option<Found> {
         ..Walker::default()
     };
     walker.script(script);
-    walker.found
+    match (walker.found, walker.pending_dynamic) {
+        (Some(found), _) => Some(found),
+        // A run-time command word is blocked when the line mentions git anywhere, also in a
+        // spelling only de-quoting reveals (`g''it`), wherever on the line that is.
+        (None, Some(word)) if walker.line_mentions_git => Some(Found::Dynamic(word)),
+        _ => None,
+    }
 }
 
 #[derive(Default)]
 struct Walker {
     found: Option<Found>,
-    /// The whole command line mentions git (decides run-time command words).
+    /// The whole command line mentions git, as written or de-quoted (decides run-time command
+    /// words).
     line_mentions_git: bool,
+    /// The first run-time command word seen, as shown.
+    pending_dynamic: Option<String>,
     /// The top-level simple command being resolved, as written (shown for run-time command
     /// words).
     written: String,
@@ -308,6 +317,9 @@ impl Walker {
             self.written = words.join(" ");
         }
         let argv: Vec<String> = words.iter().map(|w| self.value(w)).collect();
+        if !self.line_mentions_git && argv.iter().any(|w| programs::mentions_git(w)) {
+            self.line_mentions_git = true;
+        }
         self.remember_exports(&argv);
         self.resolve(&argv, stdin.clone(), 0);
         static_output(&argv, stdin)
@@ -364,31 +376,32 @@ impl Walker {
         }
     }
 
-    /// A command word known only at run time: blocked when the line mentions git.
+    /// A command word known only at run time: blocked (at the end of the walk) when the line
+    /// mentions git.
     fn dynamic(&mut self, word: &str) {
-        if self.line_mentions_git {
+        if self.pending_dynamic.is_none() {
             let written = if self.written.is_empty() {
                 shown(word)
             } else {
                 self.written.clone()
             };
-            self.found = Some(Found::Dynamic(written));
+            self.pending_dynamic = Some(written);
         }
     }
 
     /// Code of another language: see [`interpreters`] for the policy.
     fn code(&mut self, code: &Code) {
-        if code.text.contains(DYNAMIC) && self.line_mentions_git {
-            if interpreters::can_spawn(code) || code.text.trim() == DYNAMIC.to_string() {
-                self.dynamic(&code.text);
-            }
-            return;
+        if code.text.contains(DYNAMIC)
+            && (interpreters::can_spawn(code) || code.text.trim() == DYNAMIC.to_string())
+        {
+            self.dynamic(&code.text);
         }
         if !interpreters::runs_git(code) {
             return;
         }
         let args = self
             .git_in_literals(&code.text)
+            .or_else(|| interpreters::git_in_text(code).map(|a| shown_all(&a)))
             .unwrap_or_else(|| vec!["…".to_owned()]);
         self.found = Some(Found::Git(args));
     }

@@ -150,7 +150,7 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         names: &["sudo"],
         grammar: Grammar::new(
-            "+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:ST:t:U:u:Vv",
+            "+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:sST:t:U:u:Vv",
             &[
                 flag("askpass", "A"),
                 value("auth-type", "a"),
@@ -537,11 +537,12 @@ const WRAPPERS: &[Wrapper] = &[
         ),
         then: after_one,
     },
-    // util-linux su and runuser (options and operands mix; `-c` runs a shell string).
+    // util-linux su and runuser: options end at the user; `-c` runs a shell string, and the
+    // words after the user go to the user's shell (`su bob -c cmd`).
     Wrapper {
         names: &["su", "runuser"],
         grammar: Grammar::new(
-            "c:fg:G:lmpPs:u:hVw:",
+            "+c:fg:G:lmpPs:u:hVw:",
             &[
                 value("command", "c"),
                 value("session-command", "c"),
@@ -845,7 +846,7 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         names: &["ltrace"],
         grammar: Grammar::new(
-            "+a:A:bcCD:e:F:hiLl:n:o:p:r:s:S:tTu:Vw:x:",
+            "+a:A:bcCD:e:fF:hiLl:n:o:p:r:s:S:tTu:Vw:x:",
             &[
                 value("align", "a"),
                 flag("demangle", "C"),
@@ -1498,16 +1499,18 @@ fn with_placeholders(words: &[String], placeholders: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// xargs: the command (default `echo`) gets the input as arguments; with a replace string, that
+/// string in the command's arguments (never its name: GNU and BSD xargs alike) stands for input.
 fn xargs(p: &Parsed, _: &[String]) -> Runs {
     let mut replace: Vec<&str> = p.values(&["I", "J", "R"]).collect();
     for o in p.options.iter().filter(|o| o.key == "i") {
         replace.push(o.value.as_deref().unwrap_or("{}"));
     }
-    let command = if p.operands.is_empty() {
-        vec!["echo".to_owned()]
-    } else {
-        with_placeholders(&p.operands, &replace)
+    let Some((name, args)) = p.operands.split_first() else {
+        return Runs::command(&["echo".to_owned()]);
     };
+    let mut command = vec![name.clone()];
+    command.extend(with_placeholders(args, &replace));
     Runs::command(&command)
 }
 
@@ -1782,9 +1785,14 @@ fn wsl(argv: &[String]) -> Runs {
 
 /// `cmd /c command line`, `cmd.exe /K …` (switches are case-insensitive).
 fn cmd(argv: &[String]) -> Runs {
-    let pos = argv[1..]
-        .iter()
-        .position(|a| a.eq_ignore_ascii_case("/c") || a.eq_ignore_ascii_case("/k"));
+    let pos = argv[1..].iter().position(|a| {
+        // Git Bash turns `//c` into `/c` on its way to a Windows program.
+        let a = a
+            .strip_prefix('/')
+            .filter(|r| r.starts_with('/'))
+            .unwrap_or(a);
+        a.eq_ignore_ascii_case("/c") || a.eq_ignore_ascii_case("/k")
+    });
     match pos {
         Some(pos) => Runs::script(&argv[pos + 2..].join(" ")),
         None => Runs::Nothing,
@@ -2024,6 +2032,12 @@ const GENERIC_RUN: Grammar = Grammar::new(
         value("profile", "profile"),
         value("config-file", "config-file"),
         flag("live-stream", "live-stream"),
+        flag("host", "host"),
+        flag("clear-env", "clear-env"),
+        flag("watch-bus", "watch-bus"),
+        flag("latest-version", "latest-version"),
+        flag("no-network", "no-network"),
+        flag("sandbox", "sandbox"),
         flag("no-capture-output", "no-capture-output"),
         flag("frozen", "frozen"),
         flag("locked", "locked"),
@@ -2052,7 +2066,7 @@ const NIX_SHELL: Grammar = Grammar::new(
 );
 
 const NIX: Grammar = Grammar::new(
-    "+c:I:j:o:L",
+    "c:I:j:o:L",
     &[
         value("command", "c"),
         words("arg", 2, "arg"),
@@ -2166,8 +2180,16 @@ fn launch(launcher: &Launcher, argv: &[String]) -> Runs {
             runs.push(Runs::command(&command));
             continue;
         }
-        let operands = p.operands.get(launcher.positionals..).unwrap_or_default();
+        let mut operands = p.operands.get(launcher.positionals..).unwrap_or_default();
+        if operands.first().is_some_and(|o| o == "--") {
+            operands = &operands[1..];
+        }
         runs.push(Runs::command(skip_assignments(operands)));
+        // `mise x node@20 -- cmd`, `distrobox enter box -- cmd`: operands of the tool's own,
+        // then `--`, then the command.
+        if let Some(dashes) = p.operands.iter().position(|o| o == "--") {
+            runs.push(Runs::command(&p.operands[dashes + 1..]));
+        }
     }
     Runs::any(runs)
 }
@@ -2274,9 +2296,10 @@ mod tests {
     #[test]
     fn placeholders_are_run_time_input() {
         let d = DYNAMIC.to_string();
+        assert_eq!(r("xargs -I{} {} status"), cmd("{} status"));
         assert_eq!(
-            r("xargs -I{} {} status"),
-            Runs::Command(vec![d.clone(), "status".into()])
+            r("xargs -I{} sh -c {}"),
+            Runs::Command(vec!["sh".into(), "-c".into(), d.clone()])
         );
         assert_eq!(
             r("find . -exec {} status ;"),
