@@ -68,6 +68,9 @@ struct Walker {
     line_mentions_git: bool,
     /// The first run-time command word seen, as shown.
     pending_dynamic: Option<String>,
+    /// Process substitutions read by a command (`<(…)`), by the file name the command sees,
+    /// with what they write when that is known.
+    substitutions: HashMap<String, Option<String>>,
     /// The top-level simple command being resolved, as written (shown for run-time command
     /// words).
     written: String,
@@ -122,19 +125,54 @@ impl Walker {
         self.pipeline(&list.first);
         for next in &list.additional {
             match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => {
+                    self.pipeline(p);
+                }
             }
         }
     }
 
-    fn pipeline(&mut self, pipeline: &ast::Pipeline) {
+    /// Walk a pipeline; returns what it writes when that is known statically.
+    fn pipeline(&mut self, pipeline: &ast::Pipeline) -> Option<String> {
         let mut feed: Option<String> = None;
         for command in &pipeline.seq {
             if self.found.is_some() {
-                return;
+                return None;
             }
             let fed = feed.take();
             feed = self.command(command, fed);
+        }
+        feed
+    }
+
+    /// Walk the list of a process substitution; returns what it writes when that is known
+    /// statically (`<(echo 'git status')`).
+    fn substitution_output(&mut self, list: &ast::CompoundList) -> Option<String> {
+        match list.0.as_slice() {
+            [item] if item.0.additional.is_empty() => self.pipeline(&item.0.first),
+            _ => {
+                self.compound_list(list);
+                None
+            }
+        }
+    }
+
+    /// `bash <(…)`, `source <(…)`, `. <(…)`: the shell runs what the substitution writes.
+    fn sourced_substitution(&mut self, argv: &[String]) {
+        let name = programs::program_name(&argv[0]);
+        if !(matches!(name.as_str(), "source" | ".") || wrappers::is_shell(&name)) {
+            return;
+        }
+        let Some(file) = argv[1..].iter().find(|a| !a.starts_with(['-', '+'])) else {
+            return;
+        };
+        match self.substitutions.get(file) {
+            Some(Some(text)) => {
+                let text = text.clone();
+                self.script(&text);
+            }
+            Some(None) => self.dynamic(file),
+            None => {}
         }
     }
 
@@ -239,8 +277,12 @@ impl Walker {
             ast::IoRedirect::File(_, _, target) => match target {
                 ast::IoFileRedirectTarget::Filename(w)
                 | ast::IoFileRedirectTarget::Duplicate(w) => self.word(&w.value),
-                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
-                    self.compound_list(&sub.list)
+                ast::IoFileRedirectTarget::ProcessSubstitution(kind, sub) => {
+                    let output = self.substitution_output(&sub.list);
+                    // `bash < <(echo 'git status')`: the output is the command's stdin.
+                    if matches!(kind, ast::ProcessSubstitutionKind::Read) {
+                        return output;
+                    }
                 }
                 ast::IoFileRedirectTarget::Fd(_) => {}
             },
@@ -298,8 +340,14 @@ impl Walker {
                         words.push(w.value.clone());
                     }
                 }
-                ItemRef::Item(ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub)) => {
-                    self.compound_list(&sub.list);
+                ItemRef::Item(ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub)) => {
+                    let output = self.substitution_output(&sub.list);
+                    if matches!(kind, ast::ProcessSubstitutionKind::Read) {
+                        // The command sees a file name; remember what reading it gives.
+                        let file = format!("/dev/fd/{}", 63 - self.substitutions.len().min(60));
+                        self.substitutions.insert(file.clone(), output);
+                        words.push(file);
+                    }
                 }
             }
             if self.found.is_some() {
@@ -321,6 +369,7 @@ impl Walker {
             self.line_mentions_git = true;
         }
         self.remember_exports(&argv);
+        self.sourced_substitution(&argv);
         self.resolve(&argv, stdin.clone(), 0);
         static_output(&argv, stdin)
     }

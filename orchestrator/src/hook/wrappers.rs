@@ -1206,6 +1206,11 @@ const WRAPPERS: &[Wrapper] = &[
     },
 ];
 
+/// Whether `name` is a shell (runs a script file or string).
+pub fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
+}
+
 /// Programs (other than shells and interpreters) that run a command given in their arguments,
 /// by program name: what the text scan of [`super::fallback`] treats as a wrapper.
 pub fn runs_a_command(name: &str) -> bool {
