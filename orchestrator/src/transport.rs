@@ -536,9 +536,7 @@ impl Scan<'_> {
                 return (value.is_string() || value.is_number()).then_some(value);
             }
             self.space();
-            if self.eat(b',').is_none() {
-                return None;
-            }
+            self.eat(b',')?;
         }
     }
 

@@ -821,7 +821,7 @@ fn generated_wrapper_spellings_get_their_decision() {
         }
     }
     let denies = cases.iter().filter(|(_, e)| e.is_some()).count();
-    println!(
+    eprintln!(
         "generated: {} cases ({denies} denied, {} allowed)",
         cases.len(),
         cases.len() - denies
@@ -1041,7 +1041,7 @@ fn real_programs_agree() {
             failures.push(format!("{line:?}: git ran={ran}, hook denied={denied}"));
         }
     }
-    println!(
+    eprintln!(
         "real programs: {} command lines run; not installed here: {:?}",
         lines.len(),
         skipped

@@ -414,7 +414,7 @@ pub fn resolve(name: &str, argv: &[String]) -> Option<Runs> {
             text: code.join("\n"),
         }));
     }
-    let script_file = operands.first().is_some() && !interp.operand_is_code;
+    let script_file = !operands.is_empty() && !interp.operand_is_code;
     if stdin_marker || (interp.reads_stdin && !script_file) {
         return Some(Runs::CodeStdin(lang));
     }
@@ -856,7 +856,7 @@ mod tests {
         let lits = literals(r#"run(["git", 'log', "-1"]); print("x\"y")"#);
         let texts: Vec<&str> = lits.iter().map(|(t, _)| t.as_str()).collect();
         assert_eq!(texts, ["git", "log", "-1", "x\"y"]);
-        assert_eq!(lits[1].1, true);
-        assert_eq!(lits[3].1, false);
+        assert!(lits[1].1);
+        assert!(!lits[3].1);
     }
 }

@@ -1350,12 +1350,11 @@ fn env_split(s: &str) -> Vec<String> {
             },
             (_, '\\') => match chars.next() {
                 Some('c') => break,
-                Some('_') if quote.is_none() => {
-                    if has_word {
-                        out.push(std::mem::take(&mut word));
-                        has_word = false;
-                    }
+                Some('_') if quote.is_none() && has_word => {
+                    out.push(std::mem::take(&mut word));
+                    has_word = false;
                 }
+                Some('_') if quote.is_none() => {}
                 Some('_') => word.push(' '),
                 Some('n') => word.push('\n'),
                 Some('t') => word.push('\t'),
