@@ -109,9 +109,15 @@ fn split_words(text: &str) -> (Vec<Word>, Vec<String>) {
                     if q == c {
                         break;
                     }
+                    // Inside double quotes a backslash escapes only `$`, `` ` ``, `"`, `\`
+                    // and a newline (`"C:\Git\git.exe"` keeps its backslashes).
                     if q == '\\' && c == '"' {
-                        if let Some(n) = chars.next() {
-                            inner.push(n);
+                        match chars.peek() {
+                            Some('$' | '`' | '"' | '\\') => inner.extend(chars.next()),
+                            Some('\n') => {
+                                chars.next();
+                            }
+                            _ => inner.push('\\'),
                         }
                         continue;
                     }
@@ -175,6 +181,14 @@ mod tests {
         assert_eq!(sub("g\\it log ((").as_deref(), Some("log"));
         assert_eq!(sub("sh -c 'git push' )").as_deref(), Some("push"));
         assert_eq!(sub("sudo -u x git diff ((").as_deref(), Some("diff"));
+    }
+
+    #[test]
+    fn windows_paths_in_double_quotes_keep_their_backslashes() {
+        assert_eq!(
+            sub(r#"& "C:\Program Files\Git\cmd\git.exe" status"#).as_deref(),
+            Some("status")
+        );
     }
 
     #[test]
