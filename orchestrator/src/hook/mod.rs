@@ -1,4 +1,6 @@
-//! `butler git-hook`: Claude Code's `PreToolUse` hook for the Bash tool.
+//! `butler git-hook`: Claude Code's `PreToolUse` hook for the Bash tool. The policy — what is
+//! blocked, what passes, the wrappers known, code in other languages, command words computed at
+//! run time — is written out in `docs/hook.md`.
 //!
 //! It reads the hook JSON on stdin and denies any Bash command that would start git anywhere in
 //! it, naming the Butler tool to use instead ("`git status` was blocked. Use work_observe()
