@@ -2,7 +2,7 @@
 //! `direnv exec DIR CMD…`, `nix develop -c CMD…`, `nix-shell --run SCRIPT`, ….
 
 use super::super::getopt::{self, Grammar, flag, value, words};
-use super::{Runs, skip_assignments};
+use super::{Runs, any_later_command, skip_assignments};
 
 /// A tool that runs a command after a verb of its own (`uv run CMD…`, `bundle exec CMD…`).
 pub(super) struct Launcher {
@@ -236,6 +236,10 @@ pub(super) fn launch(launcher: &Launcher, argv: &[String]) -> Runs {
     let mut runs = Vec::new();
     for p in getopt::parse(&launcher.options, args) {
         if p.incomplete {
+            continue;
+        }
+        if let Some(from) = p.operands_from_any {
+            runs.push(any_later_command(args, from));
             continue;
         }
         if let Some(script) = launcher.script_option.and_then(|o| p.value(&[o])) {

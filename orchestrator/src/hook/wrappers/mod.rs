@@ -130,6 +130,36 @@ pub(super) fn is_integer(word: &str) -> bool {
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Wrapper-like commands followed when any later word may start the command.
+const MAX_GUESSED_WRAPPERS: usize = 16;
+
+/// What runs when any word of `args` from `from` on may start the command (a wrapper whose
+/// options could not all be followed): the first word that starts git, else the first command
+/// word known only at run time, and what the first few wrapper-like words run.
+pub(super) fn any_later_command(args: &[String], from: usize) -> Runs {
+    let mut runs = Vec::new();
+    let mut wrappers = 0;
+    for start in from..args.len() {
+        let word = &args[start];
+        if programs::git_prefix(word).is_some() {
+            return resolve(&args[start..]);
+        }
+        if programs::is_dynamic(word) && !runs.iter().any(|r| matches!(r, Runs::Dynamic(_))) {
+            runs.push(Runs::Dynamic(word.clone()));
+            continue;
+        }
+        let name = programs::program_name(word);
+        if wrappers < MAX_GUESSED_WRAPPERS
+            && (runs_a_command(&name)
+                || interpreters::resolve(&name, &args[start..start + 1]).is_some())
+        {
+            wrappers += 1;
+            runs.push(resolve(&args[start..]));
+        }
+    }
+    Runs::any(runs)
+}
+
 /// Whether `name` is a shell (runs a script file or string).
 pub fn is_shell(name: &str) -> bool {
     SHELLS.contains(&name)
@@ -350,6 +380,17 @@ mod tests {
         assert!(reaches_git("nice --frobnicate git status"));
         assert!(reaches_git("timeout --frob 5 git status"));
         assert!(reaches_git("sudo -Z git status"));
+    }
+
+    #[test]
+    fn past_the_bound_any_later_word_may_start_the_command() {
+        let many = "-Z x ".repeat(200);
+        assert!(reaches_git(&format!("sudo {many} git status")));
+        assert!(reaches_git(&format!("sudo {many} nice -n 5 git status")));
+        assert!(!reaches_git(&format!("sudo {many} echo status")));
+        // One reading stands for all later words: 20,000 unknown options stay linear.
+        let huge = "-Z ".repeat(20_000);
+        assert!(reaches_git(&format!("sudo {huge} git status")));
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! written after its source and manual, and what it runs once its options are read.
 
 use super::super::getopt::{self, Grammar, Order, Parsed, flag, optional, value, words};
-use super::{DYNAMIC, Runs, is_integer, resolve, shell, skip_assignments, with_placeholders};
+use super::{
+    DYNAMIC, Runs, any_later_command, is_integer, resolve, shell, skip_assignments,
+    with_placeholders,
+};
 
 /// A program that runs a command given to it, with its option grammar and what it runs once
 /// its options are read.
@@ -1091,7 +1094,10 @@ pub(super) fn wrapped(wrapper: &Wrapper, argv: &[String]) -> Runs {
         getopt::parse(&wrapper.grammar, args)
             .iter()
             .filter(|p| !p.incomplete)
-            .map(|p| (wrapper.then)(p, args)),
+            .map(|p| match p.operands_from_any {
+                Some(from) => any_later_command(args, from),
+                None => (wrapper.then)(p, args),
+            }),
     )
 }
 
