@@ -11,6 +11,8 @@
 //!   `git-lfs`, `git-crypt`, `gitleaks`, `gitk`, `lazygit`): they are other tools, and the hook
 //!   does not follow programs that run git themselves (`cargo`, `make`, an editor).
 
+use std::borrow::Cow;
+
 use super::wrappers::DYNAMIC;
 
 /// Commands git ships as `git-<name>` (builtins, scripts and helpers in its exec path), as of
@@ -218,9 +220,15 @@ pub fn basename(word: &str) -> &str {
 }
 
 /// A command word's program name as the system would look it up: the basename, lower-cased,
-/// without a Windows program suffix (`C:\Git\bin\GIT.EXE` → `git`).
-pub fn program_name(word: &str) -> String {
-    let mut name = basename(word).to_ascii_lowercase();
+/// without a Windows program suffix (`C:\Git\bin\GIT.EXE` → `git`). Borrowed when the word is
+/// already that (the common case).
+pub fn program_name(word: &str) -> Cow<'_, str> {
+    let base = basename(word);
+    let plain = !base.bytes().any(|b| b.is_ascii_uppercase() || b == b'.');
+    if plain {
+        return Cow::Borrowed(base);
+    }
+    let mut name = base.to_ascii_lowercase();
     for suffix in PROGRAM_SUFFIXES {
         if let Some(stem) = name.strip_suffix(suffix)
             && !stem.is_empty()
@@ -229,7 +237,7 @@ pub fn program_name(word: &str) -> String {
             break;
         }
     }
-    name
+    Cow::Owned(name)
 }
 
 /// The words after `git` that running `word` amounts to, if `word` starts git: `git` → `[]`,

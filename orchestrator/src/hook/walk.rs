@@ -160,7 +160,7 @@ impl Walker {
     /// `bash <(…)`, `source <(…)`, `. <(…)`: the shell runs what the substitution writes.
     fn sourced_substitution(&mut self, argv: &[String]) {
         let name = programs::program_name(&argv[0]);
-        if !(matches!(name.as_str(), "source" | ".") || wrappers::is_shell(&name)) {
+        if !(matches!(&*name, "source" | ".") || wrappers::is_shell(&name)) {
             return;
         }
         let Some(file) = argv[1..].iter().find(|a| !a.starts_with(['-', '+'])) else {
@@ -624,7 +624,7 @@ fn cat_heredoc(script: &str) -> Option<&str> {
 /// What `echo …` / `printf …` / `cat <<EOF` prints, as far as it is known.
 fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
     let name = programs::program_name(&argv[0]);
-    let name = name.as_str();
+    let name: &str = &name;
     match name {
         "cat" if argv[1..].iter().all(|a| a.starts_with('-')) => stdin,
         "echo" => {

@@ -165,30 +165,37 @@ pub fn is_shell(name: &str) -> bool {
     SHELLS.contains(&name)
 }
 
-/// Programs (other than shells and interpreters) that run a command given in their arguments,
-/// by program name: what the text scan of [`super::fallback`] treats as a wrapper.
+/// Programs (and shells) that run a command given in their arguments, by program name: what
+/// the text scan of [`super::fallback`] treats as a wrapper.
 pub fn runs_a_command(name: &str) -> bool {
-    const SPECIAL: &[&str] = &[
-        "eval",
-        "busybox",
-        "find",
-        "gfind",
-        "fd",
-        "fdfind",
-        "gdb",
-        "sg",
-        "trap",
-        "alias",
-        "wsl",
-        "cmd",
-        "powershell",
-        "pwsh",
-        "tmux",
-    ];
-    SPECIAL.contains(&name)
-        || SHELLS.contains(&name)
-        || launchers::LAUNCHERS.iter().any(|l| l.name == name)
-        || table::WRAPPERS.iter().any(|w| w.names.contains(&name))
+    static NAMES: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            const SPECIAL: &[&str] = &[
+                "eval",
+                "busybox",
+                "find",
+                "gfind",
+                "fd",
+                "fdfind",
+                "gdb",
+                "sg",
+                "trap",
+                "alias",
+                "wsl",
+                "cmd",
+                "powershell",
+                "pwsh",
+                "tmux",
+            ];
+            let mut names: std::collections::HashSet<&'static str> =
+                SPECIAL.iter().chain(SHELLS).copied().collect();
+            names.extend(launchers::LAUNCHERS.iter().map(|l| l.name));
+            names.extend(table::WRAPPERS.iter().flat_map(|w| w.names.iter().copied()));
+            names
+        })
+        .contains(name)
 }
 
 /// What `argv` (a simple command's de-quoted words, command first) runs.
@@ -204,7 +211,7 @@ pub fn resolve(argv: &[String]) -> Runs {
         return Runs::Dynamic(first.clone());
     }
     let name = programs::program_name(first);
-    let name = name.as_str();
+    let name: &str = &name;
     if SHELLS.contains(&name) {
         return shell(argv);
     }
