@@ -938,7 +938,7 @@ const RUN_FOR_REAL: &[(&str, bool)] = &[
 fn installed(program: &str) -> bool {
     if matches!(
         program,
-        "time" | "command" | "exec" | "builtin" | "eval" | "echo"
+        "time" | "command" | "exec" | "builtin" | "eval" | "echo" | "source" | "."
     ) {
         return true;
     }
