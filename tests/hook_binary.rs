@@ -136,3 +136,48 @@ async fn init_then_doctor_finds_a_working_hook_and_server() {
     let mcp = report.check("mcp_answers").expect("check ran");
     assert_eq!(mcp.status, Status::Ok, "{}\n{report}", mcp.detail);
 }
+
+#[test]
+fn sharper_classes_decide_through_the_binary() {
+    for (command, needle) in [
+        (
+            "{git,status}",
+            "`git status` was blocked. Use work_observe() instead.",
+        ),
+        ("GIT.EXE log -3", "work_history(n=3)"),
+        (
+            r#""C:\Program Files\Git\bin\git.exe" push"#,
+            "work_publish()",
+        ),
+        (
+            "python3 -c \"import subprocess; subprocess.run(['git', 'diff'])\"",
+            "work_diff(",
+        ),
+        ("$GIT status", "only known when it runs"),
+        ("nice -n5 ionice -c3 env -S 'git push'", "work_publish()"),
+        ("git-upload-pack .", "work_vcs([\"upload-pack\", \".\"])"),
+    ] {
+        let out = run_hook(&bash_input(command));
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{command}: stdout is not JSON ({e})"));
+        let reason = doc["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(reason.contains(needle), "{command}: {reason}");
+    }
+    for command in [
+        "python3 -c \"print('git status')\"",
+        "git-cliff --latest",
+        "$EDITOR notes.md",
+        "sudo -u git ls",
+    ] {
+        let out = run_hook(&bash_input(command));
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        assert!(
+            out.stdout.is_empty(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}

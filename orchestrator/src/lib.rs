@@ -15,5 +15,6 @@ pub mod issue_body;
 pub mod issue_ops;
 pub mod server;
 pub mod session;
+pub mod transport;
 pub mod vcs_policy;
 pub mod work;

@@ -457,13 +457,22 @@ impl ServerHandler for ButlerServer {
 /// stamps comes from `clock`.
 pub async fn serve_stdio(clock: SharedClock) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
-    let service = ButlerServer::new(clock)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    service
-        .waiting()
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    Ok(())
+    // Every line is checked by Butler's transport before rmcp sees it (see `transport`).
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let (transport, output) = crate::transport::LineTransport::new(stdin, stdout);
+    let served = ButlerServer::new(clock).serve(transport).await;
+    let result = match served {
+        Ok(service) => service
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        // The client went away before starting a session: nothing failed.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    };
+    // Whatever was queued reaches stdout before the process ends (bounded: a client that
+    // stopped reading must not keep the server alive).
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), output.finish()).await;
+    result
 }

@@ -11,12 +11,14 @@ const RESERVED: &[&str] = &[
     "then", "do", "else", "elif", "if", "while", "until", "!", "time",
 ];
 
-/// Words after which any later word of the same command may be the command that runs.
-const WRAPPERS: &[&str] = &[
-    "sudo", "env", "exec", "command", "builtin", "nohup", "nice", "xargs", "eval", "doas",
-    "setsid", "chronic", "stdbuf", "ionice", "timeout", "watch", "flock", "-exec", "-execdir",
-    "time", "strace", "parallel", "taskset", "chroot", "unbuffer",
-];
+use super::{programs, wrappers};
+
+/// Words after which any later word of the same command may be the command that runs: the
+/// wrappers [`wrappers`] knows, and `find`'s exec actions.
+fn is_wrapper(word: &str) -> bool {
+    matches!(word, "-exec" | "-execdir" | "-ok" | "-okdir")
+        || wrappers::runs_a_command(&programs::program_name(word))
+}
 
 /// The arguments after the first `git` (or `git-<sub>`) found in command position, if any.
 pub fn git_in_command_position(text: &str) -> Option<Vec<String>> {
@@ -58,12 +60,7 @@ fn find_in_words(words: &[Word]) -> Option<Vec<String>> {
         if !command_position {
             continue;
         }
-        let name = word.text.rsplit('/').next().unwrap_or(&word.text);
-        if name == "git" || (name.starts_with("git-") && name.len() > 4) {
-            let mut args: Vec<String> = Vec::new();
-            if let Some(sub) = name.strip_prefix("git-") {
-                args.push(sub.to_owned());
-            }
+        if let Some(mut args) = programs::git_prefix(&word.text) {
             args.extend(
                 words[i + 1..]
                     .iter()
@@ -76,10 +73,10 @@ fn find_in_words(words: &[Word]) -> Option<Vec<String>> {
         let is_assignment = word.text.split_once('=').is_some_and(|(n, _)| {
             !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         });
-        if WRAPPERS.contains(&name) {
+        if is_wrapper(&word.text) {
             after_wrapper = true;
         }
-        command_position = is_assignment || after_wrapper || RESERVED.contains(&name);
+        command_position = is_assignment || after_wrapper || RESERVED.contains(&word.text.as_str());
     }
     None
 }
@@ -112,9 +109,15 @@ fn split_words(text: &str) -> (Vec<Word>, Vec<String>) {
                     if q == c {
                         break;
                     }
+                    // Inside double quotes a backslash escapes only `$`, `` ` ``, `"`, `\`
+                    // and a newline (`"C:\Git\git.exe"` keeps its backslashes).
                     if q == '\\' && c == '"' {
-                        if let Some(n) = chars.next() {
-                            inner.push(n);
+                        match chars.peek() {
+                            Some('$' | '`' | '"' | '\\') => inner.extend(chars.next()),
+                            Some('\n') => {
+                                chars.next();
+                            }
+                            _ => inner.push('\\'),
                         }
                         continue;
                     }
@@ -178,6 +181,14 @@ mod tests {
         assert_eq!(sub("g\\it log ((").as_deref(), Some("log"));
         assert_eq!(sub("sh -c 'git push' )").as_deref(), Some("push"));
         assert_eq!(sub("sudo -u x git diff ((").as_deref(), Some("diff"));
+    }
+
+    #[test]
+    fn windows_paths_in_double_quotes_keep_their_backslashes() {
+        assert_eq!(
+            sub(r#"& "C:\Program Files\Git\cmd\git.exe" status"#).as_deref(),
+            Some("status")
+        );
     }
 
     #[test]

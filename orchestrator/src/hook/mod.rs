@@ -1,4 +1,6 @@
-//! `butler git-hook`: Claude Code's `PreToolUse` hook for the Bash tool.
+//! `butler git-hook`: Claude Code's `PreToolUse` hook for the Bash tool. The policy — what is
+//! blocked, what passes, the wrappers known, code in other languages, command words computed at
+//! run time — is written out in `docs/hook.md`.
 //!
 //! It reads the hook JSON on stdin and denies any Bash command that would start git anywhere in
 //! it, naming the Butler tool to use instead ("`git status` was blocked. Use work_observe()
@@ -29,8 +31,12 @@
 //! So every internal failure still ends in a decision: a panic or a timeout falls back to the
 //! scan, and a deny found that way is given as exit 2 with the reason on stderr.
 
+mod braces;
 mod fallback;
+mod getopt;
 pub mod git_cli;
+mod interpreters;
+mod programs;
 mod suggest;
 mod walk;
 mod wrappers;
@@ -56,12 +62,21 @@ pub enum Decision {
     Allow,
     /// The command would start git.
     Deny {
-        /// The git subcommand, named after git's global options (`git -C x log` → `log`);
-        /// empty for a bare `git`.
-        subcommand: String,
+        /// What was blocked.
+        blocked: Blocked,
         /// The message for the Brain, naming the Butler tool to use instead.
         reason: String,
     },
+}
+
+/// What a denied command would have run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocked {
+    /// git. `subcommand` is named after git's global options (`git -C x log` → `log`); empty
+    /// for a bare `git`; `…` when it is only known at run time.
+    Git { subcommand: String },
+    /// A command word known only at run time (`$GIT status`), on a line that mentions git.
+    DynamicCommand { word: String },
 }
 
 /// Decide whether running `command` in bash would start git anywhere in it.
@@ -87,8 +102,11 @@ fn analyze_reporting_failure(command: &str) -> (Decision, bool) {
         Err(_) => None,
     };
     match outcome {
-        Some(hit) => (decision_for(hit.map(|h| h.args)), false),
-        None => (decision_for(scan_without_parsing(command)), true),
+        Some(found) => (decision_for(found), false),
+        None => (
+            decision_for(scan_without_parsing(command).map(walk::Found::Git)),
+            true,
+        ),
     }
 }
 
@@ -101,16 +119,22 @@ fn scan_without_parsing(text: &str) -> Option<Vec<String>> {
     })
 }
 
-fn decision_for(git_args: Option<Vec<String>>) -> Decision {
-    match git_args {
+fn decision_for(found: Option<walk::Found>) -> Decision {
+    match found {
         None => Decision::Allow,
-        Some(args) => {
+        Some(walk::Found::Git(args)) => {
             let inv = git_cli::parse(&args);
             Decision::Deny {
-                subcommand: inv.subcommand.clone().unwrap_or_default(),
+                blocked: Blocked::Git {
+                    subcommand: inv.subcommand.clone().unwrap_or_default(),
+                },
                 reason: suggest::deny_reason(&inv),
             }
         }
+        Some(walk::Found::Dynamic(word)) => Decision::Deny {
+            reason: suggest::dynamic_reason(&word),
+            blocked: Blocked::DynamicCommand { word },
+        },
     }
 }
 
@@ -126,7 +150,9 @@ pub fn run_stdio() -> i32 {
     let (decision, failed) = match read {
         Ok(_) if input.len() as u64 <= MAX_STDIN_BYTES => decide_input(&input),
         _ => (
-            decision_for(scan_without_parsing(&String::from_utf8_lossy(&input))),
+            decision_for(
+                scan_without_parsing(&String::from_utf8_lossy(&input)).map(walk::Found::Git),
+            ),
             true,
         ),
     };
@@ -152,7 +178,10 @@ pub fn run_stdio() -> i32 {
 fn decide_input(input: &[u8]) -> (Decision, bool) {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(input) else {
         let text = String::from_utf8_lossy(input);
-        return (decision_for(scan_without_parsing(&text)), true);
+        return (
+            decision_for(scan_without_parsing(&text).map(walk::Found::Git)),
+            true,
+        );
     };
     if value.get("tool_name").and_then(|t| t.as_str()) != Some("Bash") {
         return (Decision::Allow, false);
@@ -185,12 +214,16 @@ mod tests {
 
     #[test]
     fn deny_names_subcommand_and_tool() {
-        let Decision::Deny { subcommand, reason } =
-            analyze("cd /tmp && git -C x --no-pager status")
+        let Decision::Deny { blocked, reason } = analyze("cd /tmp && git -C x --no-pager status")
         else {
             panic!("git status must be denied");
         };
-        assert_eq!(subcommand, "status");
+        assert_eq!(
+            blocked,
+            Blocked::Git {
+                subcommand: "status".into()
+            }
+        );
         assert_eq!(
             reason,
             "`git status` was blocked. Use work_observe() instead."
@@ -210,7 +243,9 @@ mod tests {
             "tool_input":{"command":"git log -3","description":"d","timeout":5},"new":1}"#;
         let (decision, failed) = decide_input(input);
         assert!(!failed);
-        assert!(matches!(decision, Decision::Deny { subcommand, .. } if subcommand == "log"));
+        assert!(matches!(decision, Decision::Deny {
+            blocked: Blocked::Git { subcommand }, ..
+        } if subcommand == "log"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What to tell the Brain instead of running git: the Butler call that replaces a git command.
 //!
 //! The tool names come from [`crate::equivalents`]; this module only maps arguments
-//! (`git log -5 -- src/` → `work_history(n=5, path="src/")`).
+//! (`git log -5 -- src/` → `work_history(n=5, path="src/")`). Every message the hook gives the
+//! Brain is built here (and only here), so that they can move to a message catalogue together.
 
 use super::git_cli::GitInvocation;
 use crate::equivalents;
@@ -37,8 +38,15 @@ pub fn work_vcs_call(args: &[String]) -> String {
 /// The full deny reason for the Brain.
 pub fn deny_reason(inv: &GitInvocation) -> String {
     let shown = shown_command(inv);
-    let call = replacement_call(inv);
     let sub = inv.subcommand.as_deref().unwrap_or("");
+    if sub.is_empty() || sub.contains('…') {
+        return format!(
+            "`{shown}` was blocked: direct git is not used in this project. Use Butler's tools \
+             instead: {}.",
+            tool_overview()
+        );
+    }
+    let call = replacement_call(inv);
     if equivalents::proper_tool(sub).is_some() {
         format!("`{shown}` was blocked. Use {call} instead.")
     } else {
@@ -47,6 +55,30 @@ pub fn deny_reason(inv: &GitInvocation) -> String {
              dedicated tool for `git {sub}`; use {call} instead."
         )
     }
+}
+
+/// The deny reason for a command word known only at run time on a line that mentions git.
+pub fn dynamic_reason(word: &str) -> String {
+    let mut word = word.replace('`', "'");
+    if word.chars().count() > 80 {
+        word = word.chars().take(77).collect::<String>() + "...";
+    }
+    format!(
+        "`{word}` was blocked: the program it runs is only known when it runs, and this command \
+         line mentions git. Spell the command out, or use Butler's tools instead: {}.",
+        tool_overview()
+    )
+}
+
+/// `work_observe() for status, work_diff() for diff/show, …, work_vcs([...]) for other git
+/// commands`, from the registry of git equivalents.
+fn tool_overview() -> String {
+    let mut parts: Vec<String> = equivalents::REGISTRY
+        .iter()
+        .map(|decl| format!("{}() for {}", decl.tool, decl.git.join("/")))
+        .collect();
+    parts.push("work_vcs([...]) for other git commands".to_owned());
+    parts.join(", ")
 }
 
 fn shown_command(inv: &GitInvocation) -> String {
@@ -243,5 +275,18 @@ mod tests {
         );
         let inv = git_cli::parse(&["stash".to_owned(), "list".to_owned()]);
         assert!(deny_reason(&inv).contains(r#"work_vcs(["stash", "list"])"#));
+    }
+
+    #[test]
+    fn unknown_commands_get_the_overview() {
+        let inv = git_cli::parse(&["…".to_owned()]);
+        let reason = deny_reason(&inv);
+        assert!(reason.starts_with("`git …` was blocked"), "{reason}");
+        assert!(reason.contains("work_observe() for status"), "{reason}");
+        assert!(reason.contains("work_vcs([...])"), "{reason}");
+        assert!(deny_reason(&git_cli::parse(&[])).starts_with("`git` was blocked"));
+        let reason = dynamic_reason("$GIT status");
+        assert!(reason.starts_with("`$GIT status` was blocked"), "{reason}");
+        assert!(reason.contains("work_diff() for diff"), "{reason}");
     }
 }

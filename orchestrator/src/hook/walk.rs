@@ -1,10 +1,16 @@
 //! Walks a parsed shell program and finds the first place where git would start.
 //!
-//! Every simple command is resolved through [`super::wrappers`]; every word is searched for
-//! command substitutions (also inside double quotes, parameter expansions, arithmetic,
-//! `[[ … ]]` tests and unquoted here-docs); scripts handed to a shell (`sh -c`, `eval`, a
-//! pipeline into `sh`, a here-doc fed to `bash`) are parsed and walked in turn. Scripts that do
-//! not parse, are too large or nest too deeply go to [`super::fallback`].
+//! Every simple command's words are brace-expanded ([`super::braces`]) and de-quoted, then
+//! resolved through [`super::wrappers`]; every word is searched for command substitutions (also
+//! inside double quotes, parameter expansions, arithmetic, `[[ … ]]` tests and unquoted
+//! here-docs); scripts handed to a shell (`sh -c`, `eval`, a pipeline into `sh`, a here-doc fed
+//! to `bash`) are parsed and walked in turn, and code handed to another language is judged by
+//! [`super::interpreters`]. Scripts that do not parse, are too large or nest too deeply go to
+//! [`super::fallback`].
+//!
+//! A command word computed at run time (`$GIT status`, `$(which x) log`, `eval "$X"`,
+//! `xargs -I{} {}`) is blocked when the whole command line mentions git
+//! ([`super::programs::mentions_git`]) and allowed when it does not.
 
 use std::collections::HashMap;
 
@@ -12,8 +18,9 @@ use brush_parser::ast;
 use brush_parser::word::{self, Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
-use super::fallback;
+use super::interpreters::{self, Code};
 use super::wrappers::{self, DYNAMIC, Runs};
+use super::{braces, fallback, programs};
 
 /// Scripts longer than this are not parsed but scanned.
 pub const MAX_PARSE_BYTES: usize = 128 * 1024;
@@ -27,25 +34,46 @@ const MAX_WRAPPER_HOPS: usize = 16;
 /// Total bytes of scripts parsed for one command, nested ones included.
 const MAX_TOTAL_PARSE_BYTES: usize = 4 * 1024 * 1024;
 
-/// How git was found.
+/// What was found that would start git.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitHit {
-    /// The words after `git` (`DYNAMIC` parts shown as `…`).
-    pub args: Vec<String>,
-    /// Found by the fallback scan (the script, or a part of it, did not parse).
-    pub by_fallback: bool,
+pub enum Found {
+    /// git, with the words after `git` (parts known only at run time shown as `…`).
+    Git(Vec<String>),
+    /// A command word computed at run time, as written (run-time parts shown as `…`), on a
+    /// line that mentions git.
+    Dynamic(String),
 }
 
 /// Find the first git invocation in `script`, parsing it as bash.
-pub fn find_git(script: &str) -> Option<GitHit> {
-    let mut walker = Walker::default();
+pub fn find_git(script: &str) -> Option<Found> {
+    let mut walker = Walker {
+        line_mentions_git: programs::mentions_git(script),
+        ..Walker::default()
+    };
     walker.script(script);
-    walker.found
+    match (walker.found, walker.pending_dynamic) {
+        (Some(found), _) => Some(found),
+        // A run-time command word is blocked when the line mentions git anywhere, also in a
+        // spelling only de-quoting reveals (`g''it`), wherever on the line that is.
+        (None, Some(word)) if walker.line_mentions_git => Some(Found::Dynamic(word)),
+        _ => None,
+    }
 }
 
 #[derive(Default)]
 struct Walker {
-    found: Option<GitHit>,
+    found: Option<Found>,
+    /// The whole command line mentions git, as written or de-quoted (decides run-time command
+    /// words).
+    line_mentions_git: bool,
+    /// The first run-time command word seen, as shown.
+    pending_dynamic: Option<String>,
+    /// Process substitutions read by a command (`<(…)`), by the file name the command sees,
+    /// with what they write when that is known.
+    substitutions: HashMap<String, Option<String>>,
+    /// The top-level simple command being resolved, as written (shown for run-time command
+    /// words).
+    written: String,
     /// Variables with a known value, from plain assignments seen so far (`G=git; $G status`).
     vars: HashMap<String, String>,
     depth: usize,
@@ -83,10 +111,7 @@ impl Walker {
         if self.found.is_none()
             && let Some(args) = fallback::git_in_command_position(text)
         {
-            self.found = Some(GitHit {
-                args,
-                by_fallback: true,
-            });
+            self.found = Some(Found::Git(args));
         }
     }
 
@@ -100,19 +125,54 @@ impl Walker {
         self.pipeline(&list.first);
         for next in &list.additional {
             match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => {
+                    self.pipeline(p);
+                }
             }
         }
     }
 
-    fn pipeline(&mut self, pipeline: &ast::Pipeline) {
+    /// Walk a pipeline; returns what it writes when that is known statically.
+    fn pipeline(&mut self, pipeline: &ast::Pipeline) -> Option<String> {
         let mut feed: Option<String> = None;
         for command in &pipeline.seq {
             if self.found.is_some() {
-                return;
+                return None;
             }
             let fed = feed.take();
             feed = self.command(command, fed);
+        }
+        feed
+    }
+
+    /// Walk the list of a process substitution; returns what it writes when that is known
+    /// statically (`<(echo 'git status')`).
+    fn substitution_output(&mut self, list: &ast::CompoundList) -> Option<String> {
+        match list.0.as_slice() {
+            [item] if item.0.additional.is_empty() => self.pipeline(&item.0.first),
+            _ => {
+                self.compound_list(list);
+                None
+            }
+        }
+    }
+
+    /// `bash <(…)`, `source <(…)`, `. <(…)`: the shell runs what the substitution writes.
+    fn sourced_substitution(&mut self, argv: &[String]) {
+        let name = programs::program_name(&argv[0]);
+        if !(matches!(&*name, "source" | ".") || wrappers::is_shell(&name)) {
+            return;
+        }
+        let Some(file) = argv[1..].iter().find(|a| !a.starts_with(['-', '+'])) else {
+            return;
+        };
+        match self.substitutions.get(file) {
+            Some(Some(text)) => {
+                let text = text.clone();
+                self.script(&text);
+            }
+            Some(None) => self.dynamic(file),
+            None => {}
         }
     }
 
@@ -217,8 +277,12 @@ impl Walker {
             ast::IoRedirect::File(_, _, target) => match target {
                 ast::IoFileRedirectTarget::Filename(w)
                 | ast::IoFileRedirectTarget::Duplicate(w) => self.word(&w.value),
-                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
-                    self.compound_list(&sub.list)
+                ast::IoFileRedirectTarget::ProcessSubstitution(kind, sub) => {
+                    let output = self.substitution_output(&sub.list);
+                    // `bash < <(echo 'git status')`: the output is the command's stdin.
+                    if matches!(kind, ast::ProcessSubstitutionKind::Read) {
+                        return output;
+                    }
                 }
                 ast::IoFileRedirectTarget::Fd(_) => {}
             },
@@ -241,7 +305,7 @@ impl Walker {
     }
 
     fn simple(&mut self, simple: &ast::SimpleCommand, feed: Option<String>) -> Option<String> {
-        let mut words: Vec<&str> = Vec::new();
+        let mut words: Vec<String> = Vec::new();
         let mut assignments: Vec<(&str, &str)> = Vec::new();
         let mut stdin = feed;
         let prefix = simple.prefix.iter().flat_map(|p| &p.0);
@@ -255,7 +319,7 @@ impl Walker {
             match item {
                 ItemRef::Word(w) | ItemRef::Item(ast::CommandPrefixOrSuffixItem::Word(w)) => {
                     self.word(&w.value);
-                    words.push(&w.value);
+                    words.extend(braces::expand(&w.value, &self.options));
                 }
                 ItemRef::Item(ast::CommandPrefixOrSuffixItem::IoRedirect(r)) => {
                     if let Some(text) = self.redirect(r) {
@@ -273,11 +337,17 @@ impl Walker {
                             assignments.push((n, &v.value));
                         }
                     } else {
-                        words.push(&w.value);
+                        words.push(w.value.clone());
                     }
                 }
-                ItemRef::Item(ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub)) => {
-                    self.compound_list(&sub.list);
+                ItemRef::Item(ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub)) => {
+                    let output = self.substitution_output(&sub.list);
+                    if matches!(kind, ast::ProcessSubstitutionKind::Read) {
+                        // The command sees a file name; remember what reading it gives.
+                        let file = format!("/dev/fd/{}", 63 - self.substitutions.len().min(60));
+                        self.substitutions.insert(file.clone(), output);
+                        words.push(file);
+                    }
                 }
             }
             if self.found.is_some() {
@@ -291,8 +361,15 @@ impl Walker {
             }
             return None;
         }
+        if self.depth == 1 {
+            self.written = words.join(" ");
+        }
         let argv: Vec<String> = words.iter().map(|w| self.value(w)).collect();
+        if !self.line_mentions_git && argv.iter().any(|w| programs::mentions_git(w)) {
+            self.line_mentions_git = true;
+        }
         self.remember_exports(&argv);
+        self.sourced_substitution(&argv);
         self.resolve(&argv, stdin.clone(), 0);
         static_output(&argv, stdin)
     }
@@ -315,39 +392,98 @@ impl Walker {
         if self.found.is_some() || hops > MAX_WRAPPER_HOPS {
             return;
         }
-        match wrappers::resolve(argv) {
+        let runs = wrappers::resolve(argv);
+        self.runs(runs, stdin, hops);
+    }
+
+    fn runs(&mut self, runs: Runs, stdin: Option<String>, hops: usize) {
+        if self.found.is_some() {
+            return;
+        }
+        match runs {
             Runs::Nothing => {}
-            Runs::Git(args) => {
-                let args = args.into_iter().map(|a| a.replace(DYNAMIC, "…")).collect();
-                self.found = Some(GitHit {
-                    args,
-                    by_fallback: false,
-                });
-            }
-            Runs::Commands(commands) => {
-                for command in commands {
-                    self.resolve(&command, stdin.clone(), hops + 1);
-                }
-            }
-            Runs::Script(script) => self.nested_script(&script.replace(DYNAMIC, "…")),
+            Runs::Git(args) => self.found = Some(Found::Git(shown_all(&args))),
+            Runs::Command(command) => self.resolve(&command, stdin, hops + 1),
+            Runs::Script(script) => self.script(&script),
             Runs::ShellStdin => {
                 if let Some(text) = stdin {
-                    self.nested_script(&text);
+                    self.script(&text);
                 }
             }
-            Runs::ForeignCode(code) => {
-                if let Some(args) = git_in_foreign_code(&code) {
-                    self.found = Some(GitHit {
-                        args,
-                        by_fallback: false,
-                    });
+            Runs::Code(code) => self.code(&code),
+            Runs::CodeStdin(lang) => {
+                if let Some(text) = stdin {
+                    self.code(&Code { lang, text });
+                }
+            }
+            Runs::Dynamic(word) => self.dynamic(&word),
+            Runs::Any(all) => {
+                for run in all {
+                    self.runs(run, stdin.clone(), hops);
                 }
             }
         }
     }
 
-    fn nested_script(&mut self, text: &str) {
-        self.script(text);
+    /// A command word known only at run time: blocked (at the end of the walk) when the line
+    /// mentions git.
+    fn dynamic(&mut self, word: &str) {
+        if self.pending_dynamic.is_none() {
+            let written = if self.written.is_empty() {
+                shown(word)
+            } else {
+                self.written.clone()
+            };
+            self.pending_dynamic = Some(written);
+        }
+    }
+
+    /// Code of another language: see [`interpreters`] for the policy.
+    fn code(&mut self, code: &Code) {
+        if code.text.contains(DYNAMIC)
+            && (interpreters::can_spawn(code) || code.text.trim() == DYNAMIC.to_string())
+        {
+            self.dynamic(&code.text);
+        }
+        if !interpreters::runs_git(code) {
+            return;
+        }
+        let args = self
+            .git_in_literals(&code.text)
+            .or_else(|| interpreters::git_in_text(code).map(|a| shown_all(&a)))
+            .unwrap_or_else(|| vec!["…".to_owned()]);
+        self.found = Some(Found::Git(args));
+    }
+
+    /// The git command a string literal of foreign code spells, for the message: a list whose
+    /// first element is git (`["git", "log"]`), or a string that as a shell command runs git.
+    fn git_in_literals(&mut self, code: &str) -> Option<Vec<String>> {
+        let literals = interpreters::literals(code);
+        for (i, (text, _)) in literals.iter().enumerate() {
+            if let Some(mut args) = programs::git_prefix(text.trim()) {
+                args.extend(
+                    literals[i + 1..]
+                        .iter()
+                        .take_while(|(_, in_list)| *in_list)
+                        .map(|(t, _)| t.clone()),
+                );
+                return Some(shown_all(&args));
+            }
+            if self.depth < MAX_SCRIPT_DEPTH && programs::mentions_git(text) {
+                let mut inner = Walker {
+                    line_mentions_git: false,
+                    depth: self.depth + 1,
+                    parsed_bytes: self.parsed_bytes,
+                    ..Walker::default()
+                };
+                inner.script(text);
+                self.parsed_bytes = inner.parsed_bytes;
+                if let Some(Found::Git(args)) = inner.found {
+                    return Some(args);
+                }
+            }
+        }
+        None
     }
 
     /// Search one raw word for command substitutions and walk them.
@@ -364,10 +500,8 @@ impl Walker {
     fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource]) {
         for piece in pieces {
             match &piece.piece {
-                WordPiece::CommandSubstitution(s) => self.nested_script(s),
-                WordPiece::BackquotedCommandSubstitution(s) => {
-                    self.nested_script(&unescape_backquoted(s))
-                }
+                WordPiece::CommandSubstitution(s) => self.script(s),
+                WordPiece::BackquotedCommandSubstitution(s) => self.script(&unescape_backquoted(s)),
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(raw, inner),
                 WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
@@ -440,6 +574,7 @@ impl Walker {
                     Some(body) => out.push_str(body.trim_end_matches('\n')),
                     None => out.push(DYNAMIC),
                 },
+                WordPiece::BackquotedCommandSubstitution(_) => out.push(DYNAMIC),
                 _ => out.push(DYNAMIC),
             }
         }
@@ -488,7 +623,8 @@ fn cat_heredoc(script: &str) -> Option<&str> {
 
 /// What `echo …` / `printf …` / `cat <<EOF` prints, as far as it is known.
 fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
-    let name = wrappers::basename(&argv[0]);
+    let name = programs::program_name(&argv[0]);
+    let name: &str = &name;
     match name {
         "cat" if argv[1..].iter().all(|a| a.starts_with('-')) => stdin,
         "echo" => {
@@ -503,6 +639,15 @@ fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
         _ => None,
     }
     .map(|s| s.replace(DYNAMIC, "…"))
+}
+
+/// A word as shown to the Brain: run-time parts as `…`.
+fn shown(word: &str) -> String {
+    word.replace(DYNAMIC, "…")
+}
+
+fn shown_all(words: &[String]) -> Vec<String> {
+    words.iter().map(|w| shown(w)).collect()
 }
 
 /// Inside backquotes, `\\`, `` \` `` and `\$` stand for the character itself.
@@ -568,39 +713,15 @@ fn bracket_nesting(text: &str) -> usize {
     max
 }
 
-/// git spawned from another language's code: a string literal that is `git` or starts with
-/// `git ` (`os.system("git status")`, `subprocess.run(["git", "log"])`, `` `git diff` ``).
-fn git_in_foreign_code(code: &str) -> Option<Vec<String>> {
-    let quotes = ['"', '\'', '`'];
-    let mut rest = code;
-    while let Some(pos) = rest.find("git") {
-        let before = rest[..pos].chars().next_back();
-        let after_text = &rest[pos + 3..];
-        let after = after_text.chars().next();
-        let opens = before.is_some_and(|c| quotes.contains(&c) || c == '/');
-        if opens && after.is_some_and(|c| quotes.contains(&c) || c == ' ') {
-            let tail: String = after_text
-                .chars()
-                .take_while(|c| !matches!(c, ')' | ';' | ']' | '\n'))
-                .collect();
-            let args = tail
-                .split(|c: char| c.is_whitespace() || c == ',' || quotes.contains(&c))
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect();
-            return Some(args);
-        }
-        rest = after_text;
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn sub(script: &str) -> Option<String> {
-        find_git(script).map(|h| h.args.first().cloned().unwrap_or_default())
+        match find_git(script)? {
+            Found::Git(args) => Some(args.first().cloned().unwrap_or_default()),
+            Found::Dynamic(word) => Some(format!("dynamic {word}")),
+        }
     }
 
     #[test]
