@@ -16,7 +16,8 @@ use clap::{Args, Subcommand};
 /// `butler task …`
 #[derive(Debug, Subcommand)]
 pub enum TaskCommand {
-    /// List the delegated implementation tasks, newest first.
+    /// List the delegated implementation tasks, newest first, with where each one's worktree
+    /// is (until it is accepted or discarded).
     List {
         /// The project (default: the current directory).
         #[arg(long)]
@@ -98,15 +99,23 @@ pub fn run_task_command(command: TaskCommand) -> anyhow::Result<()> {
             if tasks.is_empty() {
                 return out("No tasks.\n");
             }
-            let mut text = format!("{:<6} {:<10} {:<26} GOAL\n", "TASK", "STATUS", "CREATED");
+            let mut text = format!(
+                "{:<6} {:<10} {:<26} {:<40} WORKTREE\n",
+                "TASK", "STATUS", "CREATED", "GOAL"
+            );
             for t in tasks {
                 let goal = serde_json::from_str::<serde_json::Value>(&t.contract_json)
                     .ok()
                     .and_then(|c| c["target"]["goal"].as_str().map(str::to_owned))
                     .unwrap_or_default();
-                let goal: String = goal.lines().next().unwrap_or("").chars().take(60).collect();
+                let goal: String = goal.lines().next().unwrap_or("").chars().take(40).collect();
+                let retired = matches!(t.status.as_str(), "accepted" | "discarded");
+                let worktree = match &t.worktree {
+                    Some(path) if !retired => path.as_str(),
+                    _ => "-",
+                };
                 text.push_str(&format!(
-                    "{:<6} {:<10} {:<26} {goal}\n",
+                    "{:<6} {:<10} {:<26} {goal:<40} {worktree}\n",
                     t.task_id, t.status, t.created_at
                 ));
             }

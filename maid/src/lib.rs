@@ -11,16 +11,19 @@ pub mod error;
 pub mod output;
 pub mod prompt;
 pub mod record;
+pub mod sandbox;
 pub mod scope;
 pub mod supervise;
 pub mod task;
 pub mod verify;
+mod worker_channel;
 
 pub use contract::{
     AgentKind, AgentNote, AttemptEvidence, ContractError, DirectGit, DirectGitFinding,
     ImplementRequest, Outcome, ResultContract, TaskContract, TaskId, Verification,
 };
 pub use error::MaidError;
+pub use sandbox::SandboxSettings;
 pub use supervise::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};
 pub use task::{
     Accepted, MaidContext, Progress, accept, discard, mark_interrupted, prepare_task, run_task,

@@ -176,6 +176,9 @@ fn direct_git_lines(p: &mut String, findings: &[DirectGitFinding]) {
             DirectGitFinding::Git(Tampering::HooksChanged { names }) => {
                 format!("changed git hooks: {}", ticks(names))
             }
+            DirectGitFinding::Git(Tampering::GitLinkChanged) => {
+                "changed the worktree's `.git` file".to_owned()
+            }
             DirectGitFinding::OutsideWrite { path } => {
                 format!("wrote outside the working tree: `{path}`")
             }
@@ -364,6 +367,7 @@ mod tests {
             worker_mcp_reached: true,
             agent_notes: vec![],
             warnings: vec![],
+            sandbox: None,
         }
     }
 

@@ -4,8 +4,10 @@
 //! it. Only this crate spawns git.
 
 pub mod agent_mcp;
+pub mod agent_notes;
 pub mod config;
 pub mod git;
 pub mod issues;
 pub mod ledger;
 pub mod remote_url;
+pub mod sandbox;

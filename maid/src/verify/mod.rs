@@ -24,6 +24,8 @@ pub struct TestSettings {
     /// The commands' environment (see [`crate::env::verify_env`]).
     pub env: EnvVars,
     pub grace: Duration,
+    /// The sandbox each command runs in (`None`: unconfined).
+    pub confine: Option<crate::sandbox::Confinement>,
 }
 
 impl TestSettings {
@@ -33,6 +35,7 @@ impl TestSettings {
             tail_bytes: 4 * 1024,
             env,
             grace: Duration::from_secs(5),
+            confine: None,
         }
     }
 }
@@ -57,6 +60,10 @@ pub async fn run_tests(
         // `exec 2>&1` first: one stream, in the order the command wrote it.
         let script = format!("exec 2>&1\n{command}");
         let spec = ChildSpec::shell(&script, worktree, settings.env.clone());
+        let spec = match &settings.confine {
+            Some(c) => c.wrap(spec),
+            None => spec,
+        };
         let done = supervise(spec, &limits, cancel).await;
         let exit_code = done.ending.exit_code();
         let mut output_tail = done.stdout.tail_text(settings.tail_bytes);
