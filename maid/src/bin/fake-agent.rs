@@ -232,7 +232,11 @@ fn run(action: Action, prompt: &str, args: &[String]) {
             );
         }
         Action::TryDelete { path } => {
-            let removed = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
             report(&format!("delete {}", path.display()), removed);
         }
         Action::Connect { port, host } => {
