@@ -48,7 +48,12 @@ struct World {
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
-        .args(["-c", "user.name=Brain", "-c", "user.email=brain@example.invalid"])
+        .args([
+            "-c",
+            "user.name=Brain",
+            "-c",
+            "user.email=brain@example.invalid",
+        ])
         .args(args)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -146,12 +151,8 @@ impl World {
         }
         let out = self.butler(&args);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        serde_json::from_str(&stdout).unwrap_or_else(|e| {
-            panic!(
-                "{e}: {stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)))
     }
 
     fn log(&self) -> String {
@@ -224,15 +225,24 @@ fn a_confined_agent_is_refused_everything_but_its_work_which_is_recorded() {
     }
     let ledger = w.project.join(".git/butler/ledger.db");
     assert!(
-        log.contains(&format!("fake-agent: delete {}: Permission denied", ledger.display())),
+        log.contains(&format!(
+            "fake-agent: delete {}: Permission denied",
+            ledger.display()
+        )),
         "{log}"
     );
     assert!(log.contains("index.lock': Permission denied"), "{log}");
     assert!(log.contains("could not lock config file"), "{log}");
-    assert!(log.contains("fake-agent: BUTLER_GITEA_TOKEN is unset"), "{log}");
+    assert!(
+        log.contains("fake-agent: BUTLER_GITEA_TOKEN is unset"),
+        "{log}"
+    );
     assert!(!log.contains("tok-never-to-the-agent"), "{log}");
     let (ok, no) = (port(&w.allowed), port(&w.denied));
-    assert!(log.contains(&format!("connect 127.0.0.1:{ok}: ok")), "{log}");
+    assert!(
+        log.contains(&format!("connect 127.0.0.1:{ok}: ok")),
+        "{log}"
+    );
     assert!(
         log.contains(&format!("connect 127.0.0.1:{no}: Permission denied")),
         "{log}"
@@ -251,7 +261,10 @@ fn a_confined_agent_is_refused_everything_but_its_work_which_is_recorded() {
     for want in [
         w.project.join("README.md").display().to_string(),
         w.home.join(".bashrc").display().to_string(),
-        w.project.join(".git/hooks/pre-commit").display().to_string(),
+        w.project
+            .join(".git/hooks/pre-commit")
+            .display()
+            .to_string(),
         ledger.display().to_string(),
         format!("127.0.0.1:{no}"),
         format!("{}/VERIFY.txt", w.project.display()),
@@ -301,7 +314,10 @@ fn a_confined_agent_is_refused_everything_but_its_work_which_is_recorded() {
     assert_eq!(authors, "Butler Maid");
 
     // The worktree lives under the user's data directory, and `task list` says where.
-    let worktree = sandbox["writable"][0].as_str().expect("worktree").to_owned();
+    let worktree = sandbox["writable"][0]
+        .as_str()
+        .expect("worktree")
+        .to_owned();
     assert!(
         worktree.starts_with(&format!("{}/butler/worktrees/project-", w.data.display())),
         "{worktree}"

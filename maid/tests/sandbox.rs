@@ -45,7 +45,12 @@ struct Repo {
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.invalid"])
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
         .args(args)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -125,7 +130,9 @@ fn request() -> ImplementRequest {
 const GREET: &str = r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#;
 
 async fn run(ctx: MaidContext) -> butler_maid::ResultContract {
-    let contract = prepare_task(&ctx, request(), "test").await.expect("prepared");
+    let contract = prepare_task(&ctx, request(), "test")
+        .await
+        .expect("prepared");
     run_task(ctx, contract, |_| {}, CancellationToken::new())
         .await
         .expect("runs")
@@ -134,7 +141,12 @@ async fn run(ctx: MaidContext) -> butler_maid::ResultContract {
 #[tokio::test]
 async fn auto_without_landlock_runs_unconfined_and_the_evidence_says_so() {
     let repo = repo("");
-    let outside = repo.dir.path().canonicalize().expect("c").join("outside.txt");
+    let outside = repo
+        .dir
+        .path()
+        .canonicalize()
+        .expect("c")
+        .join("outside.txt");
     std::fs::write(
         &repo.script,
         format!(
@@ -185,7 +197,12 @@ async fn required_without_landlock_refuses_before_anything_exists() {
 #[tokio::test]
 async fn required_on_this_kernel_confines_the_agent_and_its_worker_mcp() {
     let repo = repo("");
-    let outside = repo.dir.path().canonicalize().expect("c").join("outside.txt");
+    let outside = repo
+        .dir
+        .path()
+        .canonicalize()
+        .expect("c")
+        .join("outside.txt");
     std::fs::write(
         &repo.script,
         format!(
@@ -195,7 +212,12 @@ async fn required_on_this_kernel_confines_the_agent_and_its_worker_mcp() {
         ),
     )
     .expect("script");
-    let result = run(context(&repo, SandboxMode::Required, Arc::new(RunningKernel))).await;
+    let result = run(context(
+        &repo,
+        SandboxMode::Required,
+        Arc::new(RunningKernel),
+    ))
+    .await;
     assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
     let a = &result.attempts[0];
     let sandbox = a.sandbox.as_ref().expect("report");
@@ -249,6 +271,11 @@ async fn worktrees_live_in_the_data_directory_and_leave_with_their_task() {
     std::fs::remove_dir_all(&worktree).expect("vanish");
     discard(&repo.root, "t2").await.expect("discarded");
     assert!(!PathBuf::from(format!("{}.agent", worktree.display())).exists());
-    assert_eq!(git(&repo.root, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1);
+    assert_eq!(
+        git(&repo.root, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
     assert_eq!(git(&repo.root, &["branch", "--list", "butler/*"]), "");
 }

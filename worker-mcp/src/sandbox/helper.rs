@@ -71,6 +71,15 @@ fn say(message: &str) {
     let _ = writeln!(std::io::stderr(), "butler sandbox-exec: {message}");
 }
 
+fn write_report(file: &mut Option<std::fs::File>, report: &HelperReport) {
+    if let Some(file) = file.as_mut() {
+        let text = serde_json::to_string(report).expect("a report always serialises");
+        if let Err(e) = file.write_all(text.as_bytes()) {
+            say(&format!("cannot write the report: {e}"));
+        }
+    }
+}
+
 /// Runs the helper with its arguments (the leading `sandbox-exec` may be included). Returns
 /// only when the program was not executed; the value is the exit code to use.
 pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
@@ -89,22 +98,17 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
             return EXIT_SANDBOX_FAILED;
         }
     };
-    let mut write_report = |report: &HelperReport| {
-        if let Some(file) = report_file.as_mut() {
-            let text = serde_json::to_string(report).expect("a report always serialises");
-            if let Err(e) = file.write_all(text.as_bytes()) {
-                say(&format!("cannot write the report: {e}"));
-            }
-        }
-    };
     let policy = match Policy::read_from(&args.policy) {
         Ok(policy) => policy,
         Err(e) => {
             say(&e.to_string());
-            write_report(&HelperReport {
-                restricted: None,
-                problem: Some(e.to_string()),
-            });
+            write_report(
+                &mut report_file,
+                &HelperReport {
+                    restricted: None,
+                    problem: Some(e.to_string()),
+                },
+            );
             return EXIT_SANDBOX_FAILED;
         }
     };
@@ -112,10 +116,13 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
         Ok(r) => r,
         Err(e @ SandboxError::Landlock(_)) | Err(e @ SandboxError::Policy { .. }) => {
             say(&e.to_string());
-            write_report(&HelperReport {
-                restricted: None,
-                problem: Some(e.to_string()),
-            });
+            write_report(
+                &mut report_file,
+                &HelperReport {
+                    restricted: None,
+                    problem: Some(e.to_string()),
+                },
+            );
             return EXIT_SANDBOX_FAILED;
         }
     };
@@ -125,11 +132,15 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
     };
     let problem = unmet(applied_abi, &policy.network);
     let refuse = policy.mode == SandboxMode::Required && problem.is_some();
-    write_report(&HelperReport {
-        restricted: Some(restricted),
-        problem: problem.clone(),
-    });
-    drop(write_report);
+    write_report(
+        &mut report_file,
+        &HelperReport {
+            restricted: Some(restricted),
+            problem: problem.clone(),
+        },
+    );
+    // Closed before `exec` (it is close-on-exec anyway): the program gets no handle on it.
+    drop(report_file);
     if refuse {
         say(&format!(
             "the sandbox is required but cannot be applied: {}",
