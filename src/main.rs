@@ -1,6 +1,7 @@
 //! `butler`: the command line. Wiring only; everything else lives in the library crates.
 
 mod demo;
+mod sandbox_cli;
 mod task_cli;
 
 use std::path::PathBuf;
@@ -45,12 +46,19 @@ enum Command {
     },
     /// The restricted MCP server an implementation agent is given (started by the agent).
     WorkerMcp {
-        /// The ledger file.
+        /// The task's contract, as the Maid wrote it.
         #[arg(long)]
-        ledger: PathBuf,
-        /// The task id.
+        task_file: PathBuf,
+        /// Where the agent's notes are appended for the Maid.
         #[arg(long)]
-        task: String,
+        notes: PathBuf,
+    },
+    /// Confine a program with Landlock, then run it (how the Maid starts agents and verify
+    /// commands): `sandbox-exec --policy FILE [--report FILE] -- PROGRAM [ARGS…]`.
+    #[command(disable_help_flag = true)]
+    SandboxExec {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
     },
     /// Delegated implementation tasks: list them or show one with its evidence.
     #[command(subcommand)]
@@ -72,6 +80,13 @@ fn main() -> anyhow::Result<()> {
     if std::env::args_os().nth(1).is_some_and(|a| a == "git-hook") {
         std::process::exit(butler_orchestrator::hook::run_stdio());
     }
+    // The sandbox helper restricts its own thread and `exec`s: nothing may run before it.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == butler_worker::sandbox::HELPER_SUBCOMMAND)
+    {
+        sandbox_cli::run();
+    }
     let cli = Cli::parse();
     init_logging();
     let clock = clock()?;
@@ -85,10 +100,9 @@ fn main() -> anyhow::Result<()> {
             .context("serving MCP on stdio"),
         Command::GitHook => unreachable!("dispatched above"),
         Command::Demo { keep } => runtime.block_on(demo::run(keep)),
-        Command::WorkerMcp { ledger, task } => runtime
-            .block_on(butler_worker::agent_mcp::serve_agent_mcp(
-                ledger, task, clock,
-            ))
+        Command::SandboxExec { .. } => unreachable!("dispatched above"),
+        Command::WorkerMcp { task_file, notes } => runtime
+            .block_on(butler_worker::agent_mcp::serve_agent_mcp(task_file, notes))
             .context("serving the worker MCP on stdio"),
         Command::Task(command) => task_cli::run_task_command(command, clock),
         Command::Implement(command) => {

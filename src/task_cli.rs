@@ -17,7 +17,8 @@ use serde::Serialize;
 /// `butler task …`
 #[derive(Debug, Subcommand)]
 pub enum TaskCommand {
-    /// List the delegated implementation tasks, newest first.
+    /// List the delegated implementation tasks, newest first, with where each one's worktree
+    /// is (until it is accepted or discarded).
     List {
         /// The project (default: the current directory).
         #[arg(long)]
@@ -113,7 +114,7 @@ fn headline(contract: &TaskContract) -> String {
         Some(target) => target.subject(),
         None => contract.intent().to_owned(),
     };
-    text.chars().take(60).collect()
+    text.chars().take(40).collect()
 }
 
 /// Runs `butler task list|show`.
@@ -125,10 +126,18 @@ pub fn run_task_command(command: TaskCommand, clock: SharedClock) -> anyhow::Res
             if tasks.is_empty() {
                 return out("No tasks.\n");
             }
-            let mut text = format!("{:<6} {:<10} {:<26} GOAL\n", "TASK", "STATUS", "CREATED");
+            let mut text = format!(
+                "{:<6} {:<10} {:<26} {:<40} WORKTREE\n",
+                "TASK", "STATUS", "CREATED", "GOAL"
+            );
             for t in tasks {
+                let retired = matches!(t.status, TaskStatus::Accepted | TaskStatus::Discarded);
+                let worktree = match &t.worktree {
+                    Some(path) if !retired => path.as_str(),
+                    _ => "-",
+                };
                 text.push_str(&format!(
-                    "{:<6} {:<10} {:<26} {}\n",
+                    "{:<6} {:<10} {:<26} {:<40} {worktree}\n",
                     t.task_id.as_str(),
                     t.status.as_str(),
                     t.created_at.to_string(),

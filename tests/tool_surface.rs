@@ -81,12 +81,11 @@ mod agent_surface {
 
     const AGENT_TOOLS_BUDGET: usize = 2 * 1024;
 
-    /// A ledger file with task `t1`, as `run_implement` stores it.
-    fn ledger_with_a_task(dir: &std::path::Path) -> std::path::PathBuf {
+    /// The task file of task `t1`, as the Maid writes it for the agent's worker MCP.
+    fn task_file(dir: &std::path::Path) -> std::path::PathBuf {
         use butler_worker::contract::{FileCheckSpec, ImplementRequest, TaskContract};
         use butler_worker::time::Timestamp;
-        let path = dir.join("ledger.db");
-        let ledger = butler_worker::ledger::Ledger::open_file(&path).expect("ledger");
+        let path = dir.join("task.json");
         let request = ImplementRequest {
             goal: "Add greet()".into(),
             spec: "greet() returns \"hi\".".into(),
@@ -101,22 +100,25 @@ mod agent_surface {
             ..Default::default()
         };
         let at = Timestamp::parse("2026-04-15T10:00:00+09:00").expect("time");
-        ledger
-            .create_task(|id| TaskContract::from_request(request, id, "brain", at).expect("valid"))
-            .expect("task");
+        let id = butler_worker::contract::TaskId::new("t1").expect("id");
+        let contract = TaskContract::from_request(request, id, "brain", at).expect("valid");
+        std::fs::write(&path, serde_json::to_string(&contract).expect("json")).expect("task file");
         path
     }
 
     #[tokio::test]
     async fn the_agents_tools_and_its_task_are_snapshotted() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let ledger = ledger_with_a_task(dir.path());
+        let task = task_file(dir.path());
         let args: Vec<String> = vec![
             "worker-mcp".into(),
-            "--ledger".into(),
-            ledger.to_string_lossy().into_owned(),
-            "--task".into(),
-            "t1".into(),
+            "--task-file".into(),
+            task.to_string_lossy().into_owned(),
+            "--notes".into(),
+            dir.path()
+                .join("notes.jsonl")
+                .to_string_lossy()
+                .into_owned(),
         ];
         let client = BrainClient::launch(common::BUTLER.as_ref(), &args, dir.path(), &[])
             .await

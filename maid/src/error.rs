@@ -24,6 +24,11 @@ pub enum MaidError {
     /// The worker MCP command cannot be written in the agent's extension syntax.
     #[error("the worker MCP command cannot be passed to the agent: {0}")]
     WorkerCommand(String),
+    /// `sandbox = "required"` but agents cannot be confined here (`need_input`).
+    #[error(
+        "the sandbox is required but cannot be applied: {0}; set `[agent] sandbox = \"auto\"` to run unconfined"
+    )]
+    SandboxUnavailable(String),
     /// The Brain's tree has unrecorded changes: the task is not started (`need_input`).
     #[error("the project has unrecorded changes ({}): record or discard them first", .0.join(", "))]
     UnrecordedChanges(Vec<String>),

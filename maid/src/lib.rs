@@ -10,9 +10,11 @@ pub mod contract;
 pub mod env;
 pub mod error;
 pub mod prompt;
+pub mod sandbox;
 pub mod scope;
 pub mod task;
 pub mod verify;
+mod worker_channel;
 
 pub use butler_worker::process::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};
 pub use contract::{
@@ -21,6 +23,7 @@ pub use contract::{
     Verification,
 };
 pub use error::MaidError;
+pub use sandbox::SandboxSettings;
 pub use task::{
     Accepted, MaidContext, Progress, accept, discard, mark_interrupted, prepare_task, run_task,
 };

@@ -161,8 +161,30 @@ fn failure_section(p: &mut String, last: &AttemptEvidence) {
         p.push_str("- No file was changed.\n");
     }
     direct_git_lines(p, &last.direct_git.findings);
+    sandbox_lines(p, last.sandbox.as_ref());
     verification_lines(p, &last.verify);
     p.push('\n');
+}
+
+/// What the sandbox refused the agent, so it stops trying.
+fn sandbox_lines(p: &mut String, report: Option<&butler_worker::sandbox::SandboxReport>) {
+    let Some(report) = report.filter(|r| r.applied) else {
+        return;
+    };
+    let targets: Vec<String> = report
+        .refused
+        .iter()
+        .filter(|r| r.source == butler_worker::sandbox::RefusalSource::Agent)
+        .filter_map(|r| r.target.clone())
+        .take(RETRY_LIST_MAX)
+        .collect();
+    if !targets.is_empty() {
+        let _ = writeln!(
+            p,
+            "- The sandbox refused: {} (you may write only your working tree and `$TMPDIR`).",
+            ticks(&targets)
+        );
+    }
 }
 
 fn direct_git_lines(p: &mut String, findings: &[DirectGitFinding]) {
@@ -187,6 +209,9 @@ fn direct_git_lines(p: &mut String, findings: &[DirectGitFinding]) {
             }
             DirectGitFinding::Git(Tampering::HooksChanged { names }) => {
                 format!("changed git hooks: {}", ticks(names))
+            }
+            DirectGitFinding::Git(Tampering::GitLinkChanged) => {
+                "changed the worktree's `.git` file".to_owned()
             }
             DirectGitFinding::OutsideWrite { path } => {
                 format!("wrote outside the working tree: `{path}`")
@@ -376,13 +401,26 @@ mod tests {
             worker_mcp_reached: true,
             agent_notes: vec![],
             warnings: vec![],
+            sandbox: None,
         }
     }
 
     #[test]
     fn retry_prompt_says_what_failed() {
-        let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &failed_attempt());
+        let mut last = failed_attempt();
+        let mut report: butler_worker::sandbox::SandboxReport = serde_json::from_value(
+            serde_json::json!({"mode": "auto", "applied": true, "network": {"kind": "open"},
+                               "verify_confined": true}),
+        )
+        .expect("report");
+        report.add_refusals(butler_worker::sandbox::scan_refusals(
+            "touch: cannot touch '/home/me/.bashrc': Permission denied",
+            butler_worker::sandbox::RefusalSource::Agent,
+        ));
+        last.sandbox = Some(report);
+        let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &last);
         for needle in [
+            "The sandbox refused: `/home/me/.bashrc`",
             "attempt 2 of 3",
             "Out of scope (discarded; leave these paths alone): `Cargo.toml`",
             "`cargo test greet` exited 101",

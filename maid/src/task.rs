@@ -5,8 +5,11 @@
 //!
 //! Tasks, attempts with their evidence, and the agent's notes are stored in the ledger. Every git
 //! operation goes through the git worker's [`TaskGit`]. Files kept as evidence (attempt logs,
-//! out-of-scope patches, files the agent wrote into the Brain's tree) live in the task's
-//! directory `<git common dir>/butler/tasks/<id>/`.
+//! out-of-scope patches, files the agent wrote into the Brain's tree, sandbox policies and
+//! reports) live in the task's directory `<git common dir>/butler/tasks/<id>/`, which the agent
+//! cannot write. The worktree lives outside the git directory (under the user's data directory,
+//! see [`MaidContext::worktrees_root`]), beside the agent's own directory `task-<id>.agent/`
+//! (its `HOME`, `TMPDIR` and the worker MCP's notes file).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -29,8 +32,10 @@ use crate::contract::{
 use crate::env::{EnvPolicy, EnvVars, GitIdentity, HomeChoice, agent_env, prepare_isolated_home};
 use crate::error::MaidError;
 use crate::prompt::{WorkerTools, first_prompt, retry_prompt};
+use crate::sandbox::{SandboxSettings, TaskSandbox};
 use crate::scope::scope_violations;
 use crate::verify::{TestSettings, check_files, run_tests, stubs, weakened_tests};
+use crate::worker_channel::WorkerChannel;
 
 /// Files an agent reads as configuration; one planted in the tree steers the next run.
 const AGENT_CONFIG_FILES: &[&str] = &[
@@ -54,7 +59,7 @@ pub struct MaidContext {
     pub default_agent: AgentKind,
     pub agents: HashMap<AgentKind, AgentConfig>,
     /// The restricted worker MCP's command without the task: the Maid appends
-    /// `--ledger <path> --task <id>` (e.g. `<abs butler exe>` with args `["worker-mcp"]`).
+    /// `--task-file <path> --notes <path>` (e.g. `<abs butler exe>` with args `["worker-mcp"]`).
     pub worker_mcp: WorkerMcpCommand,
     /// The ledger file; `None` for the repository's own (`<git common dir>/butler/ledger.db`).
     pub ledger_path: Option<PathBuf>,
@@ -72,6 +77,12 @@ pub struct MaidContext {
     pub git_env: Vec<(String, String)>,
     /// Where the task's times and record ids come from.
     pub clock: SharedClock,
+    /// Where task worktrees live: under `<root>/<repository key>/task-<id>` (the edge gives
+    /// `$XDG_DATA_HOME/butler/worktrees`); `None` puts them in the git directory
+    /// (`.git/butler/worktrees`, where Claude Code refuses to write).
+    pub worktrees_root: Option<PathBuf>,
+    /// How agents and verify commands are confined.
+    pub sandbox: SandboxSettings,
 }
 
 impl MaidContext {
@@ -90,6 +101,8 @@ impl MaidContext {
             grace: Duration::from_secs(5),
             git_env: Vec::new(),
             clock: SystemClock::shared(),
+            worktrees_root: None,
+            sandbox: SandboxSettings::default(),
         }
     }
 
@@ -243,15 +256,18 @@ fn agent_for(
 /// checked before a task, a line or a worktree is created: building the command has no side
 /// effects, writing its files does.
 fn check_agent(ctx: &MaidContext, contract: &TaskContract, root: &Path) -> Result<(), MaidError> {
+    ctx.sandbox.check()?;
     let scratch = root.join(".butler-agent-check");
     let (agent, _, env) = agent_for(ctx, contract, &scratch);
     agent.command(&Launch {
         prompt: "",
         workdir: root,
         task_dir: &scratch,
+        scratch: &scratch,
         worker_mcp: &ctx.worker_mcp,
         targets: &target(contract)?.target_paths,
         env: &env,
+        confined: ctx.sandbox.mode != butler_worker::sandbox::SandboxMode::Off,
     })?;
     Ok(())
 }
@@ -259,14 +275,30 @@ fn check_agent(ctx: &MaidContext, contract: &TaskContract, root: &Path) -> Resul
 struct Paths {
     worktree: PathBuf,
     task_dir: PathBuf,
+    /// The agent's own directory beside its worktree: `home/`, `tmp/`, the notes file.
+    agent_dir: PathBuf,
+    /// The verify commands' temp dir.
+    verify_tmp: PathBuf,
 }
 
-fn task_paths(common_dir: &Path, task: &str) -> Paths {
-    let butler = common_dir.join(butler_worker::ledger::LEDGER_DIR);
+fn task_paths(worktrees: &Path, common_dir: &Path, task: &str) -> Paths {
+    let worktree = worktrees.join(format!("task-{task}"));
     Paths {
-        worktree: butler.join("worktrees").join(format!("task-{task}")),
-        task_dir: butler.join("tasks").join(task),
+        agent_dir: beside(&worktree, ".agent"),
+        verify_tmp: beside(&worktree, ".verify"),
+        task_dir: common_dir
+            .join(butler_worker::ledger::LEDGER_DIR)
+            .join("tasks")
+            .join(task),
+        worktree,
     }
+}
+
+/// `<worktree><suffix>`: the task's other directories, named after its worktree.
+fn beside(worktree: &Path, suffix: &str) -> PathBuf {
+    let mut name = worktree.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
 }
 
 /// Runs one task (created by [`prepare_task`]) to its end and returns the Result Contract.
@@ -302,17 +334,9 @@ pub async fn run_task(
         })
         .await?
     };
-    let result = sequence(
-        &ctx,
-        &main,
-        &ledger,
-        &ledger_file,
-        &contract,
-        &progress,
-        &cancel,
-    )
-    .await
-    .map(|evidence| ResultContract::implement(contract.task_id.clone(), evidence));
+    let result = sequence(&ctx, &main, &ledger, &contract, &progress, &cancel)
+        .await
+        .map(|evidence| ResultContract::implement(contract.task_id.clone(), evidence));
     let end = match &result {
         Ok(r) => TaskEnd::Result(r.clone()),
         Err(e) => TaskEnd::Error(e.to_string()),
@@ -378,22 +402,26 @@ struct BrainState {
 }
 
 impl BrainState {
-    fn take(main: &TaskGit) -> Result<Self, MaidError> {
+    fn take(main: &TaskGit, worktrees: &Path) -> Result<Self, MaidError> {
         Ok(Self {
             head_ref: main.head_ref()?,
             head: main.rev("HEAD")?,
             changed: main.changed_paths()?.into_iter().collect(),
-            beside: beside_worktrees(main),
+            beside: beside_worktrees(worktrees),
         })
     }
 }
 
-fn worktrees_dir(main: &TaskGit) -> PathBuf {
-    main.common_dir().join("butler").join("worktrees")
+/// The repository's task worktrees directory (see [`MaidContext::worktrees_root`]).
+fn worktrees_dir(root: Option<&Path>, main: &TaskGit) -> PathBuf {
+    match root {
+        Some(root) => butler_worker::git::task_worktrees_dir(root, main.common_dir()),
+        None => main.common_dir().join("butler").join("worktrees"),
+    }
 }
 
-fn beside_worktrees(main: &TaskGit) -> BTreeSet<String> {
-    let Ok(entries) = std::fs::read_dir(worktrees_dir(main)) else {
+fn beside_worktrees(worktrees: &Path) -> BTreeSet<String> {
+    let Ok(entries) = std::fs::read_dir(worktrees) else {
         return BTreeSet::new();
     };
     entries
@@ -408,7 +436,6 @@ async fn sequence(
     ctx: &MaidContext,
     main: &TaskGit,
     ledger: &SharedLedger,
-    ledger_file: &Path,
     contract: &TaskContract,
     progress: &(impl Fn(Progress) + Send + Sync),
     cancel: &CancellationToken,
@@ -417,9 +444,10 @@ async fn sequence(
     let target_paths = target(contract)?.target_paths.clone();
     let branch = contract.task_id.branch();
     let branch_ref = format!("refs/heads/{branch}");
-    let paths = task_paths(main.common_dir(), id.as_str());
+    let worktrees = worktrees_dir(ctx.worktrees_root.as_deref(), main);
+    let paths = task_paths(&worktrees, main.common_dir(), id.as_str());
     // [0] Unrecorded changes in the Brain's tree: stop before anything starts.
-    // [1] Task branch from the current record, in a worktree inside the git directory.
+    // [1] Task branch from the current record, in a worktree outside the git directory.
     let (wt, base) = {
         let (main, worktree, task_dir, branch) = (
             main.clone(),
@@ -442,18 +470,29 @@ async fn sequence(
         .await?
     };
 
-    let home = paths.task_dir.join("home");
-    let (agent, policy, env) = agent_for(ctx, contract, &home);
+    let home = paths.agent_dir.join("home");
+    let (agent, policy, mut env) = agent_for(ctx, contract, &home);
     if !ctx.real_home {
         prepare_isolated_home(&home, &policy.git_identity)?;
     }
-    let mut worker_mcp = ctx.worker_mcp.clone();
-    worker_mcp.args.extend([
-        "--ledger".to_owned(),
-        ledger_file.to_string_lossy().into_owned(),
-        "--task".to_owned(),
-        id.to_string(),
-    ]);
+    // The agent's own temp dir; the sandbox lets it write there and nowhere else in /tmp.
+    let agent_tmp = paths.agent_dir.join("tmp");
+    std::fs::create_dir_all(&agent_tmp).map_err(|e| MaidError::io("creating", &agent_tmp, e))?;
+    env.set("TMPDIR", &agent_tmp);
+    let real_home = crate::env::lookup(&env, "HOME")
+        .filter(|_| ctx.real_home)
+        .map(PathBuf::from);
+    let sandbox = TaskSandbox::new(
+        &ctx.sandbox,
+        &paths.worktree,
+        &paths.agent_dir,
+        &paths.verify_tmp,
+        real_home.as_deref(),
+        &paths.task_dir,
+    )?;
+    let channel = WorkerChannel::new(&paths.task_dir, &paths.agent_dir);
+    channel.write_task(contract)?;
+    let worker_mcp = channel.command(&ctx.worker_mcp);
     let tools = WorkerTools::default();
     let mut attempts: Vec<AttemptEvidence> = Vec::new();
     let mut outcome = Outcome::Failed;
@@ -463,13 +502,17 @@ async fn sequence(
         // [2] Baseline (the task's worktree, and the Brain's tree for outside writes).
         let (baseline, brain, note_mark) = {
             let (wt, main, branch_ref) = (wt.clone(), main.clone(), branch_ref.clone());
-            let (ledger, id) = (ledger.clone(), id.clone());
+            let (ledger, id, worktrees) = (ledger.clone(), id.clone(), worktrees.clone());
             blocking(move || {
                 let mark = with_ledger(&ledger, |l| {
                     l.begin_attempt(&id, attempt)?;
                     Ok(l.last_note_id()?)
                 })?;
-                Ok((wt.baseline(&branch_ref)?, BrainState::take(&main)?, mark))
+                Ok((
+                    wt.baseline(&branch_ref)?,
+                    BrainState::take(&main, &worktrees)?,
+                    mark,
+                ))
             })
             .await?
         };
@@ -483,9 +526,11 @@ async fn sequence(
             prompt: &prompt,
             workdir: &paths.worktree,
             task_dir: &paths.task_dir,
+            scratch: &paths.agent_dir,
             worker_mcp: &worker_mcp,
             targets: &target_paths,
             env: &env,
+            confined: sandbox.confines(),
         };
         let command = agent.command(&launch)?;
         command.write_files()?;
@@ -497,34 +542,38 @@ async fn sequence(
         });
         progress(Progress::AgentRunning { attempt });
         let started = Instant::now();
-        let run = supervise(
-            ChildSpec {
-                program: command.program.into_os_string(),
-                args: command.args,
-                cwd: paths.worktree.clone(),
-                env: env.clone(),
-                stdin: command.stdin,
-            },
-            &limits,
-            cancel,
-        )
-        .await;
+        let spec = ChildSpec {
+            program: command.program.into_os_string(),
+            args: command.args,
+            cwd: paths.worktree.clone(),
+            env: env.clone(),
+            stdin: command.stdin,
+        };
+        let confined = sandbox.agent(attempt)?;
+        let spec = match &confined {
+            Some(c) => c.wrap(spec),
+            None => spec,
+        };
+        let run = supervise(spec, &limits, cancel).await;
         let log = paths.task_dir.join(format!("attempt-{attempt}.log"));
-        std::fs::write(&log, run.stdout.text() + &run.stderr.text())
-            .map_err(|e| MaidError::io("writing", &log, e))?;
+        let agent_output = run.stdout.text() + &run.stderr.text();
+        std::fs::write(&log, &agent_output).map_err(|e| MaidError::io("writing", &log, e))?;
         let cancelled = matches!(run.ending, Ending::Cancelled);
         // [5] Direct git use and tampering, restored before the Maid's own git; writes to the
         // Brain's tree; planted agent configuration. [7a] Scope. [6] The Maid's record.
         let after = {
             let (wt, main, task_dir) = (wt.clone(), main.clone(), paths.task_dir.clone());
             let (ledger, id, contract) = (ledger.clone(), id.clone(), contract.clone());
+            let worktrees = worktrees.clone();
             blocking(move || {
                 let mut findings: Vec<DirectGitFinding> = baseline
                     .detect_and_restore(&wt, id.as_str())?
                     .into_iter()
                     .map(DirectGitFinding::from)
                     .collect();
-                findings.extend(outside_writes(&main, &brain, &task_dir, attempt)?);
+                findings.extend(outside_writes(
+                    &main, &brain, &worktrees, &task_dir, attempt,
+                )?);
                 findings.extend(remove_planted_config(&wt, &baseline.head)?);
                 let changed = wt.changed_paths()?;
                 let scope_violation = scope_violations(&changed, &target(&contract)?.target_paths);
@@ -552,6 +601,11 @@ async fn sequence(
             .await?
         };
         let (findings, changed, scope_violation, record, patch, head) = after;
+        let verify_confined = if cancelled {
+            None
+        } else {
+            sandbox.verify(attempt)?
+        };
         let verify = if cancelled {
             Verification {
                 scope_violation,
@@ -560,12 +614,16 @@ async fn sequence(
         } else {
             // [7b] Tests, file checks, guards.
             progress(Progress::Verifying { attempt });
+            let mut verify_env = crate::env::verify_env(&ctx.parent_env, &ctx.env_allow);
+            // Its own temp dir, fresh per attempt: nothing the agent planted is picked up.
+            let _ = std::fs::remove_dir_all(&paths.verify_tmp);
+            std::fs::create_dir_all(&paths.verify_tmp)
+                .map_err(|e| MaidError::io("creating", &paths.verify_tmp, e))?;
+            verify_env.set("TMPDIR", &paths.verify_tmp);
             let settings = TestSettings {
                 grace: ctx.grace,
-                ..TestSettings::new(
-                    ctx.test_timeout,
-                    crate::env::verify_env(&ctx.parent_env, &ctx.env_allow),
-                )
+                confine: verify_confined.clone(),
+                ..TestSettings::new(ctx.test_timeout, verify_env)
             };
             let tests = run_tests(
                 &paths.worktree,
@@ -585,9 +643,26 @@ async fn sequence(
         let has_work = head != base;
         let passed = !cancelled && verify.passed() && has_work && !cancel.is_cancelled();
         let notes = {
-            let (ledger, id) = (ledger.clone(), id.clone());
-            blocking(move || with_ledger(&ledger, |l| Ok(l.task_notes(&id, note_mark)?))).await?
+            let (ledger, id, channel) = (ledger.clone(), id.clone(), channel.clone());
+            blocking(move || {
+                with_ledger(&ledger, |l| {
+                    channel.store_notes(l, &id)?;
+                    Ok(l.task_notes(&id, note_mark)?)
+                })
+            })
+            .await?
         };
+        let verify_outputs: Vec<&str> = verify
+            .tests
+            .iter()
+            .map(|t| t.output_tail.as_str())
+            .collect();
+        let sandbox_report = sandbox.report(
+            confined.as_ref(),
+            verify_confined.is_some(),
+            &agent_output,
+            &verify_outputs,
+        );
         let worker_mcp_reached = notes.iter().any(|n| n.kind == NoteKind::Connected);
         let item = AttemptEvidence {
             attempt,
@@ -611,6 +686,7 @@ async fn sequence(
             } else {
                 vec![WORKER_MCP_NOT_REACHED.to_owned()]
             },
+            sandbox: Some(sandbox_report),
         };
         {
             let (ledger, id, item) = (ledger.clone(), id.clone(), item.clone());
@@ -684,11 +760,12 @@ fn record_attempt(
 fn outside_writes(
     main: &TaskGit,
     before: &BrainState,
+    worktrees: &Path,
     task_dir: &Path,
     attempt: u32,
 ) -> Result<Vec<DirectGitFinding>, MaidError> {
     let mut found = Vec::new();
-    let now = BrainState::take(main)?;
+    let now = BrainState::take(main, worktrees)?;
     if now.head_ref != before.head_ref || now.head != before.head {
         found.push(DirectGitFinding::OutsideWrite {
             path: "HEAD".to_owned(),
@@ -696,7 +773,7 @@ fn outside_writes(
     }
     let evidence = task_dir.join(format!("attempt-{attempt}-outside"));
     for name in now.beside.difference(&before.beside) {
-        let source = worktrees_dir(main).join(name);
+        let source = worktrees.join(name);
         let kept = evidence.join("beside-worktree").join(name);
         std::fs::create_dir_all(evidence.join("beside-worktree"))
             .map_err(|e| MaidError::io("creating", &evidence, e))?;
@@ -786,6 +863,41 @@ fn task_tip(main: &TaskGit, task_id: &str) -> Result<(TaskId, String), MaidError
     Ok((id, tip))
 }
 
+/// Removes a task's worktree (wherever it is: git's own list, else the ledger's record of it;
+/// a worktree that vanished is only pruned) and the agent's and verify commands' directories
+/// beside it, keeps the branch under `refs/butler/<how>/`, and deletes the branch.
+fn retire(main: &TaskGit, ledger: &Ledger, task_id: &TaskId, how: &str) -> Result<(), MaidError> {
+    let branch = task_id.branch();
+    let worktree = match main.worktree_of_branch(&branch)? {
+        Some(path) => Some(path),
+        None => ledger
+            .task(task_id)?
+            .and_then(|t| t.worktree)
+            .map(PathBuf::from),
+    };
+    let worktree = worktree.unwrap_or_else(|| {
+        task_paths(
+            &worktrees_dir(None, main),
+            main.common_dir(),
+            task_id.as_str(),
+        )
+        .worktree
+    });
+    main.retire_task(
+        &worktree,
+        &branch,
+        &format!("refs/butler/{how}/task-{task_id}"),
+    )?;
+    for dir in [beside(&worktree, ".agent"), beside(&worktree, ".verify")] {
+        if let Err(e) = std::fs::remove_dir_all(&dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(dir = %dir.display(), %e, "could not remove a task directory");
+        }
+    }
+    Ok(())
+}
+
 /// Brings a finished task's records into the Brain's line (fast-forward, or a merge record when
 /// the line moved on), then removes the task's worktree. The branch is kept under
 /// `refs/butler/accepted/`. Refused while the Brain's tree has unrecorded changes.
@@ -855,12 +967,7 @@ pub async fn accept(
             }
             true
         };
-        let paths = task_paths(main.common_dir(), task_id.as_str());
-        main.retire_task(
-            &paths.worktree,
-            &task_id.branch(),
-            &format!("refs/butler/accepted/task-{task_id}"),
-        )?;
+        retire(&main, &ledger, &task_id, "accepted")?;
         if ledger.task(&task_id)?.is_some() {
             ledger.set_task_status(&task_id, TaskStatus::Accepted)?;
         }
@@ -884,13 +991,8 @@ pub async fn discard(
     blocking(move || {
         let main = TaskGit::open(&root)?;
         let (task_id, _) = task_tip(&main, &task_id)?;
-        let paths = task_paths(main.common_dir(), task_id.as_str());
-        main.retire_task(
-            &paths.worktree,
-            &task_id.branch(),
-            &format!("refs/butler/discarded/task-{task_id}"),
-        )?;
         let ledger = ledger_of(&main, &clock)?;
+        retire(&main, &ledger, &task_id, "discarded")?;
         if ledger.task(&task_id)?.is_some() {
             ledger.set_task_status(&task_id, TaskStatus::Discarded)?;
         }

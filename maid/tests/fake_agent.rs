@@ -57,6 +57,7 @@ async fn run_as(
             s.script.clone().into_os_string(),
         ),
         ("BUTLER_GITEA_TOKEN".into(), "secret".into()),
+        ("OPENAI_BASE_URL".into(), "http://127.0.0.1:9/v1".into()),
     ];
     let policy = EnvPolicy {
         home: HomeChoice::Isolated(s.task.join("home")),
@@ -77,9 +78,11 @@ async fn run_as(
         prompt,
         workdir: &s.work,
         task_dir: &s.task,
+        scratch: &s.task,
         worker_mcp: &worker,
         targets: &targets,
         env: &env,
+        confined: false,
     };
     let cmd = agent.command(&launch).expect("command builds");
     cmd.write_files().expect("files written");

@@ -107,9 +107,11 @@ impl From<RunImplementArgs> for ImplementRequest {
 /// overridden by Butler's environment:
 /// `BUTLER_AGENT` (default agent), `BUTLER_<AGENT>_PROGRAM` / `_PROVIDER` / `_MODEL`
 /// (`<AGENT>` = GOOSE, CLAUDE, CODEX, AIDER), `BUTLER_AGENT_ENV_ALLOW` (comma-separated extra
-/// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_TEST_TIMEOUT_S`, and
-/// `BUTLER_EXE` (the program serving `worker-mcp`; default: this executable). The task's times
-/// and record ids come from `clock`.
+/// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_TEST_TIMEOUT_S`,
+/// `BUTLER_SANDBOX` (`required`, `auto`, `off`), and `BUTLER_EXE` (the program serving
+/// `worker-mcp` and `sandbox-exec`; default: this executable). Task worktrees go under
+/// `[agent] worktrees_dir`, else `$XDG_DATA_HOME/butler/worktrees` (or
+/// `~/.local/share/butler/worktrees`). The task's times and record ids come from `clock`.
 pub fn maid_context(project_root: PathBuf, clock: SharedClock) -> Result<MaidContext, WorkError> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let exe = match var("BUTLER_EXE") {
@@ -172,7 +174,49 @@ pub fn maid_context(project_root: PathBuf, clock: SharedClock) -> Result<MaidCon
     if let Some(s) = secs("BUTLER_TEST_TIMEOUT_S") {
         ctx.test_timeout = Duration::from_secs(s.max(1));
     }
+    sandbox_settings(&mut ctx, &file, var("BUTLER_SANDBOX"))?;
+    ctx.worktrees_root = file.worktrees_dir.as_ref().map(PathBuf::from).or_else(|| {
+        var("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .filter(|p| p.is_absolute())
+            .map(|d| d.join("butler").join("worktrees"))
+    });
     Ok(ctx)
+}
+
+/// The sandbox settings: mode (`BUTLER_SANDBOX` over `[agent] sandbox`), network, extra
+/// writable trees, and Butler's program as the helper.
+fn sandbox_settings(
+    ctx: &mut MaidContext,
+    file: &AgentFileConfig,
+    env_mode: Option<String>,
+) -> Result<(), WorkError> {
+    use butler_worker::sandbox::{Network, SandboxMode};
+    let mode = env_mode
+        .map(|v| ("BUTLER_SANDBOX", v))
+        .or_else(|| file.sandbox.clone().map(|v| ("[agent] sandbox", v)));
+    if let Some((origin, value)) = mode {
+        ctx.sandbox.mode = SandboxMode::parse(&value).ok_or_else(|| WorkError::Config {
+            problem: format!("{origin}: `{value}` is not one of `required`, `auto`, `off`"),
+        })?;
+    }
+    if let Some(setting) = &file.network {
+        ctx.sandbox.network = Network::from_setting(setting).map_err(|e| WorkError::Config {
+            problem: format!("[agent] network: {e}"),
+        })?;
+    }
+    ctx.sandbox.extra_writable = file.sandbox_writable.iter().map(PathBuf::from).collect();
+    if let Some(relative) = ctx.sandbox.extra_writable.iter().find(|p| !p.is_absolute()) {
+        return Err(WorkError::Config {
+            problem: format!(
+                "[agent] sandbox_writable: `{}` is not an absolute path",
+                relative.display()
+            ),
+        });
+    }
+    ctx.sandbox.helper = Some(ctx.worker_mcp.program.clone());
+    Ok(())
 }
 
 /// The one mapping from the Maid's errors to the Brain's edge (see the report for the
@@ -201,7 +245,8 @@ pub fn maid_error(err: MaidError) -> WorkError {
         MaidError::UnrecordedChanges(paths) => WorkError::TaskNeedsRecord { paths },
         e @ (MaidError::AgentUnavailable { .. }
         | MaidError::AgentNotConfigured { .. }
-        | MaidError::WorkerCommand(_)) => WorkError::AgentUnavailable {
+        | MaidError::WorkerCommand(_)
+        | MaidError::SandboxUnavailable(_)) => WorkError::AgentUnavailable {
             reason: e.to_string(),
         },
         MaidError::NoSuchTask(id) => WorkError::TaskNotFound { id },

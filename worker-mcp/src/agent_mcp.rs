@@ -1,15 +1,18 @@
 //! The restricted worker MCP: the only MCP server an implementation agent is given
-//! (`butler worker-mcp --ledger <path> --task <id>`, started by the agent over stdio).
+//! (`butler worker-mcp --task-file <contract.json> --notes <notes.jsonl>`, started by the agent
+//! over stdio).
 //!
 //! It offers only what an implementation agent needs: read its task, leave a note, save a
-//! summary of its progress, report that it is blocked. Notes go into the ledger's `task_notes`;
-//! the Maid relays them with its own credentials. There are no git tools, no `run_implement`,
-//! no issue operations and no token here. On start it records a `connected` note, so the Maid
-//! can tell that the agent really reached it (goose silently runs without an extension that
-//! failed to start).
+//! summary of its progress, report that it is blocked. It runs as the agent's child, inside the
+//! agent's sandbox, so it never opens the ledger: it reads the task from the contract file the
+//! Maid wrote and appends notes to the notes file ([`crate::agent_notes`]), which the Maid
+//! stores in the ledger after each attempt and relays with its own credentials. There are no git
+//! tools, no `run_implement`, no issue operations and no token here. On start it leaves a
+//! `connected` note, so the Maid can tell that the agent really reached it (goose silently runs
+//! without an extension that failed to start).
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
@@ -21,9 +24,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::agent_notes::append_note;
 use crate::contract::{CommandCheck, FileCheck, NoteKind, TaskContract, TaskId};
-use crate::ledger::Ledger;
-use crate::time::SharedClock;
 
 /// Longest note, summary or reason accepted (characters).
 pub const MAX_NOTE_CHARS: usize = 4000;
@@ -119,35 +121,27 @@ fn reply(outcome: Result<Value, String>) -> CallToolResult {
 /// The restricted server for one task.
 #[derive(Clone)]
 pub struct AgentMcp {
-    ledger: Arc<Mutex<Ledger>>,
-    task: TaskId,
+    /// The Task Contract as the Maid wrote it.
+    contract: Arc<TaskContract>,
+    notes: PathBuf,
     tool_router: ToolRouter<Self>,
 }
 
 impl AgentMcp {
-    /// Opens the ledger, checks the task exists, and records that the server started for it.
-    pub fn start(
-        ledger: &std::path::Path,
-        task: &str,
-        clock: SharedClock,
-    ) -> Result<AgentMcp, std::io::Error> {
-        let task = TaskId::new(task)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        let ledger = Ledger::open_file(ledger)
-            .map_err(std::io::Error::other)?
-            .with_clock(clock);
-        if ledger.task(&task).map_err(std::io::Error::other)?.is_none() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("no task {task} in the ledger"),
-            ));
-        }
-        ledger
-            .add_task_note(&task, NoteKind::Connected, "worker MCP started")
-            .map_err(std::io::Error::other)?;
+    /// Reads the task's contract (typed: a file that is not a Task Contract is refused) and
+    /// leaves the `connected` note.
+    pub fn start(task_file: &Path, notes: &Path) -> Result<AgentMcp, std::io::Error> {
+        let text = std::fs::read_to_string(task_file)?;
+        let contract: TaskContract = serde_json::from_str(&text).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{} holds no task: {e}", task_file.display()),
+            )
+        })?;
+        append_note(notes, NoteKind::Connected, "worker MCP started")?;
         Ok(AgentMcp {
-            ledger: Arc::new(Mutex::new(ledger)),
-            task,
+            contract: Arc::new(contract),
+            notes: notes.to_path_buf(),
             tool_router: Self::tool_router(),
         })
     }
@@ -163,26 +157,12 @@ impl AgentMcp {
                 "the text has {len} characters; at most {MAX_NOTE_CHARS} are accepted"
             ));
         }
-        let ledger = self
-            .ledger
-            .lock()
-            .map_err(|_| "internal error".to_owned())?;
-        let id = ledger
-            .add_task_note(&self.task, kind, text)
-            .map_err(|e| e.to_string())?;
-        Ok(json!({ "status": "ok", "note_id": id, "kind": kind.as_str() }))
+        append_note(&self.notes, kind, text).map_err(|e| format!("the note was not kept: {e}"))?;
+        Ok(json!({ "status": "ok", "kind": kind.as_str() }))
     }
 
     fn read(&self) -> Result<Value, String> {
-        let ledger = self
-            .ledger
-            .lock()
-            .map_err(|_| "internal error".to_owned())?;
-        let row = ledger
-            .task(&self.task)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("task {} is gone", self.task))?;
-        let brief = TaskBrief::of(&row.contract)?;
+        let brief = TaskBrief::of(&self.contract)?;
         Ok(serde_json::to_value(brief).expect("a task brief always serialises"))
     }
 }
@@ -226,14 +206,11 @@ impl ServerHandler for AgentMcp {
     }
 }
 
-/// Serves the restricted worker MCP for `task` on stdin/stdout until the agent disconnects.
-pub async fn serve_agent_mcp(
-    ledger: PathBuf,
-    task: String,
-    clock: SharedClock,
-) -> Result<(), std::io::Error> {
+/// Serves the restricted worker MCP for the task in `task_file` on stdin/stdout until the agent
+/// disconnects; notes go to `notes`.
+pub async fn serve_agent_mcp(task_file: PathBuf, notes: PathBuf) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
-    let server = tokio::task::spawn_blocking(move || AgentMcp::start(&ledger, &task, clock))
+    let server = tokio::task::spawn_blocking(move || AgentMcp::start(&task_file, &notes))
         .await
         .map_err(std::io::Error::other)??;
     let service = server
@@ -253,7 +230,7 @@ mod tests {
 
     use super::*;
     use crate::contract::{ImplementRequest, IntentName, OperationTarget, Work};
-    use crate::time::{SystemClock, Timestamp};
+    use crate::time::Timestamp;
 
     fn contract(id: TaskId) -> TaskContract {
         let request = ImplementRequest {
@@ -266,22 +243,15 @@ mod tests {
     }
 
     #[test]
-    fn only_the_four_task_tools_are_offered_and_start_is_recorded() {
+    fn only_the_four_task_tools_are_offered_and_start_is_noted() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("l.db");
-        {
-            let l = Ledger::open_file(&path).expect("open");
-            l.create_task(contract).expect("task");
-        }
-        assert!(
-            AgentMcp::start(&path, "t9", SystemClock::shared()).is_err(),
-            "unknown task"
-        );
-        assert!(
-            AgentMcp::start(&path, "../t1", SystemClock::shared()).is_err(),
-            "bad id"
-        );
-        let server = AgentMcp::start(&path, "t1", SystemClock::shared()).expect("start");
+        let task = dir.path().join("task.json");
+        let notes = dir.path().join("notes.jsonl");
+        std::fs::write(&task, "{}").expect("write");
+        assert!(AgentMcp::start(&task, &notes).is_err(), "no task");
+        let c = contract(TaskId::new("t1").expect("id"));
+        std::fs::write(&task, serde_json::to_string(&c).expect("json")).expect("write");
+        let server = AgentMcp::start(&task, &notes).expect("start");
         let mut names: Vec<String> = server
             .tool_router
             .list_all()
@@ -293,31 +263,34 @@ mod tests {
             names,
             ["leave_note", "read_task", "report_blocked", "save_progress"]
         );
-        let l = Ledger::open_file(&path).expect("open");
-        let t1 = TaskId::new("t1").expect("id");
-        let notes = l.task_notes(&t1, 0).expect("notes");
-        assert_eq!(notes.len(), 1);
-        assert_eq!(notes[0].kind, NoteKind::Connected);
+        assert_eq!(server.read().expect("read")["target_paths"][0], "src/");
         let long = "x".repeat(MAX_NOTE_CHARS + 1);
         assert!(server.note(NoteKind::Note, &long).is_err());
-        assert_eq!(server.read().expect("read")["goal"], "Add greet");
+        server.note(NoteKind::Note, "hi").expect("noted");
+        let taken = crate::agent_notes::take_notes(&notes).expect("notes");
+        assert_eq!(
+            taken,
+            vec![
+                (NoteKind::Connected, "worker MCP started".to_owned()),
+                (NoteKind::Note, "hi".to_owned())
+            ]
+        );
     }
 
     #[test]
     fn a_task_that_is_not_an_implementation_is_not_shown_as_one() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("l.db");
-        Ledger::open_file(&path)
-            .expect("open")
-            .create_task(|id| TaskContract {
-                work: Work::Operation {
-                    intent: IntentName::new("restart").expect("name"),
-                    target: OperationTarget(BTreeMap::new()),
-                },
-                ..contract(id)
-            })
-            .expect("task");
-        let server = AgentMcp::start(&path, "t1", SystemClock::shared()).expect("start");
+        let task = dir.path().join("task.json");
+        let notes = dir.path().join("notes.jsonl");
+        let c = TaskContract {
+            work: Work::Operation {
+                intent: IntentName::new("restart").expect("name"),
+                target: OperationTarget(BTreeMap::new()),
+            },
+            ..contract(TaskId::new("t1").expect("id"))
+        };
+        std::fs::write(&task, serde_json::to_string(&c).expect("json")).expect("write");
+        let server = AgentMcp::start(&task, &notes).expect("start");
         let err = server.read().expect_err("not an implementation");
         assert!(err.contains("`restart`"), "{err}");
     }

@@ -19,6 +19,10 @@
 //! programs = { goose = "/opt/goose/bin/goose" }  # else found on PATH
 //! env_allow = ["OPENAI_HOST"]           # extra variables passed to the agent
 //! stagnation_secs = 300                 # no output and no file change for this long: stop
+//! sandbox = "auto"                      # "required" | "auto" (default) | "off"
+//! network = "open"                      # or endpoints agents may reach: ["127.0.0.1:11434"]
+//! sandbox_writable = []                 # more trees agents and verify commands may write
+//! worktrees_dir = "/srv/butler/wt"      # else $XDG_DATA_HOME/butler/worktrees
 //! ```
 
 use std::fmt;
@@ -190,6 +194,15 @@ pub struct AgentFileConfig {
     #[serde(default)]
     pub env_allow: Vec<String>,
     pub stagnation_secs: Option<u64>,
+    /// `required`, `auto` (default) or `off`: the Landlock sandbox of agents and verify commands.
+    pub sandbox: Option<String>,
+    /// `"open"` (default) or the endpoints (their TCP ports) a confined agent may connect to.
+    pub network: Option<crate::sandbox::NetworkSetting>,
+    /// More trees confined agents and verify commands may write (e.g. a build cache).
+    #[serde(default)]
+    pub sandbox_writable: Vec<String>,
+    /// Where task worktrees live (default: `$XDG_DATA_HOME/butler/worktrees`).
+    pub worktrees_dir: Option<String>,
 }
 
 impl AgentFileConfig {
@@ -354,6 +367,27 @@ mod agent_tests {
             Some("/opt/claude")
         );
         assert_eq!(cfg.env_allow, vec!["X".to_string()]);
+        std::fs::write(
+            &file,
+            "[agent]\nsandbox = \"required\"\nnetwork = [\"127.0.0.1:11434\"]\n\
+             sandbox_writable = [\"/srv/cache\"]\nworktrees_dir = \"/srv/wt\"\n",
+        )
+        .expect("write");
+        let cfg = AgentFileConfig::load(dir.path()).expect("reads");
+        assert_eq!(cfg.sandbox.as_deref(), Some("required"));
+        assert_eq!(
+            cfg.network,
+            Some(crate::sandbox::NetworkSetting::Endpoints(vec![
+                "127.0.0.1:11434".into()
+            ]))
+        );
+        assert_eq!(cfg.sandbox_writable, vec!["/srv/cache".to_string()]);
+        assert_eq!(cfg.worktrees_dir.as_deref(), Some("/srv/wt"));
+        std::fs::write(&file, "[agent]\nnetwork = \"open\"\n").expect("write");
+        assert_eq!(
+            AgentFileConfig::load(dir.path()).expect("reads").network,
+            Some(crate::sandbox::NetworkSetting::Word("open".into()))
+        );
         std::fs::write(&file, "[agent]\ntoken = \"x\"\n").expect("write");
         assert!(matches!(
             AgentFileConfig::load(dir.path()),

@@ -6,6 +6,7 @@
 //! it. Only this crate spawns git, and every child process of Butler starts in [`process`].
 
 pub mod agent_mcp;
+pub mod agent_notes;
 pub mod config;
 pub mod contract;
 mod file_lock;
@@ -15,4 +16,5 @@ pub mod ledger;
 pub mod process;
 pub mod record;
 pub mod remote_url;
+pub mod sandbox;
 pub mod time;

@@ -1,7 +1,10 @@
 //! Aider, with the command line that kept a real aider 0.86.2 on its configured endpoint and
 //! left no files in the tree (aider-observed.md). The prompt goes in a file
 //! (`--message-file`, so its size is not bound by the argument limit); stdin is `/dev/null`.
-//! Aider has no MCP client and no hooks: it gets no worker MCP.
+//! Aider has no MCP client and no hooks: it gets no worker MCP. Its history files go to the
+//! agent's own writable directory. Under Butler's sandbox it also gets `--no-git`: its own
+//! `git add` would be refused at the kernel anyway (the index is read-only to it), and the Maid
+//! records the work.
 
 use std::path::Path;
 
@@ -66,7 +69,10 @@ impl AgentAdapter for Aider {
             ("--chat-history-file", "aider-chat.md"),
         ] {
             args.push(flag.into());
-            args.push(launch.task_dir.join(name).into_os_string());
+            args.push(launch.scratch.join(name).into_os_string());
+        }
+        if launch.confined {
+            args.push("--no-git".into());
         }
         args.push("--message-file".into());
         args.push(prompt_file.clone().into_os_string());
@@ -108,9 +114,11 @@ mod tests {
             prompt: "the prompt",
             workdir: work.path(),
             task_dir: Path::new("/tasks/1"),
+            scratch: Path::new("/wt/task-1.agent"),
             worker_mcp: &worker,
             targets: &targets,
             env: &env,
+            confined: false,
         };
         let config = AgentConfig {
             model: Some("openai/fake".into()),
@@ -141,9 +149,9 @@ mod tests {
                 "--env-file",
                 "/dev/null",
                 "--input-history-file",
-                "/tasks/1/aider-input.history",
+                "/wt/task-1.agent/aider-input.history",
                 "--chat-history-file",
-                "/tasks/1/aider-chat.md",
+                "/wt/task-1.agent/aider-chat.md",
                 "--message-file",
                 "/tasks/1/aider-prompt.md",
                 "README.md",
@@ -154,5 +162,13 @@ mod tests {
             cmd.files,
             vec![("/tasks/1/aider-prompt.md".into(), "the prompt".to_owned())]
         );
+        let confined = Launch {
+            confined: true,
+            ..launch
+        };
+        let cmd = Aider::new(AgentConfig::default())
+            .command(&confined)
+            .expect("builds");
+        assert!(strings(&cmd.args).contains(&"--no-git"));
     }
 }

@@ -1,6 +1,10 @@
 //! Claude Code in print mode: `claude -p` with only Butler's worker MCP (`--mcp-config`,
 //! `--strict-mcp-config`), a fixed tool set, `--permission-mode dontAsk`, and — when a hook
 //! command is configured — the Brain's git policy hook installed through `--settings`.
+//!
+//! Claude Code refuses its `Write`/`Edit` tools under any `.git/` path; the task's worktree
+//! lies outside the git directory for that reason. Its own state goes to the agent's `HOME`
+//! (writable under Butler's sandbox); its worker MCP runs as its child, inside the sandbox.
 
 use serde_json::json;
 
@@ -124,9 +128,11 @@ mod tests {
             prompt: "the prompt",
             workdir: Path::new("/wt"),
             task_dir: Path::new("/tasks/1"),
+            scratch: Path::new("/wt.agent"),
             worker_mcp: &worker,
             targets: &[],
             env: &env,
+            confined: true,
         };
         let adapter = Claude::new(config);
         let cmd = adapter.command(&launch).expect("builds");
@@ -176,9 +182,11 @@ mod tests {
             prompt: "p",
             workdir: Path::new("/wt"),
             task_dir: Path::new("/tasks/1"),
+            scratch: Path::new("/wt.agent"),
             worker_mcp: &worker,
             targets: &[],
             env: &env,
+            confined: true,
         };
         let adapter = Claude::new(AgentConfig::default());
         let cmd = adapter.command(&launch).expect("builds");

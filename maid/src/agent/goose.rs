@@ -1,7 +1,9 @@
 //! Goose, launched exactly as seed 004 does:
 //! `goose run --instructions - --no-session --quiet --provider P --model M --no-profile
 //! --with-builtin developer --with-extension "<worker MCP>" [--with-extension …]`, the prompt on
-//! stdin.
+//! stdin. Goose starts the worker MCP as its own child, so under Butler's sandbox the worker MCP
+//! is confined too: it writes the agent's notes to the notes file in the agent's own directory,
+//! never to the ledger.
 
 use crate::contract::AgentKind;
 use crate::env::{AgentEnvNeeds, lookup};
@@ -162,11 +164,13 @@ mod tests {
     fn launch<'a>(env: &'a [(OsString, OsString)], worker: &'a WorkerMcpCommand) -> Launch<'a> {
         Launch {
             prompt: "do the thing",
-            workdir: Path::new("/repo/.git/butler/worktrees/task-1"),
+            workdir: Path::new("/data/butler/worktrees/repo-0123/task-1"),
             task_dir: Path::new("/repo/.git/butler/tasks/1"),
+            scratch: Path::new("/data/butler/worktrees/repo-0123/task-1.agent"),
             worker_mcp: worker,
             targets: &[],
             env,
+            confined: true,
         }
     }
 
@@ -200,7 +204,7 @@ mod tests {
                 "--with-builtin",
                 "developer",
                 "--with-extension",
-                "BUTLER_LEDGER=/repo/.git/butler/ledger.db /opt/butler/bin/butler worker-mcp --task 20260415-003",
+                "BUTLER_LOG=warn /opt/butler/bin/butler worker-mcp --task-file /repo/.git/butler/tasks/t3/task.json",
                 "--with-extension",
                 "npx -y @acme/docs-mcp",
             ]
@@ -245,7 +249,7 @@ mod tests {
         worker.program = "/opt/my tools/butler".into();
         assert_eq!(
             extension_string(&worker).expect("quotable"),
-            "BUTLER_LEDGER=/repo/.git/butler/ledger.db \"/opt/my tools/butler\" worker-mcp --task 20260415-003"
+            "BUTLER_LOG=warn \"/opt/my tools/butler\" worker-mcp --task-file /repo/.git/butler/tasks/t3/task.json"
         );
         worker.args.push("say \"hi\"".into());
         assert!(extension_string(&worker).is_err());

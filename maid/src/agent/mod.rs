@@ -51,13 +51,19 @@ pub struct Launch<'a> {
     pub prompt: &'a str,
     /// The task's worktree; the agent runs there.
     pub workdir: &'a Path,
-    /// A directory of the Maid's outside the worktree, for the agent's config files.
+    /// A directory of the Maid's outside the worktree, for the agent's config files (read-only
+    /// to the agent under the sandbox).
     pub task_dir: &'a Path,
+    /// The agent's own directory outside the worktree, which it may write (history files).
+    pub scratch: &'a Path,
     pub worker_mcp: &'a WorkerMcpCommand,
     /// The task's target paths (normalised, relative).
     pub targets: &'a [String],
     /// The agent's environment (already built), for `PATH` and provider settings.
     pub env: &'a [(OsString, OsString)],
+    /// Whether Butler's sandbox confines the agent (an agent with a sandbox of its own, which
+    /// cannot be built inside Butler's, leaves confinement to Butler's).
+    pub confined: bool,
 }
 
 /// One attempt's command, ready to run.
@@ -167,8 +173,12 @@ pub(crate) mod test_support {
     pub(crate) fn worker() -> WorkerMcpCommand {
         WorkerMcpCommand {
             program: "/opt/butler/bin/butler".into(),
-            args: vec!["worker-mcp".into(), "--task".into(), "20260415-003".into()],
-            env: vec![("BUTLER_LEDGER".into(), "/repo/.git/butler/ledger.db".into())],
+            args: vec![
+                "worker-mcp".into(),
+                "--task-file".into(),
+                "/repo/.git/butler/tasks/t3/task.json".into(),
+            ],
+            env: vec![("BUTLER_LOG".into(), "warn".into())],
         }
     }
 

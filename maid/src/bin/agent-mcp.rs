@@ -1,6 +1,6 @@
 //! The restricted worker MCP as a stand-alone program, for the Maid's tests (Butler itself
-//! serves it as `butler worker-mcp --ledger <path> --task <id>`). Accepts the same arguments,
-//! with or without the leading `worker-mcp`.
+//! serves it as `butler worker-mcp --task-file <path> --notes <path>`). Accepts the same
+//! arguments, with or without the leading `worker-mcp`.
 
 fn main() -> Result<(), std::io::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -11,14 +11,10 @@ fn main() -> Result<(), std::io::Error> {
             .cloned()
             .ok_or_else(|| std::io::Error::other(format!("{flag} is required")))
     };
-    let ledger = std::path::PathBuf::from(value("--ledger")?);
-    let task = value("--task")?;
+    let task_file = std::path::PathBuf::from(value("--task-file")?);
+    let notes = std::path::PathBuf::from(value("--notes")?);
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(butler_worker::agent_mcp::serve_agent_mcp(
-            ledger,
-            task,
-            butler_worker::time::SystemClock::shared(),
-        ))
+        .block_on(butler_worker::agent_mcp::serve_agent_mcp(task_file, notes))
 }

@@ -23,6 +23,8 @@ pub struct TestSettings {
     /// The commands' environment (see [`crate::env::verify_env`]).
     pub env: ChildEnv,
     pub grace: Duration,
+    /// The sandbox each command runs in (`None`: unconfined).
+    pub confine: Option<crate::sandbox::Confinement>,
 }
 
 impl TestSettings {
@@ -32,6 +34,7 @@ impl TestSettings {
             tail_bytes: 4 * 1024,
             env,
             grace: Duration::from_secs(5),
+            confine: None,
         }
     }
 }
@@ -58,6 +61,10 @@ pub async fn run_tests(
         // `exec 2>&1` first: one stream, in the order the command wrote it.
         let script = format!("exec 2>&1\n{}", check.command);
         let spec = ChildSpec::shell(&script, worktree, settings.env.clone());
+        let spec = match &settings.confine {
+            Some(c) => c.wrap(spec),
+            None => spec,
+        };
         let done = supervise(spec, &limits, cancel).await;
         let exit_code = done.ending.exit_code();
         let mut output_tail = done.stdout.tail_text(settings.tail_bytes);

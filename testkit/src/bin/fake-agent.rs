@@ -7,6 +7,8 @@
 //!
 //! The script has one JSON array of actions per line, one line per attempt; a counter file
 //! `<script>.attempt` beside it picks the line (the last line is repeated once they run out).
+//! When the script's directory is not writable (the agent runs in a sandbox), the counter is
+//! kept in `$TMPDIR/fake-agent.attempt` instead (the task's own temp dir, kept across attempts).
 //! Actions (`{"do": …}`):
 //! `write {path, text}`, `append {path, text}`, `delete {path}`, `sh {cmd}` (`sh -c`, e.g.
 //! `git commit`), `sleep {ms}`, `hang`, `print {text?, bytes?}` (stdout), `eprint {text}`
@@ -17,6 +19,10 @@
 //! `tools/call` per call; the responses are written to `record` when given). Relative paths
 //! are relative to the working directory. Without an `exit` it exits 0.
 //!
+//! Actions that probe a sandbox report their outcome on stderr (`fake-agent: <what>: ok` or
+//! `fake-agent: <what>: <error>`) and go on either way: `try_write {path, text}`,
+//! `try_delete {path}`, `connect {port, host?}` (a TCP connection, default host `127.0.0.1`),
+//! `getenv {name}` (prints `fake-agent: NAME=<value>` or `fake-agent: NAME is unset`).
 //! Tests find it with `butler_testkit::fake_agent()`, which asks it (`--testkit-fingerprint`,
 //! the only argument) which source it was built from.
 #![allow(
@@ -79,6 +85,21 @@ enum Action {
         #[serde(default)]
         record: Option<PathBuf>,
     },
+    TryWrite {
+        path: PathBuf,
+        text: String,
+    },
+    TryDelete {
+        path: PathBuf,
+    },
+    Connect {
+        port: u16,
+        #[serde(default)]
+        host: Option<String>,
+    },
+    Getenv {
+        name: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,16 +158,23 @@ fn this_attempt(script: &Path) -> Vec<Action> {
     if lines.is_empty() {
         return Vec::new();
     }
-    let mut counter = script.as_os_str().to_owned();
-    counter.push(".attempt");
-    let done: usize = std::fs::read_to_string(&counter)
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(0);
-    std::fs::write(&counter, (done + 1).to_string())
+    let mut beside = script.as_os_str().to_owned();
+    beside.push(".attempt");
+    let done = bump(Path::new(&beside))
+        .or_else(|_| bump(&std::env::temp_dir().join("fake-agent.attempt")))
         .unwrap_or_else(|e| fail(&format!("counter: {e}")));
     let line = lines[done.min(lines.len() - 1)];
     serde_json::from_str(line).unwrap_or_else(|e| fail(&format!("script line {}: {e}", done + 1)))
+}
+
+/// Adds one to the counter in `file`; returns the count before.
+fn bump(file: &Path) -> std::io::Result<usize> {
+    let done: usize = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0);
+    std::fs::write(file, (done + 1).to_string())?;
+    Ok(done)
 }
 
 fn run(action: Action, prompt: &str, args: &[String]) {
@@ -208,6 +236,32 @@ fn run(action: Action, prompt: &str, args: &[String]) {
             if let Some(path) = record {
                 write(&path, responses.join("\n").as_bytes());
             }
+        }
+        Action::TryWrite { path, text } => {
+            report(
+                &format!("write {}", path.display()),
+                std::fs::write(&path, text),
+            );
+        }
+        Action::TryDelete { path } => {
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            report(&format!("delete {}", path.display()), removed);
+        }
+        Action::Connect { port, host } => {
+            let host = host.unwrap_or_else(|| "127.0.0.1".to_owned());
+            let connected = std::net::TcpStream::connect((host.as_str(), port)).map(drop);
+            report(&format!("connect {host}:{port}"), connected);
+        }
+        Action::Getenv { name } => {
+            let line = match std::env::var(&name) {
+                Ok(value) => format!("fake-agent: {name}={value}\n"),
+                Err(_) => format!("fake-agent: {name} is unset\n"),
+            };
+            let _ = std::io::stderr().write_all(line.as_bytes());
         }
         Action::RecordEnv { path } => {
             let mut vars: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
@@ -321,6 +375,15 @@ fn call_mcp(args: &[String], calls: &[McpCall]) -> Vec<String> {
     drop(input);
     let _ = child.wait();
     responses
+}
+
+/// `fake-agent: <what>: ok` or `fake-agent: <what>: <error>` on stderr.
+fn report(what: &str, outcome: std::io::Result<()>) {
+    let line = match outcome {
+        Ok(()) => format!("fake-agent: {what}: ok\n"),
+        Err(e) => format!("fake-agent: {what}: {e}\n"),
+    };
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 fn write(path: &Path, bytes: &[u8]) {

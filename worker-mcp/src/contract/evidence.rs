@@ -33,6 +33,9 @@ pub struct AttemptEvidence {
     /// Things the Brain should know that are not failures (e.g. `worker MCP not reached`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What the sandbox did: mode, whether applied, the kernel's ABI, the rules, the refusals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
 /// A note the agent left through the worker MCP.

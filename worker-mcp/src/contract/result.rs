@@ -196,6 +196,7 @@ mod tests {
                 worker_mcp_reached: false,
                 agent_notes: vec![],
                 warnings: vec!["worker MCP not reached".into()],
+                sandbox: None,
             }],
         }
     }

@@ -34,7 +34,9 @@ pub use path::RepoPath;
 pub use publish::PublishOutcome;
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
 pub use status::{Change, StatusEntry, WorkTreeStatus};
-pub use task::{Baseline, BroughtIn, MAID_EMAIL, MAID_NAME, Tampering, TaskGit};
+pub use task::{
+    Baseline, BroughtIn, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, task_worktrees_dir,
+};
 pub use vcs::VcsOutput;
 
 /// An opened (non-bare) repository: where its working tree and git directories are.

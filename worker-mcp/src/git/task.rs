@@ -78,6 +78,9 @@ pub enum Tampering {
     HooksChanged {
         names: Vec<String>,
     },
+    /// The worktree's `.git` pointer file was changed, removed or replaced (it could point the
+    /// Maid's git at a repository of the agent's making); it was written back.
+    GitLinkChanged,
 }
 
 /// How a task's line came into the Brain's line.
@@ -87,6 +90,37 @@ pub enum BroughtIn {
     FastForward { head: String },
     /// The Brain's line had moved on: a merge commit (with the given message) joins them.
     Merged { head: String },
+}
+
+/// The directory of a repository's task worktrees under `root` (the user's data directory's
+/// `butler/worktrees`, outside every git directory): `<name>-<hash>`, where `name` is the
+/// project directory's name (letters, digits, `.`, `_`, `-`; at most 32) and `hash` a 64-bit
+/// FNV-1a of the canonical path of the repository's common git directory — stable for a
+/// repository, distinct between repositories.
+pub fn task_worktrees_dir(root: &Path, common_dir: &Path) -> PathBuf {
+    let common = common_dir
+        .canonicalize()
+        .unwrap_or_else(|_| common_dir.to_path_buf());
+    let project = if common.file_name().is_some_and(|n| n == ".git") {
+        common.parent().and_then(Path::file_name)
+    } else {
+        common.file_name()
+    };
+    let name: String = project
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(32)
+        .collect();
+    let name = name.trim_start_matches('.');
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in common.as_os_str().as_encoded_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let name = if name.is_empty() { "repo" } else { name };
+    root.join(format!("{name}-{hash:016x}"))
 }
 
 impl TaskGit {
@@ -321,6 +355,42 @@ impl TaskGit {
         Ok(TaskGit { repo })
     }
 
+    /// Where the worktree that has `branch` checked out is, if one does.
+    pub fn worktree_of_branch(&self, branch: &str) -> Result<Option<PathBuf>, GitError> {
+        let out = self.run("worktree", ["worktree", "list", "--porcelain", "-z"])?;
+        let wanted = format!("branch refs/heads/{branch}");
+        let mut current: Option<PathBuf> = None;
+        for field in out.split('\0') {
+            if let Some(path) = field.strip_prefix("worktree ") {
+                current = Some(PathBuf::from(path));
+            } else if field == wanted {
+                return Ok(current);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Writes the worktree's `.git` pointer file back when it no longer points at this
+    /// worktree's git directory (changed, removed, or replaced by a link or a directory).
+    /// Returns whether it had to. Run before any other git in the worktree.
+    pub fn restore_worktree_link(&self) -> Result<bool, GitError> {
+        let link = self.workdir().join(".git");
+        let gitdir = self.git_dir();
+        let intact = std::fs::symlink_metadata(&link).is_ok_and(|m| m.is_file())
+            && std::fs::read_to_string(&link).is_ok_and(|text| {
+                text.trim_end()
+                    .strip_prefix("gitdir: ")
+                    .is_some_and(|p| same_path(Path::new(p), gitdir))
+            });
+        if intact {
+            return Ok(false);
+        }
+        let _ = std::fs::remove_file(&link).or_else(|_| std::fs::remove_dir_all(&link));
+        std::fs::write(&link, format!("gitdir: {}\n", gitdir.display()))
+            .map_err(|e| GitError::io("worktree link", e))?;
+        Ok(true)
+    }
+
     /// The patch between two commits (text, binary shown as such).
     pub fn diff(&self, from: &str, to: &str) -> Result<String, GitError> {
         self.run("diff", ["diff", from, to])
@@ -440,7 +510,7 @@ impl TaskGit {
                 .ok()
                 .filter(|t| worktree.canonicalize().is_ok_and(|w| w == t.workdir()));
             let held = task_tree.as_ref().map(TaskGit::lock).transpose()?;
-            self.run(
+            let removed = self.try_run(
                 "worktree",
                 [
                     OsStr::new("worktree"),
@@ -449,6 +519,11 @@ impl TaskGit {
                     worktree.as_os_str(),
                 ],
             )?;
+            // A worktree git no longer recognises (its `.git` file gone) is removed as a
+            // directory; `prune` then drops its registration.
+            if removed.is_none() {
+                std::fs::remove_dir_all(worktree).map_err(|e| GitError::io("worktree", e))?;
+            }
             if let Some(held) = held {
                 held.retire();
             }
@@ -506,6 +581,9 @@ impl Baseline {
     pub fn detect_and_restore(&self, wt: &TaskGit, task: &str) -> Result<Vec<Tampering>, GitError> {
         let held = wt.lock()?;
         let mut findings = Vec::new();
+        if wt.restore_worktree_link()? {
+            findings.push(Tampering::GitLinkChanged);
+        }
         let mut changed_keys = BTreeSet::new();
         for (path, before) in &self.config {
             let now = std::fs::read(path).ok();
@@ -625,6 +703,10 @@ impl Baseline {
         }
         Ok(findings)
     }
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 fn keep(git: &TaskGit, keep_ns: &str, name: &str, sha: &str) -> Result<(), GitError> {
@@ -788,5 +870,68 @@ mod tests {
         drop(held);
         restorer.join().expect("thread").expect("restored");
         assert_eq!(std::fs::read_to_string(&file).expect("read"), "a\n");
+    }
+
+    #[test]
+    fn task_worktrees_live_in_one_directory_per_repository() {
+        let (dir, main) = scratch();
+        let root = dir.dir().join("data");
+        let here = task_worktrees_dir(&root, main.common_dir());
+        assert_eq!(here, task_worktrees_dir(&root, main.common_dir()), "stable");
+        let name = here
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name.starts_with("project-") && name.len() == "project-".len() + 16,
+            "{name}"
+        );
+        let other = dir.dir().join("q/project");
+        std::fs::create_dir_all(&other).expect("mkdir");
+        dir.git(&other, &["init", "-q", "-b", "main"]);
+        let other_repo = TaskGit::open(&other).expect("open");
+        assert_ne!(task_worktrees_dir(&root, other_repo.common_dir()), here);
+    }
+
+    #[test]
+    fn a_rewritten_worktree_link_is_restored_before_git_follows_it() {
+        let (dir, main) = scratch();
+        let base = main.head_sha().expect("head");
+        let wt_path = dir.dir().join("data/task-t1");
+        let wt = main
+            .add_worktree(&wt_path, "butler/task-t1", &base)
+            .expect("worktree");
+        assert_eq!(
+            main.worktree_of_branch("butler/task-t1")
+                .expect("list")
+                .map(|p| p.canonicalize().expect("c")),
+            Some(wt_path.canonicalize().expect("c"))
+        );
+        assert_eq!(main.worktree_of_branch("nope").expect("list"), None);
+        assert!(!wt.restore_worktree_link().expect("intact"));
+        let baseline = wt.baseline("refs/heads/butler/task-t1").expect("baseline");
+        let decoy = dir.dir().join("decoy");
+        dir.git(dir.dir(), &["init", "-q", "decoy"]);
+        std::fs::write(
+            wt_path.join(".git"),
+            format!("gitdir: {}/.git\n", decoy.display()),
+        )
+        .expect("rewrite");
+        let found = baseline.detect_and_restore(&wt, "t1").expect("restored");
+        assert!(found.contains(&Tampering::GitLinkChanged), "{found:?}");
+        assert_eq!(
+            wt.head_ref().expect("head").as_deref(),
+            Some("refs/heads/butler/task-t1")
+        );
+        std::fs::remove_file(wt_path.join(".git")).expect("rm");
+        std::fs::create_dir(wt_path.join(".git")).expect("dir");
+        assert!(wt.restore_worktree_link().expect("restored"));
+        assert!(wt_path.join(".git").is_file());
+        // A worktree whose link is gone is still retired.
+        std::fs::remove_file(wt_path.join(".git")).expect("rm");
+        main.retire_task(&wt_path, "butler/task-t1", "refs/butler/discarded/task-t1")
+            .expect("retired");
+        assert!(!wt_path.exists());
     }
 }

@@ -41,6 +41,7 @@ fn evidence(attempt: u32) -> AttemptEvidence {
         worker_mcp_reached: true,
         agent_notes: vec![],
         warnings: vec![],
+        sandbox: None,
     }
 }
 

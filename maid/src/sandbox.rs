@@ -1,0 +1,330 @@
+//! The Maid's side of the sandbox: whether a task's agent and verify commands can be confined,
+//! the policy of each (written for `butler sandbox-exec`), the wrapping of their command lines,
+//! and the [`SandboxReport`] of each attempt.
+//!
+//! The agent may write its worktree and its own directory (its `HOME`, `TMPDIR` and the worker
+//! MCP's notes file); a verify command its worktree and its own temp dir. Everything else —
+//! the repository's git data, the ledger, the Brain's tree, the real `HOME`, the rest of `/tmp`
+//! — is read-only to them. The `.git` pointer file at the worktree's root is the one piece of
+//! git inside a writable tree (Landlock cannot carve a read-only hole into a writable tree): the
+//! Maid restores it before any git runs in the worktree and reports the change.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use butler_worker::sandbox::{
+    Enforcement, HELPER_SUBCOMMAND, HelperReport, KernelProbe, Network, Policy, RefusalSource,
+    RunningKernel, SandboxMode, SandboxReport, scan_refusals, unmet,
+};
+
+use crate::error::MaidError;
+use butler_worker::process::ChildSpec;
+
+/// How the Maid confines agents and verify commands (`[agent] sandbox`, `network`,
+/// `sandbox_writable`; Butler's program as the helper).
+#[derive(Debug, Clone)]
+pub struct SandboxSettings {
+    pub mode: SandboxMode,
+    pub network: Network,
+    /// More trees agents and verify commands may write (e.g. a shared build cache).
+    pub extra_writable: Vec<PathBuf>,
+    /// Butler's program, run as `<helper> sandbox-exec …`. Without it nothing can be confined.
+    pub helper: Option<PathBuf>,
+    /// What the kernel offers (injected: tests stand for a kernel without Landlock).
+    pub probe: Arc<dyn KernelProbe>,
+}
+
+impl Default for SandboxSettings {
+    /// `auto`, open network, no helper yet (the edge names Butler's program).
+    fn default() -> Self {
+        Self {
+            mode: SandboxMode::Auto,
+            network: Network::Open,
+            extra_writable: Vec::new(),
+            helper: None,
+            probe: Arc::new(RunningKernel),
+        }
+    }
+}
+
+impl SandboxSettings {
+    /// No confinement at all.
+    pub fn off() -> Self {
+        Self {
+            mode: SandboxMode::Off,
+            ..Self::default()
+        }
+    }
+
+    /// Why commands cannot be confined here, or `None` when they can.
+    fn unavailable(&self) -> Option<String> {
+        if self.helper.is_none() {
+            return Some("no sandbox helper (Butler's program) is configured".into());
+        }
+        unmet(self.probe.landlock_abi(), &self.network)
+    }
+
+    /// [0] A `required` sandbox that cannot be applied stops the task before anything exists.
+    pub(crate) fn check(&self) -> Result<(), MaidError> {
+        match (self.mode, self.unavailable()) {
+            (SandboxMode::Required, Some(reason)) => Err(MaidError::SandboxUnavailable(reason)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One command's confinement: the helper, the policy it reads, where it reports.
+#[derive(Debug, Clone)]
+pub struct Confinement {
+    helper: PathBuf,
+    policy_file: PathBuf,
+    report_file: PathBuf,
+}
+
+impl Confinement {
+    /// `<helper> sandbox-exec --policy P --report R -- <program> <args…>`, same directory,
+    /// environment and stdin.
+    pub fn wrap(&self, spec: ChildSpec) -> ChildSpec {
+        let mut args: Vec<OsString> = vec![
+            HELPER_SUBCOMMAND.into(),
+            "--policy".into(),
+            self.policy_file.clone().into_os_string(),
+            "--report".into(),
+            self.report_file.clone().into_os_string(),
+            "--".into(),
+            spec.program,
+        ];
+        args.extend(spec.args);
+        ChildSpec {
+            program: self.helper.clone().into_os_string(),
+            args,
+            ..spec
+        }
+    }
+
+    /// What the helper reported (`None` when it never ran or wrote nothing).
+    fn helper_report(&self) -> Option<HelperReport> {
+        let text = std::fs::read_to_string(&self.report_file).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+}
+
+/// Where a task's sandbox keeps its files and what each command may write.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskSandbox {
+    settings: SandboxSettings,
+    /// `Err(reason)` when nothing is confined.
+    decision: Result<(), String>,
+    agent_writable: Vec<PathBuf>,
+    verify_writable: Vec<PathBuf>,
+    /// The Maid's evidence directory (read-only to the agent): policies and reports.
+    task_dir: PathBuf,
+}
+
+impl TaskSandbox {
+    /// The sandbox of one task whose agent writes `worktree` and `agent_dir` (plus the real
+    /// `HOME` when it was given one), and whose verify commands write `worktree` and
+    /// `verify_tmp`.
+    pub(crate) fn new(
+        settings: &SandboxSettings,
+        worktree: &Path,
+        agent_dir: &Path,
+        verify_tmp: &Path,
+        real_home: Option<&Path>,
+        task_dir: &Path,
+    ) -> Result<Self, MaidError> {
+        settings.check()?;
+        let decision = match (settings.mode, settings.unavailable()) {
+            (SandboxMode::Off, _) => Err("sandbox = \"off\"".to_owned()),
+            (_, Some(reason)) => Err(reason),
+            (_, None) => Ok(()),
+        };
+        let mut agent_writable = vec![worktree.to_path_buf(), agent_dir.to_path_buf()];
+        agent_writable.extend(real_home.map(Path::to_path_buf));
+        agent_writable.extend(settings.extra_writable.iter().cloned());
+        let mut verify_writable = vec![worktree.to_path_buf(), verify_tmp.to_path_buf()];
+        verify_writable.extend(settings.extra_writable.iter().cloned());
+        Ok(Self {
+            settings: settings.clone(),
+            decision,
+            agent_writable,
+            verify_writable,
+            task_dir: task_dir.to_path_buf(),
+        })
+    }
+
+    /// Whether the agent runs under Butler's sandbox (an agent with a sandbox of its own
+    /// steps aside for it).
+    pub(crate) fn confines(&self) -> bool {
+        self.decision.is_ok()
+    }
+
+    fn confinement(
+        &self,
+        who: &str,
+        attempt: u32,
+        writable: &[PathBuf],
+    ) -> Result<Option<Confinement>, MaidError> {
+        let Some(helper) = self.settings.helper.clone().filter(|_| self.confines()) else {
+            return Ok(None);
+        };
+        let policy = Policy::new(
+            self.settings.mode,
+            writable.to_vec(),
+            self.settings.network.clone(),
+        );
+        let policy_file = self
+            .task_dir
+            .join(format!("attempt-{attempt}-{who}-sandbox.json"));
+        policy
+            .write_to(&policy_file)
+            .map_err(|e| MaidError::io("writing", &policy_file, e))?;
+        let report_file = self
+            .task_dir
+            .join(format!("attempt-{attempt}-{who}-sandbox-report.json"));
+        let _ = std::fs::remove_file(&report_file);
+        Ok(Some(Confinement {
+            helper,
+            policy_file,
+            report_file,
+        }))
+    }
+
+    /// The agent's confinement for `attempt` (its policy written), or `None` when unconfined.
+    pub(crate) fn agent(&self, attempt: u32) -> Result<Option<Confinement>, MaidError> {
+        self.confinement("agent", attempt, &self.agent_writable)
+    }
+
+    /// The verify commands' confinement for `attempt`, or `None` when unconfined.
+    pub(crate) fn verify(&self, attempt: u32) -> Result<Option<Confinement>, MaidError> {
+        self.confinement("verify", attempt, &self.verify_writable)
+    }
+
+    /// The attempt's report: the rules, what the helper says the kernel enforced, and the
+    /// refusals in the agent's output and the verify commands' output.
+    pub(crate) fn report(
+        &self,
+        agent: Option<&Confinement>,
+        verify_confined: bool,
+        agent_output: &str,
+        verify_outputs: &[&str],
+    ) -> SandboxReport {
+        let helper = agent.and_then(Confinement::helper_report);
+        let restricted = helper.as_ref().and_then(|h| h.restricted.clone());
+        let applied = restricted
+            .as_ref()
+            .is_some_and(|r| r.enforcement != Enforcement::None);
+        let not_applied = match (&self.decision, &helper) {
+            (Err(reason), _) => Some(reason.clone()),
+            (Ok(()), None) => Some("the sandbox helper did not report".to_owned()),
+            (Ok(()), Some(h)) if !applied => h
+                .problem
+                .clone()
+                .or_else(|| Some("the kernel enforced nothing".to_owned())),
+            (Ok(()), Some(_)) => None,
+        };
+        let mut report = SandboxReport {
+            mode: self.settings.mode,
+            applied,
+            not_applied,
+            enforcement: restricted.as_ref().map(|r| r.enforcement),
+            landlock_abi: restricted.as_ref().and_then(|r| r.landlock_abi),
+            writable: if applied {
+                self.agent_writable
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            network: if applied {
+                self.settings.network.clone()
+            } else {
+                Network::Open
+            },
+            verify_confined,
+            refused: Vec::new(),
+            refused_total: 0,
+        };
+        report.add_refusals(scan_refusals(agent_output, RefusalSource::Agent));
+        for output in verify_outputs {
+            report.add_refusals(scan_refusals(output, RefusalSource::Verify));
+        }
+        report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct NoLandlock;
+
+    impl KernelProbe for NoLandlock {
+        fn landlock_abi(&self) -> Option<u8> {
+            None
+        }
+    }
+
+    fn settings(mode: SandboxMode) -> SandboxSettings {
+        SandboxSettings {
+            mode,
+            helper: Some("/opt/butler".into()),
+            probe: Arc::new(NoLandlock),
+            ..SandboxSettings::default()
+        }
+    }
+
+    #[test]
+    fn required_refuses_and_auto_runs_unconfined_without_landlock() {
+        let err = settings(SandboxMode::Required)
+            .check()
+            .expect_err("refused");
+        assert!(err.to_string().contains("no Landlock"), "{err}");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        let sandbox = TaskSandbox::new(
+            &settings(SandboxMode::Auto),
+            &p.join("wt"),
+            &p.join("agent"),
+            &p.join("verify"),
+            None,
+            p,
+        )
+        .expect("auto");
+        assert!(!sandbox.confines());
+        assert!(sandbox.agent(1).expect("none").is_none());
+        let report = sandbox.report(None, false, "x: Permission denied", &[]);
+        assert!(!report.applied);
+        assert!(report.not_applied.expect("why").contains("no Landlock"));
+        assert_eq!(report.refused_total, 1);
+    }
+
+    #[test]
+    fn the_wrapped_command_runs_through_the_helper() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        let mut s = settings(SandboxMode::Auto);
+        s.probe = Arc::new(RunningKernel);
+        let sandbox = TaskSandbox::new(&s, &p.join("wt"), &p.join("agent"), &p.join("v"), None, p)
+            .expect("sandbox");
+        let c = sandbox.agent(2).expect("policy").expect("confined");
+        let spec = c.wrap(ChildSpec::shell(
+            "true",
+            p,
+            butler_worker::process::ChildEnv::new(),
+        ));
+        assert_eq!(spec.program, "/opt/butler");
+        let args: Vec<&str> = spec
+            .args
+            .iter()
+            .map(|a| a.to_str().expect("utf-8"))
+            .collect();
+        assert_eq!(args[0], "sandbox-exec");
+        assert_eq!(&args[5..], ["--", "sh", "-c", "true"]);
+        let policy = Policy::read_from(&p.join("attempt-2-agent-sandbox.json")).expect("policy");
+        assert_eq!(policy.writable, vec![p.join("wt"), p.join("agent")]);
+    }
+}

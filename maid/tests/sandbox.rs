@@ -1,0 +1,262 @@
+//! The Maid's sandbox decisions and task directories with real git repositories, the fake
+//! agent and the stand-alone sandbox helper: `auto` on a kernel without Landlock (an injected
+//! probe) runs unconfined and says so, `required` then refuses before anything exists,
+//! `required` on this kernel confines; worktrees live under the configured data directory,
+//! beside the agent's own directory, and accepting or discarding a task removes both (also
+//! when the worktree vanished).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
+use butler_maid::contract::ImplementRequest;
+use butler_maid::{
+    AgentKind, ImplementEvidence, MaidContext, MaidError, Outcome, SandboxSettings, TaskId, accept,
+    discard, prepare_task, run_task,
+};
+use butler_testkit::World;
+use butler_testkit::fake_agent::fake_agent;
+use butler_worker::ledger::Ledger;
+use butler_worker::sandbox::{KernelProbe, RunningKernel, SandboxMode};
+use butler_worker::time::SystemClock;
+use tokio_util::sync::CancellationToken;
+
+const HELPER: &str = env!("CARGO_BIN_EXE_sandbox-exec");
+const WORKER: &str = env!("CARGO_BIN_EXE_agent-mcp");
+
+/// A kernel without Landlock.
+#[derive(Debug)]
+struct NoLandlock;
+
+impl KernelProbe for NoLandlock {
+    fn landlock_abi(&self) -> Option<u8> {
+        None
+    }
+}
+
+struct Repo {
+    world: World,
+    root: PathBuf,
+    script: PathBuf,
+    data: PathBuf,
+}
+
+impl Repo {
+    /// Runs git in `dir` as the project's user; its stdout, trimmed.
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.world.git(dir, args).trim().to_owned()
+    }
+
+    /// A path in the world's temp dir, outside the project.
+    fn outside(&self, name: &str) -> PathBuf {
+        self.world.path(name)
+    }
+}
+
+fn repo(actions: &str) -> Repo {
+    let world = World::committed(&[("src/lib.rs", "pub fn one() {}\n")]);
+    let script = world.path("script.jsonl");
+    std::fs::write(&script, format!("[{actions}]")).expect("script");
+    Repo {
+        data: world.path("data"),
+        root: world.project.clone(),
+        script,
+        world,
+    }
+}
+
+fn context(repo: &Repo, mode: SandboxMode, probe: Arc<dyn KernelProbe>) -> MaidContext {
+    let worker = WorkerMcpCommand {
+        program: WORKER.into(),
+        args: vec!["worker-mcp".into()],
+        env: vec![],
+    };
+    let mut ctx = MaidContext::new(&repo.root, worker);
+    ctx.parent_env = vec![
+        ("PATH".into(), std::env::var_os("PATH").expect("PATH")),
+        ("FAKE_AGENT_SCRIPT".into(), repo.script.clone().into()),
+    ];
+    ctx.env_allow = vec!["FAKE_AGENT_SCRIPT".into()];
+    ctx.agents = HashMap::from([(
+        AgentKind::Goose,
+        AgentConfig {
+            program: Some(fake_agent()),
+            provider: Some("openai".into()),
+            model: Some("fake-model".into()),
+            ..Default::default()
+        },
+    )]);
+    ctx.stagnation = Duration::from_secs(30);
+    ctx.test_timeout = Duration::from_secs(30);
+    ctx.grace = Duration::from_millis(300);
+    ctx.worktrees_root = Some(repo.data.clone());
+    ctx.sandbox = SandboxSettings {
+        mode,
+        helper: Some(HELPER.into()),
+        probe,
+        ..SandboxSettings::default()
+    };
+    ctx
+}
+
+fn request() -> ImplementRequest {
+    ImplementRequest {
+        goal: "Add a greeting".into(),
+        target_paths: vec!["src/".into()],
+        test_commands: vec!["test -f src/greet.rs".into()],
+        timeout_s: Some(60),
+        ..Default::default()
+    }
+}
+
+const GREET: &str = r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#;
+
+async fn run(ctx: MaidContext) -> ImplementEvidence {
+    let contract = prepare_task(&ctx, request(), "test")
+        .await
+        .expect("prepared");
+    run_task(ctx, contract, |_| {}, CancellationToken::new())
+        .await
+        .expect("runs")
+        .implementation()
+        .cloned()
+        .expect("an implementation result")
+}
+
+#[tokio::test]
+async fn auto_without_landlock_runs_unconfined_and_the_evidence_says_so() {
+    let repo = repo("");
+    let outside = repo.outside("outside.txt");
+    std::fs::write(
+        &repo.script,
+        format!(
+            "[{GREET},{{\"do\":\"try_write\",\"path\":\"{}\",\"text\":\"x\"}}]",
+            outside.display()
+        ),
+    )
+    .expect("script");
+    let result = run(context(&repo, SandboxMode::Auto, Arc::new(NoLandlock))).await;
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    let sandbox = result.attempts[0].sandbox.as_ref().expect("report");
+    assert!(!sandbox.applied);
+    assert!(!sandbox.verify_confined);
+    assert!(
+        sandbox
+            .not_applied
+            .as_deref()
+            .expect("why")
+            .contains("no Landlock"),
+        "{sandbox:?}"
+    );
+    assert_eq!(sandbox.landlock_abi, None);
+    assert!(sandbox.writable.is_empty());
+    assert!(outside.exists(), "unconfined, the write went through");
+}
+
+#[tokio::test]
+async fn required_without_landlock_refuses_before_anything_exists() {
+    let repo = repo(GREET);
+    let ctx = context(&repo, SandboxMode::Required, Arc::new(NoLandlock));
+    let err = prepare_task(&ctx, request(), "test")
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, MaidError::SandboxUnavailable(_)), "{err}");
+    assert!(err.to_string().contains("no Landlock"), "{err}");
+    assert!(
+        Ledger::open(&repo.root.join(".git"))
+            .expect("ledger")
+            .tasks(10)
+            .expect("tasks")
+            .is_empty()
+    );
+    assert!(!repo.data.exists(), "no worktree directory");
+    assert_eq!(repo.git(&repo.root, &["branch", "--list", "butler/*"]), "");
+    assert!(!repo.script.with_extension("jsonl.attempt").exists());
+}
+
+#[tokio::test]
+async fn required_on_this_kernel_confines_the_agent_and_its_worker_mcp() {
+    let repo = repo("");
+    let outside = repo.outside("outside.txt");
+    std::fs::write(
+        &repo.script,
+        format!(
+            "[{GREET},{{\"do\":\"try_write\",\"path\":\"{}\",\"text\":\"x\"}},\
+             {{\"do\":\"mcp\",\"calls\":[{{\"tool\":\"save_progress\",\"arguments\":{{\"summary\":\"done\"}}}}]}}]",
+            outside.display()
+        ),
+    )
+    .expect("script");
+    let result = run(context(
+        &repo,
+        SandboxMode::Required,
+        Arc::new(RunningKernel),
+    ))
+    .await;
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    let a = &result.attempts[0];
+    let sandbox = a.sandbox.as_ref().expect("report");
+    assert!(sandbox.applied, "{sandbox:?}");
+    assert_eq!(sandbox.mode, SandboxMode::Required);
+    assert!(sandbox.verify_confined);
+    assert!(!outside.exists());
+    assert!(
+        sandbox
+            .refused
+            .iter()
+            .any(|r| r.target.as_deref() == Some(&*outside.to_string_lossy())),
+        "{sandbox:?}"
+    );
+    assert!(a.worker_mcp_reached);
+    assert_eq!(a.agent_notes[0].text, "done");
+}
+
+#[tokio::test]
+async fn worktrees_live_in_the_data_directory_and_leave_with_their_task() {
+    let repo = repo(GREET);
+    let ctx = context(&repo, SandboxMode::Auto, Arc::new(RunningKernel));
+    let result = run(ctx.clone()).await;
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    let row = Ledger::open(&repo.root.join(".git"))
+        .expect("ledger")
+        .task(&TaskId::new("t1").expect("id"))
+        .expect("read")
+        .expect("task");
+    let worktree = PathBuf::from(row.worktree.expect("worktree recorded"));
+    assert_eq!(worktree.parent().and_then(Path::parent), Some(&*repo.data));
+    assert!(worktree.join("src/greet.rs").is_file());
+    let agent_dir = PathBuf::from(format!("{}.agent", worktree.display()));
+    assert!(agent_dir.join("home/.gitconfig").is_file());
+    assert!(!repo.root.join(".git/butler/worktrees").exists());
+    accept(&repo.root, "t1", SystemClock::shared())
+        .await
+        .expect("accepted");
+    assert!(!worktree.exists());
+    assert!(!agent_dir.exists());
+    assert!(repo.root.join("src/greet.rs").is_file());
+
+    // A second task whose worktree vanished is still discarded cleanly.
+    std::fs::write(
+        &repo.script,
+        r#"[{"do":"write","path":"src/other.rs","text":"pub fn other() {}\n"}]"#,
+    )
+    .expect("script");
+    let _ = std::fs::remove_file(repo.script.with_extension("jsonl.attempt"));
+    let result = run(ctx).await;
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    let worktree = worktree.with_file_name("task-t2");
+    std::fs::remove_dir_all(&worktree).expect("vanish");
+    discard(&repo.root, "t2", SystemClock::shared())
+        .await
+        .expect("discarded");
+    assert!(!PathBuf::from(format!("{}.agent", worktree.display())).exists());
+    assert_eq!(
+        repo.git(&repo.root, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+    assert_eq!(repo.git(&repo.root, &["branch", "--list", "butler/*"]), "");
+}

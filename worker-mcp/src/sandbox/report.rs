@@ -1,0 +1,120 @@
+//! What the evidence says the sandbox did for one attempt.
+
+use serde::{Deserialize, Serialize};
+
+use super::landlock_rules::Enforcement;
+use super::policy::{Network, SandboxMode};
+
+/// The sandbox of one attempt: the mode, whether the agent ran confined (and if not, why),
+/// the kernel's Landlock ABI, the rules, and the refused accesses seen in the output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxReport {
+    pub mode: SandboxMode,
+    /// Whether the agent ran confined.
+    pub applied: bool,
+    /// Why it did not (`off`, no Landlock in this kernel, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applied: Option<String>,
+    /// How much of the ruleset the kernel enforced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enforcement: Option<Enforcement>,
+    /// The kernel's Landlock ABI, as the sandbox helper saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landlock_abi: Option<u8>,
+    /// Trees the agent could write (it could read everywhere). Empty when not applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
+    /// TCP connections it could open (by port, on any host).
+    pub network: Network,
+    /// Whether the verify commands ran confined too (writing only the worktree and their own
+    /// temp dir).
+    pub verify_confined: bool,
+    /// Output lines of the agent (and of the verify commands) that show a refused access, at
+    /// most [`super::MAX_REFUSALS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<Refusal>,
+    /// How many such lines there were in all.
+    #[serde(default)]
+    pub refused_total: usize,
+}
+
+/// Whose output a refusal was seen in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalSource {
+    Agent,
+    Verify,
+}
+
+/// One refused access, as the output showed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    pub source: RefusalSource,
+    /// The path (or `host:port`) the line names, when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The line, cut to 200 characters.
+    pub line: String,
+}
+
+impl SandboxReport {
+    /// Adds refusals, keeping the list bounded and counting them all.
+    pub fn add_refusals(&mut self, found: Vec<Refusal>) {
+        for refusal in found {
+            if self.refused.contains(&refusal) {
+                continue;
+            }
+            self.refused_total += 1;
+            if self.refused.len() < super::MAX_REFUSALS {
+                self.refused.push(refusal);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_shape_is_stable() {
+        let mut report = SandboxReport {
+            mode: SandboxMode::Auto,
+            applied: true,
+            not_applied: None,
+            enforcement: Some(Enforcement::Full),
+            landlock_abi: Some(7),
+            writable: vec![
+                "<data>/worktrees/project-0123/task-t1".into(),
+                "<data>/worktrees/project-0123/task-t1.agent".into(),
+            ],
+            network: Network::Restricted {
+                connect_tcp: vec![11434],
+            },
+            verify_confined: true,
+            refused: Vec::new(),
+            refused_total: 0,
+        };
+        report.add_refusals(super::super::scan_refusals(
+            "touch: cannot touch '/home/me/.bashrc': Permission denied\n\
+             fatal: Unable to create '/p/.git/worktrees/task-t1/index.lock': Permission denied\n",
+            RefusalSource::Agent,
+        ));
+        insta::assert_json_snapshot!(report);
+        let unavailable = SandboxReport {
+            mode: SandboxMode::Auto,
+            applied: false,
+            not_applied: Some(
+                "the kernel offers no Landlock (not built in, or disabled at boot)".into(),
+            ),
+            enforcement: None,
+            landlock_abi: None,
+            writable: vec![],
+            network: Network::Open,
+            verify_confined: false,
+            refused: vec![],
+            refused_total: 0,
+        };
+        insta::assert_json_snapshot!(unavailable);
+    }
+}
