@@ -9,3 +9,4 @@ pub mod git;
 pub mod issues;
 pub mod ledger;
 pub mod remote_url;
+pub mod secrets;
