@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use butler_worker::git::GitRepo;
 use butler_worker::issues::{BackendInfo, IssueBackend};
 use butler_worker::ledger::Ledger;
+use butler_worker::secrets::KnownSecrets;
 
 use crate::error::WorkError;
 
@@ -25,6 +26,8 @@ pub struct Project {
     pub backend_note: String,
     /// Titles of issues already read, so `work_observe` does not ask the tracker every turn.
     pub titles: Mutex<HashMap<u64, String>>,
+    /// Butler's own secrets (the tracker token), refused wherever the Brain would share them.
+    pub known_secrets: KnownSecrets,
 }
 
 impl Project {
@@ -110,7 +113,7 @@ pub async fn open_project(root: &str) -> Result<(Arc<Project>, crate::envelope::
         Some(r) => format!("{}/{}", r.owner, r.repo),
         None => dir_name(repo.workdir()),
     };
-    let (issues, backend_note) =
+    let (issues, backend_note, known_secrets) =
         crate::backend::choose(&repo, &resolved_repo, remote.as_ref()).await?;
     let project = Arc::new(Project {
         repo,
@@ -119,6 +122,7 @@ pub async fn open_project(root: &str) -> Result<(Arc<Project>, crate::envelope::
         resolved_repo,
         backend_note,
         titles: Mutex::new(HashMap::new()),
+        known_secrets,
     });
     let info = project.backend();
     let data = serde_json::json!({

@@ -14,6 +14,7 @@
 //! again.
 
 mod assignment;
+mod change;
 mod names;
 mod rule;
 mod tokens;
@@ -21,6 +22,7 @@ mod value;
 
 use aho_corasick::AhoCorasick;
 
+pub use change::{ChangeScan, FileFinding, MAX_FILE_BYTES, scan_commit, scan_unrecorded};
 pub use names::credential_file_name;
 pub use rule::Rule;
 
