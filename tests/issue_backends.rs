@@ -730,6 +730,7 @@ async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea(
             &[
                 ("BUTLER_ISSUE_BACKEND", "auto"),
                 ("BUTLER_GITEA_TOKEN", TOKEN),
+                ("BUTLER_GITEA_HOSTS", &gitea.server.uri()),
             ],
         ),
     )
@@ -953,7 +954,11 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
     let w = project_with_origin(&gitea.origin());
     let env = env_with(
         &w,
-        &[("BUTLER_ISSUE_BACKEND", "gitea"), ("GITEA_TOKEN", TOKEN)],
+        &[
+            ("BUTLER_ISSUE_BACKEND", "gitea"),
+            ("GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &gitea.server.uri()),
+        ],
     );
     let brain = spawn_with_stderr(&w.project, &env).await;
     let start = brain
@@ -1163,7 +1168,11 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
 async fn a_forgejo_under_a_sub_path_is_found_from_the_remote_and_used() {
     let forgejo = GiteaServer::start_as("/git", true).await;
     let w = project_with_origin(&forgejo.origin());
-    let env = env_with(&w, &[("BUTLER_GITEA_TOKEN", TOKEN)]); // `auto`, the default
+    let hosts = forgejo.server.uri();
+    let env = env_with(
+        &w,
+        &[("BUTLER_GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_HOSTS", &hosts)],
+    ); // `auto`, the default
     let mut env: Vec<_> = env
         .into_iter()
         .filter(|(k, _)| k != "BUTLER_ISSUE_BACKEND")

@@ -56,7 +56,7 @@ pub struct RecordArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PublishArgs {
-    /// Paths (or record ids) the user confirmed hold no real secret.
+    /// Paths (or record ids) the user cleared.
     #[serde(default)]
     pub allow_sensitive: Option<Vec<String>>,
 }
