@@ -132,8 +132,8 @@ fn assignment_at(line: &[u8], at: usize) -> bool {
     secret_name(key_of(&line[..key_end])) && looks_secret(value_of(&line[value_start..]), 12)
 }
 
-/// The name left of a separator: back to the previous `, ; { ( = [` or the line start, at
-/// most 80 bytes (`const TOKEN: &str`, `"api_key"`, `export AWS_SECRET_ACCESS_KEY`).
+/// The name left of a separator: its last three identifiers, back to the previous
+/// `, ; { ( = [` at most (`const TOKEN: &str`, `"api_key"`, `export AWS_SECRET_ACCESS_KEY`).
 fn key_of(left: &[u8]) -> &[u8] {
     let from = left.len().saturating_sub(80);
     let window = &left[from..];
@@ -141,7 +141,24 @@ fn key_of(left: &[u8]) -> &[u8] {
         .iter()
         .rposition(|b| b",;{([=".contains(b))
         .map_or(0, |i| i + 1);
-    &window[start..]
+    let window = &window[start..];
+    let is_ident = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    let mut idents = 0;
+    let mut i = window.len();
+    while i > 0 {
+        if is_ident(&window[i - 1]) {
+            while i > 0 && is_ident(&window[i - 1]) {
+                i -= 1;
+            }
+            idents += 1;
+            if idents == 3 {
+                break;
+            }
+        } else {
+            i -= 1;
+        }
+    }
+    &window[i..]
 }
 
 /// The value right of a separator: a quoted string, or the unquoted run up to whitespace or
@@ -247,6 +264,7 @@ mod tests {
             "api_key = settings.api_key_v2".to_string(),
             format!("KEYBOARD_LAYOUT={VALUE}"),
             "secret: /run/secrets/db_password1".to_string(),
+            format!("see postgres://u:password@h and set `color: {VALUE}` later"),
         ] {
             assert!(!has_secret_assignment(line.as_bytes()), "{line}");
         }
