@@ -1171,7 +1171,10 @@ async fn a_forgejo_under_a_sub_path_is_found_from_the_remote_and_used() {
     let hosts = forgejo.server.uri();
     let env = env_with(
         &w,
-        &[("BUTLER_GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_HOSTS", &hosts)],
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
     ); // `auto`, the default
     let mut env: Vec<_> = env
         .into_iter()

@@ -16,7 +16,9 @@ const TOKEN: &str = "3f9c2a7e5b1d8046ac3e9f2b7d5a1c8e4b6f0a92";
 /// A deterministic, random-looking string of `n` characters from `alphabet`.
 fn generated(n: usize, seed: u64, alphabet: &str) -> String {
     let chars: Vec<char> = alphabet.chars().collect();
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
             x = x
@@ -50,7 +52,10 @@ fn assert_not_quoted(answer: &serde_json::Value, secret: &str) {
         if piece.contains('-') {
             continue;
         }
-        assert!(!text.contains(&piece), "the answer quotes the secret: {text}");
+        assert!(
+            !text.contains(&piece),
+            "the answer quotes the secret: {text}"
+        );
     }
 }
 
@@ -60,7 +65,12 @@ fn head(w: &World) -> String {
 
 fn shared_main(w: &World) -> String {
     w.git(
-        &["--git-dir", &w.shared.to_string_lossy(), "rev-parse", "main"],
+        &[
+            "--git-dir",
+            &w.shared.to_string_lossy(),
+            "rev-parse",
+            "main",
+        ],
         None,
     )
 }
@@ -307,7 +317,10 @@ async fn publishing_an_outside_commit_that_carries_a_token_is_refused() {
 #[tokio::test]
 async fn a_secret_in_an_outside_commits_message_is_refused_by_record() {
     let w = World::published();
-    let key_id = format!("AKIA{}", generated(16, 5, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"));
+    let key_id = format!(
+        "AKIA{}",
+        generated(16, 5, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    );
     w.write("NOTES.md", "rotated\n");
     commit_outside(&w, &format!("Rotate the key to {key_id}"));
     let record = w.git(&["rev-parse", "--short=10", "HEAD"], Some(&w.project));

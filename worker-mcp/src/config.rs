@@ -471,7 +471,10 @@ mod tests {
             Some(file),
             &[
                 (ENV_GITEA_URL, "https://git.example.com/sub"),
-                (ENV_GITEA_HOSTS, "git.example.org:3000, http://127.0.0.1:8080"),
+                (
+                    ENV_GITEA_HOSTS,
+                    "git.example.org:3000, http://127.0.0.1:8080",
+                ),
             ],
         )
         .unwrap();

@@ -137,7 +137,11 @@ async fn too_many_requests_is_rate_limited_with_the_wait_it_asks_for() {
                 retry_after_secs: Some(secs)
             }
         );
-        assert_eq!(mock.requests().await.len(), 1, "a rate limit is not retried");
+        assert_eq!(
+            mock.requests().await.len(),
+            1,
+            "a rate limit is not retried"
+        );
     }
 }
 

@@ -149,7 +149,10 @@ async fn auto_detects_forgejo_from_its_version() {
     serve_version(&mock, "11.0.3+gitea-1.22.0").await;
     let hosts = mock.server.uri();
     let cfg = config(
-        &[("BUTLER_GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_HOSTS", &hosts)],
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
         None,
     );
 
@@ -165,7 +168,10 @@ async fn auto_on_a_host_without_the_gitea_api_is_local() {
     let mock = GiteaMock::not_found().await;
     let hosts = mock.server.uri();
     let cfg = config(
-        &[("BUTLER_GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_HOSTS", &hosts)],
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
         None,
     );
 
@@ -201,7 +207,10 @@ async fn configured_url_and_repo_need_no_remote() {
     );
     let hosts = mock.server.uri();
     let cfg = config(
-        &[("BUTLER_GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_HOSTS", &hosts)],
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
         Some(&file),
     );
 
@@ -317,7 +326,11 @@ async fn auto_never_asks_a_host_the_token_is_not_bound_to() {
             host: foreign.server.uri()
         }
     );
-    assert!(sel.summary().contains("BUTLER_GITEA_HOSTS"), "{}", sel.summary());
+    assert!(
+        sel.summary().contains("BUTLER_GITEA_HOSTS"),
+        "{}",
+        sel.summary()
+    );
     assert!(foreign.requests().await.is_empty(), "not even probed");
 }
 
@@ -346,7 +359,10 @@ async fn the_projects_file_cannot_point_the_token_elsewhere() {
     );
     let hosts = users.server.uri();
     let cfg = config(
-        &[("BUTLER_GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_HOSTS", &hosts)],
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
         Some(&file),
     );
 
@@ -358,12 +374,18 @@ async fn the_projects_file_cannot_point_the_token_elsewhere() {
     );
     assert!(err.to_string().contains("BUTLER_GITEA_HOSTS"), "{err}");
     assert_no_token(&[err.to_string(), format!("{err:?}")]);
-    assert!(hostile.requests().await.is_empty(), "nothing was sent there");
+    assert!(
+        hostile.requests().await.is_empty(),
+        "nothing was sent there"
+    );
     assert_no_authorization(&hostile).await;
     // The same file in `auto` mode: the embedded store, and still nothing sent.
     let auto = file.replace("backend = \"gitea\"", "backend = \"auto\"");
     let cfg = config(
-        &[("BUTLER_GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_HOSTS", &hosts)],
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
         Some(&auto),
     );
     let (backend, _) = select(&cfg, Some(&remote_of(&users))).await.unwrap();

@@ -35,7 +35,10 @@ pub struct Addition<'a> {
 pub enum Added<'a> {
     /// The new version's lines that the old version lacks, numbered as in the new version.
     /// `cut`: only the first bytes of the new version (up to the bound) were read.
-    Text { lines: Vec<(usize, &'a str)>, cut: bool },
+    Text {
+        lines: Vec<(usize, &'a str)>,
+        cut: bool,
+    },
     /// A binary file: not read as text.
     Binary,
 }
@@ -133,7 +136,10 @@ impl GitRepo {
             let Some((bytes, cut)) = read_blob(&repo, new.id(), max_bytes)? else {
                 continue;
             };
-            if in_parents.iter().any(|old| old.as_deref() == Some(&bytes[..])) {
+            if in_parents
+                .iter()
+                .any(|old| old.as_deref() == Some(&bytes[..]))
+            {
                 continue;
             }
             let new_file = in_parents.iter().all(Option::is_none);
@@ -256,7 +262,9 @@ fn read_work_file(repo: &GitRepo, path: &RepoPath, max_bytes: usize) -> Option<(
     }
     let file = std::fs::File::open(&full).ok()?;
     let mut bytes = Vec::with_capacity((meta.len() as usize).min(max_bytes));
-    file.take(max_bytes as u64 + 1).read_to_end(&mut bytes).ok()?;
+    file.take(max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
     if bytes.len() > max_bytes {
         bytes.truncate(max_bytes);
         let keep = cut_at_line(&bytes).len();

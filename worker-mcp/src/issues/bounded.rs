@@ -71,7 +71,10 @@ mod tests {
         let text = "line\n".repeat(1000);
         let cut = bound_text(text, 1000);
         assert!(cut.starts_with("line\nline"));
-        assert!(cut.contains("it has 5000 bytes and only the first 999 are shown"), "{cut}");
+        assert!(
+            cut.contains("it has 5000 bytes and only the first 999 are shown"),
+            "{cut}"
+        );
         let multibyte = bound_text("é".repeat(100), 11);
         assert!(multibyte.starts_with("ééééé\n"), "{multibyte}");
     }

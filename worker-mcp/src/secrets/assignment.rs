@@ -80,11 +80,53 @@ const KEY_QUALIFIERS: &[&str] = &[
 
 /// A last word that describes the secret instead of holding it.
 const DESCRIBING_WORDS: &[&str] = &[
-    "name", "names", "type", "url", "uri", "endpoint", "path", "file", "filename", "field", "id",
-    "length", "len", "count", "max", "min", "size", "env", "var", "prompt", "label", "hint",
-    "policy", "regex", "pattern", "format", "header", "prefix", "suffix", "kind", "mode", "hash",
-    "digest", "placeholder", "expiry", "expires", "ttl", "timeout", "enabled", "required",
-    "limit", "usage", "used", "location", "ref", "arn", "version",
+    "name",
+    "names",
+    "type",
+    "url",
+    "uri",
+    "endpoint",
+    "path",
+    "file",
+    "filename",
+    "field",
+    "id",
+    "length",
+    "len",
+    "count",
+    "max",
+    "min",
+    "size",
+    "env",
+    "var",
+    "prompt",
+    "label",
+    "hint",
+    "policy",
+    "regex",
+    "pattern",
+    "format",
+    "header",
+    "prefix",
+    "suffix",
+    "kind",
+    "mode",
+    "hash",
+    "digest",
+    "placeholder",
+    "expiry",
+    "expires",
+    "ttl",
+    "timeout",
+    "enabled",
+    "required",
+    "limit",
+    "usage",
+    "used",
+    "location",
+    "ref",
+    "arn",
+    "version",
 ];
 
 fn hints() -> &'static AhoCorasick {
@@ -272,7 +314,10 @@ mod tests {
 
     #[test]
     fn names_split_into_words() {
-        assert_eq!(words(b"awsSecretAccessKey"), ["aws", "secret", "access", "key"]);
+        assert_eq!(
+            words(b"awsSecretAccessKey"),
+            ["aws", "secret", "access", "key"]
+        );
         assert_eq!(words(b"API_KEY"), ["api", "key"]);
         assert_eq!(words(b"const TOKEN: &str"), ["const", "token", "str"]);
     }

@@ -72,7 +72,11 @@ pub fn scan_unrecorded(
 }
 
 /// Scans what the commit `sha` adds against its parents.
-pub fn scan_commit(repo: &GitRepo, sha: &str, known: &KnownSecrets) -> Result<ChangeScan, GitError> {
+pub fn scan_commit(
+    repo: &GitRepo,
+    sha: &str,
+    known: &KnownSecrets,
+) -> Result<ChangeScan, GitError> {
     let mut scan = ChangeScan::default();
     repo.commit_additions(sha, MAX_FILE_BYTES, &mut |a| scan.add(a, known))?;
     Ok(scan)

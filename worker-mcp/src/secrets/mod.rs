@@ -129,7 +129,9 @@ fn private_key_block(lines: &[(usize, &str)]) -> bool {
             break;
         }
         expected += 1;
-        let trimmed = line.trim().trim_matches(|c| matches!(c, '"' | '\'' | ',' | '+'));
+        let trimmed = line
+            .trim()
+            .trim_matches(|c| matches!(c, '"' | '\'' | ',' | '+'));
         if trimmed.contains("-----END") {
             break;
         }

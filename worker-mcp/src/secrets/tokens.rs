@@ -172,14 +172,12 @@ fn slack_webhook(line: &[u8], at: usize, prefix: usize) -> Option<Rule> {
 
 fn stripe(line: &[u8], at: usize, prefix: usize) -> Option<Rule> {
     let body = run(line, at + prefix, is_word);
-    (starts_clean(line, at) && body.len() >= 20 && looks_generated(body))
-        .then_some(Rule::StripeKey)
+    (starts_clean(line, at) && body.len() >= 20 && looks_generated(body)).then_some(Rule::StripeKey)
 }
 
 fn stripe_webhook(line: &[u8], at: usize, prefix: usize) -> Option<Rule> {
     let body = run(line, at + prefix, is_word);
-    (starts_clean(line, at) && body.len() >= 32 && looks_generated(body))
-        .then_some(Rule::StripeKey)
+    (starts_clean(line, at) && body.len() >= 32 && looks_generated(body)).then_some(Rule::StripeKey)
 }
 
 /// `sk-ant-api03-…` (Anthropic); `sk-proj-…`, `sk-svcacct-…`, `sk-admin-…` and legacy keys
@@ -245,8 +243,7 @@ fn npm(line: &[u8], at: usize, prefix: usize) -> Option<Rule> {
 
 fn pypi(line: &[u8], at: usize, prefix: usize) -> Option<Rule> {
     let body = run(line, at + prefix, is_b64url);
-    (starts_clean(line, at) && body.len() >= 50 && looks_generated(body))
-        .then_some(Rule::PypiToken)
+    (starts_clean(line, at) && body.len() >= 50 && looks_generated(body)).then_some(Rule::PypiToken)
 }
 
 fn huggingface(line: &[u8], at: usize, prefix: usize) -> Option<Rule> {
@@ -271,7 +268,9 @@ fn sendgrid(line: &[u8], at: usize, prefix: usize) -> Option<Rule> {
 }
 
 fn digitalocean(line: &[u8], at: usize, prefix: usize) -> Option<Rule> {
-    let body = run(line, at + prefix, |b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let body = run(line, at + prefix, |b| {
+        b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
+    });
     (starts_clean(line, at) && body.len() == 64 && looks_generated(body))
         .then_some(Rule::DigitaloceanToken)
 }
@@ -287,9 +286,9 @@ fn password_in_url(line: &[u8], at: usize, _prefix: usize) -> Option<Rule> {
         return None;
     }
     let rest = &line[at + 3..];
-    let end = rest
-        .iter()
-        .position(|&b| b == b'@' || b == b'/' || b.is_ascii_whitespace() || b"\"'`<>".contains(&b))?;
+    let end = rest.iter().position(|&b| {
+        b == b'@' || b == b'/' || b.is_ascii_whitespace() || b"\"'`<>".contains(&b)
+    })?;
     if rest[end] != b'@' {
         return None;
     }
@@ -323,13 +322,22 @@ mod tests {
     #[test]
     fn documented_token_shapes_are_found() {
         let cases = [
-            (format!("key = AKIA{}", body(16, UPPER_DIGITS)), Rule::AwsAccessKeyId),
+            (
+                format!("key = AKIA{}", body(16, UPPER_DIGITS)),
+                Rule::AwsAccessKeyId,
+            ),
             (format!("t=ghp_{}", body(36, B62)), Rule::GithubToken),
             (format!("github_pat_{}", body(82, B62)), Rule::GithubToken),
             (format!("glpat-{}", body(20, B62)), Rule::GitlabToken),
-            (format!("xoxb-1234567890-{}", body(24, B62)), Rule::SlackToken),
             (
-                format!("https://hooks.slack.com/services/T0123/B0456/{}", body(24, B62)),
+                format!("xoxb-1234567890-{}", body(24, B62)),
+                Rule::SlackToken,
+            ),
+            (
+                format!(
+                    "https://hooks.slack.com/services/T0123/B0456/{}",
+                    body(24, B62)
+                ),
                 Rule::SlackToken,
             ),
             (format!("sk_live_{}", body(24, B62)), Rule::StripeKey),
@@ -338,7 +346,10 @@ mod tests {
                 format!("sk-{}T3BlbkFJ{}", body(20, B62), body(20, B62)),
                 Rule::OpenaiApiKey,
             ),
-            (format!("sk-ant-api03-{}AA", body(93, B62)), Rule::AnthropicApiKey),
+            (
+                format!("sk-ant-api03-{}AA", body(93, B62)),
+                Rule::AnthropicApiKey,
+            ),
             (format!("AIza{}", body(35, B62)), Rule::GoogleApiKey),
             (format!("GOCSPX-{}", body(28, B62)), Rule::GoogleApiKey),
             (
@@ -346,9 +357,15 @@ mod tests {
                 Rule::Jwt,
             ),
             (format!("npm_{}", body(36, B62)), Rule::NpmToken),
-            (format!("pypi-AgEIcHlwaS5vcmc{}", body(60, B62)), Rule::PypiToken),
             (
-                format!("hf_{}", body(34, "aZbYcXdWeVfUgThSiRjQkPlOmNnMoLpKqJrIsHtGuFvEwDxCyBzA")),
+                format!("pypi-AgEIcHlwaS5vcmc{}", body(60, B62)),
+                Rule::PypiToken,
+            ),
+            (
+                format!(
+                    "hf_{}",
+                    body(34, "aZbYcXdWeVfUgThSiRjQkPlOmNnMoLpKqJrIsHtGuFvEwDxCyBzA")
+                ),
                 Rule::HuggingfaceToken,
             ),
             (
@@ -359,7 +376,10 @@ mod tests {
                 format!("dop_v1_{}", body(64, "0123456789abcdef")),
                 Rule::DigitaloceanToken,
             ),
-            ("postgres://app:Zq8vR2mK7wX4nT9b@db:5432/x".to_string(), Rule::PasswordInUrl),
+            (
+                "postgres://app:Zq8vR2mK7wX4nT9b@db:5432/x".to_string(),
+                Rule::PasswordInUrl,
+            ),
         ];
         for (line, rule) in cases {
             assert_eq!(rules(&line), vec![rule], "{line}");

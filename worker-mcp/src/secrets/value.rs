@@ -145,7 +145,10 @@ mod tests {
     #[test]
     fn secrets_need_letters_digits_and_entropy() {
         assert!(looks_secret(b"q8Zr2kLm9Wx4Tb7Nc3Vd", 12));
-        assert!(looks_secret(b"5f4dcc3b5aa765d61d8327deb882cf99aabbccdd", 12));
+        assert!(looks_secret(
+            b"5f4dcc3b5aa765d61d8327deb882cf99aabbccdd",
+            12
+        ));
         assert!(!looks_secret(b"changeme", 12), "short and a placeholder");
         assert!(!looks_secret(b"correcthorsebatterystaple", 12), "no digit");
         assert!(!looks_secret(b"aaaaaaaaaaaa1111", 12), "low entropy");

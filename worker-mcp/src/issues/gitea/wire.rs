@@ -192,10 +192,16 @@ mod tests {
             "number": 4, "state": "open",
             "title": "t".repeat(10_000), "body": "b\n".repeat(1 << 20)
         });
-        let issue = serde_json::from_value::<WireIssue>(json).unwrap().into_issue();
+        let issue = serde_json::from_value::<WireIssue>(json)
+            .unwrap()
+            .into_issue();
         assert!(issue.title.chars().count() <= crate::issues::MAX_TITLE_CHARS);
         assert!(issue.title.ends_with("(title cut by Butler)"));
-        assert!(issue.body.len() < MAX_BODY_BYTES + 200, "{}", issue.body.len());
+        assert!(
+            issue.body.len() < MAX_BODY_BYTES + 200,
+            "{}",
+            issue.body.len()
+        );
         assert!(issue.body.ends_with("are shown.]"));
         let comment: WireComment =
             serde_json::from_value(serde_json::json!({"id": 1, "body": "c".repeat(100_000)}))
