@@ -69,7 +69,14 @@ impl GitRepo {
             }
         }
         if untracked_dir {
-            paths.retain(|p| !is_untracked(status, p));
+            // Every untracked file, listed one by one (a new directory's files included).
+            let untracked: HashSet<&RepoPath> = status
+                .entries
+                .iter()
+                .filter(|e| e.change == Change::Untracked)
+                .map(|e| &e.path)
+                .collect();
+            paths.retain(|p| !untracked.contains(p));
             paths.extend(self.untracked_files()?);
         }
         for path in paths {
@@ -155,13 +162,6 @@ impl GitRepo {
         }
         Ok(())
     }
-}
-
-fn is_untracked(status: &WorkTreeStatus, path: &RepoPath) -> bool {
-    status
-        .entries
-        .iter()
-        .any(|e| e.change == Change::Untracked && &e.path == path)
 }
 
 /// Classifies `bytes` and hands the added lines to `visit`.

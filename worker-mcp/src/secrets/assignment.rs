@@ -129,6 +129,9 @@ const DESCRIBING_WORDS: &[&str] = &[
     "version",
 ];
 
+/// How far right of a separator a value is looked for.
+const MAX_VALUE_SCAN: usize = 1100;
+
 fn hints() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
     AC.get_or_init(|| {
@@ -171,12 +174,15 @@ fn assignment_at(line: &[u8], at: usize) -> bool {
     } else {
         at + 1
     };
-    secret_name(key_of(&line[..key_end])) && looks_secret(value_of(&line[value_start..]), 12)
+    secret_name(&key_words(&line[..key_end], sep))
+        && looks_secret(value_of(&line[value_start..]), 12)
 }
 
-/// The name left of a separator: its last three identifiers, back to the previous
-/// `, ; { ( = [` at most (`const TOKEN: &str`, `"api_key"`, `export AWS_SECRET_ACCESS_KEY`).
-fn key_of(left: &[u8]) -> &[u8] {
+/// The words of the name left of a separator: its last identifier (`API_KEY`, `"apiKey"`,
+/// `$cfg['db_password']`, `export AWS_SECRET_ACCESS_KEY`), and for `=` the name a type
+/// annotation belongs to (`const TOKEN: &str =`, `let api_key: String =`). Only the text after
+/// the previous `, ; { ( = [` counts, at most 80 bytes.
+fn key_words(left: &[u8], sep: u8) -> Vec<String> {
     let from = left.len().saturating_sub(80);
     let window = &left[from..];
     let start = window
@@ -184,28 +190,32 @@ fn key_of(left: &[u8]) -> &[u8] {
         .rposition(|b| b",;{([=".contains(b))
         .map_or(0, |i| i + 1);
     let window = &window[start..];
-    let is_ident = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
-    let mut idents = 0;
-    let mut i = window.len();
-    while i > 0 {
-        if is_ident(&window[i - 1]) {
-            while i > 0 && is_ident(&window[i - 1]) {
-                i -= 1;
-            }
-            idents += 1;
-            if idents == 3 {
-                break;
-            }
-        } else {
-            i -= 1;
-        }
+    let mut out = Vec::new();
+    if sep == b'='
+        && let Some(colon) = window.iter().rposition(|&b| b == b':')
+    {
+        out.extend(words(last_ident(&window[..colon])));
     }
-    &window[i..]
+    out.extend(words(last_ident(window)));
+    out
+}
+
+/// The last identifier (letters, digits, `_ - .`) in `text`.
+fn last_ident(text: &[u8]) -> &[u8] {
+    let is_ident = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    let end = text.iter().rposition(is_ident).map_or(0, |i| i + 1);
+    let begin = text[..end]
+        .iter()
+        .rposition(|b| !is_ident(b))
+        .map_or(0, |i| i + 1);
+    &text[begin..end]
 }
 
 /// The value right of a separator: a quoted string, or the unquoted run up to whitespace or
 /// a closing bracket, comma or semicolon.
 fn value_of(right: &[u8]) -> &[u8] {
+    // No value longer than `looks_secret` accepts is looked at whole (a long line stays linear).
+    let right = &right[..right.len().min(MAX_VALUE_SCAN)];
     let skip = right.iter().take_while(|b| b.is_ascii_whitespace()).count();
     let right = &right[skip..];
     match right.first() {
@@ -250,8 +260,7 @@ fn words(name: &[u8]) -> Vec<String> {
     out
 }
 
-fn secret_name(name: &[u8]) -> bool {
-    let words = words(name);
+fn secret_name(words: &[String]) -> bool {
     let Some(last) = words.last() else {
         return false;
     };
@@ -307,6 +316,7 @@ mod tests {
             format!("KEYBOARD_LAYOUT={VALUE}"),
             "secret: /run/secrets/db_password1".to_string(),
             format!("see postgres://u:password@h and set `color: {VALUE}` later"),
+            format!("``SECRET_KEY_FALLBACKS``. :ghsa:`{VALUE}`"),
         ] {
             assert!(!has_secret_assignment(line.as_bytes()), "{line}");
         }
@@ -319,6 +329,7 @@ mod tests {
             ["aws", "secret", "access", "key"]
         );
         assert_eq!(words(b"API_KEY"), ["api", "key"]);
-        assert_eq!(words(b"const TOKEN: &str"), ["const", "token", "str"]);
+        assert_eq!(key_words(b"const TOKEN: &str ", b'='), ["token", "str"]);
+        assert_eq!(key_words(b"  \"apiKey\"", b':'), ["api", "key"]);
     }
 }

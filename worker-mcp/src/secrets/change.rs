@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::names::judged_by_content;
 use super::{KnownSecrets, Rule, credential_file_name, scan_lines};
 use crate::git::{Added, Addition, GitError, GitRepo, WorkTreeStatus};
 
@@ -36,7 +37,8 @@ impl ChangeScan {
     fn add(&mut self, addition: Addition<'_>, known: &KnownSecrets) {
         self.files += 1;
         let path = addition.path.display();
-        if addition.new_file && credential_file_name(&path) {
+        let text = matches!(addition.content, Added::Text { .. });
+        if addition.new_file && credential_file_name(&path) && !(text && judged_by_content(&path)) {
             self.findings.push(FileFinding {
                 path: path.clone(),
                 rule: Rule::CredentialFileName,

@@ -123,12 +123,11 @@ fn private_key_block(lines: &[(usize, &str)]) -> bool {
     }
     let mut material = Vec::new();
     collect_base64(&header[end + 5..], &mut material);
-    let mut expected = first_number + 1;
-    for &(number, line) in lines.iter().skip(1).take(KEY_LOOKAHEAD) {
+    let following = lines.iter().skip(1).take(KEY_LOOKAHEAD);
+    for (expected, &(number, line)) in (first_number + 1..).zip(following) {
         if material.len() >= MIN_KEY_MATERIAL || number != expected {
             break;
         }
-        expected += 1;
         let trimmed = line
             .trim()
             .trim_matches(|c| matches!(c, '"' | '\'' | ',' | '+'));

@@ -39,6 +39,12 @@ pub fn credential_file_name(path: &str) -> bool {
     false
 }
 
+/// A `.pem` file may hold certificates only, which are public: when it is text, its content
+/// decides (a private key in it is found by the `private-key` rule).
+pub fn judged_by_content(path: &str) -> bool {
+    path.to_ascii_lowercase().ends_with(".pem")
+}
+
 #[cfg(test)]
 mod tests {
     use super::credential_file_name as creds;

@@ -80,6 +80,12 @@ fn automaton() -> &'static AhoCorasick {
 pub(crate) fn scan_line(line: &[u8], out: &mut Vec<Rule>) {
     for m in automaton().find_overlapping_iter(line) {
         let (prefix, check) = TRIGGERS[m.pattern().as_usize()];
+        // A prefix inside a longer word (base64, an identifier) is dismissed first, cheaply;
+        // `://` follows its scheme by nature.
+        let word_prefix = prefix.starts_with(|c: char| c.is_ascii_alphanumeric());
+        if word_prefix && !starts_clean(line, m.start()) {
+            continue;
+        }
         if let Some(rule) = check(line, m.start(), prefix.len())
             && !out.contains(&rule)
         {
@@ -101,10 +107,13 @@ fn starts_clean(line: &[u8], at: usize) -> bool {
     at == 0 || !is_word(line[at - 1])
 }
 
-/// The run of bytes from `from` that `pred` accepts.
+/// No token is longer; a run is not followed further (the scan stays linear on any line).
+const MAX_RUN: usize = 8192;
+
+/// The run of bytes from `from` that `pred` accepts (at most [`MAX_RUN`]).
 fn run(line: &[u8], from: usize, pred: fn(u8) -> bool) -> &[u8] {
     let rest = line.get(from..).unwrap_or_default();
-    let len = rest.iter().take_while(|&&b| pred(b)).count();
+    let len = rest.iter().take(MAX_RUN).take_while(|&&b| pred(b)).count();
     &rest[..len]
 }
 
@@ -280,12 +289,14 @@ fn password_in_url(line: &[u8], at: usize, _prefix: usize) -> Option<Rule> {
     let scheme_len = line[..at]
         .iter()
         .rev()
+        .take(32)
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'))
         .count();
     if scheme_len < 2 {
         return None;
     }
     let rest = &line[at + 3..];
+    let rest = &rest[..rest.len().min(512)];
     let end = rest.iter().position(|&b| {
         b == b'@' || b == b'/' || b.is_ascii_whitespace() || b"\"'`<>".contains(&b)
     })?;
@@ -294,8 +305,31 @@ fn password_in_url(line: &[u8], at: usize, _prefix: usize) -> Option<Rule> {
     }
     let userinfo = &rest[..end];
     let colon = userinfo.iter().position(|&b| b == b':')?;
-    let password = &userinfo[colon + 1..];
-    looks_secret(password, 8).then_some(Rule::PasswordInUrl)
+    let password = percent_decoded(&userinfo[colon + 1..]);
+    looks_secret(&password, 8).then_some(Rule::PasswordInUrl)
+}
+
+/// `%XX` escapes decoded (as a URL's user information is read).
+fn percent_decoded(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let hex = text
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (text[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -396,6 +430,8 @@ mod tests {
             "xAKIAQW3ER7TY2UI9OP4A",
             "postgres://user:password@localhost/db",
             "postgres://postgres:postgres@localhost/db",
+            "https://oauth2:TOKEN123@example.com:8443/o/r",
+            "https://user%40mail.com:pa%20ssword1@example.com",
             "https://${USER}:${TOKEN}@example.com",
             "https://github.com/org/repo",
             "see hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX",

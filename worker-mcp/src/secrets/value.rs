@@ -51,6 +51,10 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "not-real",
     "not_real",
     "fake",
+    // A value that says what it stands for is not the thing (`TOKEN123`, `password1`).
+    "passw",
+    "secret",
+    "token",
 ];
 
 /// Whether `value` is spelled like a placeholder rather than a real secret.
