@@ -47,8 +47,11 @@ fn setting(name: &str, seed: usize) -> String {
     format!("{name}={value}")
 }
 
-/// `(path, new_file, lines or None for binary)` of every addition.
-fn additions(repo: &GitRepo) -> Vec<(String, bool, Option<Vec<(usize, String)>>)> {
+/// Numbered lines, or `None` for a binary file.
+type Lines = Option<Vec<(usize, String)>>;
+
+/// `(path, new_file, lines)` of every addition.
+fn additions(repo: &GitRepo) -> Vec<(String, bool, Lines)> {
     let status = repo.status().expect("status");
     let mut out = Vec::new();
     repo.unrecorded_additions(&status, 1 << 20, &mut |a| {

@@ -411,7 +411,7 @@ mod tests {
                 Rule::DigitaloceanToken,
             ),
             (
-                "postgres://app:Zq8vR2mK7wX4nT9b@db:5432/x".to_string(),
+                format!("postgres://app:{}@db:5432/x", body(16, B62)),
                 Rule::PasswordInUrl,
             ),
         ];
