@@ -37,8 +37,14 @@ impl ChangeScan {
     fn add(&mut self, addition: Addition<'_>, known: &KnownSecrets) {
         self.files += 1;
         let path = addition.path.display();
-        let text = matches!(addition.content, Added::Text { .. });
-        if addition.new_file && credential_file_name(&path) && !(text && judged_by_content(&path)) {
+        // A text `.pem` without a private key in it holds certificates only.
+        let public = match &addition.content {
+            Added::Text { lines, .. } => {
+                judged_by_content(&path) && !lines.iter().any(|(_, l)| l.contains("PRIVATE KEY"))
+            }
+            Added::Binary => false,
+        };
+        if addition.new_file && credential_file_name(&path) && !public {
             self.findings.push(FileFinding {
                 path: path.clone(),
                 rule: Rule::CredentialFileName,
