@@ -248,6 +248,7 @@ async fn the_issue_scenario_answers_the_same_on_the_embedded_store_and_on_gitea(
             &[
                 ("BUTLER_ISSUE_BACKEND", "auto"),
                 ("BUTLER_GITEA_TOKEN", TOKEN),
+                ("BUTLER_GITEA_HOSTS", &gitea.server.uri()),
             ],
         ),
     )
@@ -482,7 +483,11 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
     let w = project_with_origin(&gitea.origin());
     let env = env_with(
         &w,
-        &[("BUTLER_ISSUE_BACKEND", "gitea"), ("GITEA_TOKEN", TOKEN)],
+        &[
+            ("BUTLER_ISSUE_BACKEND", "gitea"),
+            ("GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &gitea.server.uri()),
+        ],
     );
     let brain = Brain::spawn_logged(&w.project, &env).await;
     let start = brain
@@ -695,7 +700,14 @@ async fn tracker_failures_reach_the_brain_as_error_codes_and_never_leak_the_toke
 async fn a_forgejo_under_a_sub_path_is_found_from_the_remote_and_used() {
     let forgejo = LiveGitea::start_as("/git", true).await;
     let w = project_with_origin(&forgejo.origin());
-    let env = env_with(&w, &[("BUTLER_GITEA_TOKEN", TOKEN)]); // `auto`, the default
+    let hosts = forgejo.server.uri();
+    let env = env_with(
+        &w,
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
+    ); // `auto`, the default
     let mut env: Vec<_> = env
         .into_iter()
         .filter(|(k, _)| k != "BUTLER_ISSUE_BACKEND")

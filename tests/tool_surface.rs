@@ -7,7 +7,9 @@ use common::{StartBrain, World};
 use insta::assert_json_snapshot;
 use serde_json::{Value, json};
 
-const TOOLS_LIST_BUDGET: usize = 8 * 1024;
+/// 8 KiB, plus room for `work_publish`'s `allow_sensitive` (the way past a false alarm of the
+/// secret scan before sharing).
+const TOOLS_LIST_BUDGET: usize = 8 * 1024 + 256;
 
 #[tokio::test]
 async fn tool_surface_is_snapshotted_and_small() {

@@ -136,6 +136,14 @@ pub struct RecordArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct PublishArgs {
+    /// Paths (or record ids) the user cleared.
+    #[serde(default)]
+    pub allow_sensitive: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DiffArgs {
     /// Only this file or directory.
     #[serde(default)]

@@ -1,5 +1,6 @@
 //! Which issue backend a session uses: the Gitea/Forgejo tracker when configured (and, in
-//! `auto` mode, reachable), else the embedded store in the ledger file.
+//! `auto` mode, reachable), else the embedded store in the ledger file. The tracker token goes
+//! only to a server the user bound it to (see `butler_worker::issues::binding`).
 
 use std::sync::Arc;
 
@@ -9,19 +10,23 @@ use butler_worker::issues::local::LocalIssues;
 use butler_worker::issues::select::{SelectError, select_backend};
 use butler_worker::issues::{IssueBackend, IssueError};
 use butler_worker::remote_url::RemoteRepo;
+use butler_worker::secrets::KnownSecrets;
 use butler_worker::time::SharedClock;
 
 use crate::error::WorkError;
 
+/// The session's issue backend, the note saying why it was chosen, and the secrets Butler
+/// holds (to refuse them wherever the Brain would share them).
 pub async fn choose(
     repo: &GitRepo,
     name: &str,
     remote: Option<&RemoteRepo>,
     clock: SharedClock,
-) -> Result<(Arc<dyn IssueBackend>, String), WorkError> {
+) -> Result<(Arc<dyn IssueBackend>, String, KnownSecrets), WorkError> {
     let config = IssueConfig::load(repo.workdir()).map_err(|e| WorkError::Config {
         problem: e.to_string(),
     })?;
+    let known = KnownSecrets::new(config.token.as_ref());
     let common_dir = repo.common_dir().to_path_buf();
     let name = name.to_string();
     let local = move || {
@@ -35,9 +40,19 @@ pub async fn choose(
             .await
             .map_err(|e| match e {
                 SelectError::Issue(issue) => WorkError::Issue(issue),
-                other => WorkError::Config {
+                SelectError::TokenNotBound { host } => WorkError::TokenRefused {
+                    host,
+                    plain_http: false,
+                },
+                SelectError::PlainHttp { host } => WorkError::TokenRefused {
+                    host,
+                    plain_http: true,
+                },
+                other @ (SelectError::MissingToken
+                | SelectError::MissingUrl
+                | SelectError::MissingRepo) => WorkError::Config {
                     problem: other.to_string(),
                 },
             })?;
-    Ok((Arc::from(backend), selection.summary()))
+    Ok((Arc::from(backend), selection.summary(), known))
 }

@@ -8,7 +8,10 @@
 use butler_worker::git::GitError;
 use butler_worker::issues::IssueError;
 use butler_worker::ledger::LedgerError;
+use butler_worker::secrets::{FileFinding, Rule};
 use serde_json::{Value, json};
+
+use crate::work::sensitive::RecordFinding;
 
 /// The spec's error codes (§3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,8 +119,14 @@ pub enum WorkError {
     Blocked(BlockReason),
     #[error("no shared destination")]
     NoDestination,
-    #[error("files that look like credentials")]
-    SensitiveFiles { paths: Vec<String> },
+    #[error("secrets in the work to record")]
+    SecretsInWork { findings: Vec<FileFinding> },
+    #[error("secrets in the records to share")]
+    SecretsInRecords { findings: Vec<RecordFinding> },
+    #[error("a secret in `{field}`")]
+    SecretInText { field: &'static str, rule: Rule },
+    #[error("the tracker token was not sent to {host}")]
+    TokenRefused { host: String, plain_http: bool },
     #[error("record not found")]
     RecordNotFound { id: String },
     #[error("issue body misses sections")]
@@ -199,12 +208,35 @@ impl ToolError {
                 "No shared destination is configured, so published state cannot be known",
                 "ask the user for the shared destination and add it with work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"])",
             ),
-            WorkError::SensitiveFiles { paths } => ToolError::new(
+            WorkError::SecretsInWork { findings } => secrets_in_work(&findings),
+            WorkError::SecretsInRecords { findings } => secrets_in_records(&findings),
+            WorkError::SecretInText { field, rule } => ToolError::new(
                 PolicyBlocked,
-                format!("Not recorded: {} file(s) look like credentials", paths.len()),
-                "ignore them (add to .gitignore) and call work_record again; if the user confirms they must be recorded, call work_record with allow_sensitive listing them",
+                format!("Refused: `{field}` contains what looks like a secret ({rule})"),
+                format!(
+                    "take the secret out of `{field}` (name it instead of quoting it) and call {tool} again"
+                ),
             )
-            .with_data(json!({"paths": paths})),
+            .with_data(json!({"field": field, "rule": rule})),
+            WorkError::TokenRefused { host, plain_http } => {
+                let (why, hint) = if plain_http {
+                    (
+                        "it would travel unencrypted (plain http)",
+                        "ask the user to give the tracker's https address, or to set BUTLER_GITEA_INSECURE_HTTP=1 in Butler's environment if they accept an unencrypted token; then call work_session_start again".to_string(),
+                    )
+                } else {
+                    (
+                        "the user has not named that server for it",
+                        format!("ask the user whether {host} is their tracker: if so, they add it to BUTLER_GITEA_HOSTS in Butler's environment (the project's files cannot), or they choose the embedded store with BUTLER_ISSUE_BACKEND=local; then call work_session_start again"),
+                    )
+                };
+                ToolError::new(
+                    NeedInput,
+                    format!("Butler did not send the tracker token to {host}: {why}"),
+                    hint,
+                )
+                .with_data(json!({"host": host}))
+            }
             WorkError::RecordNotFound { id } => ToolError::new(
                 NotFound,
                 format!("No record `{id}`"),
@@ -297,6 +329,75 @@ impl ToolError {
             }
         }
     }
+}
+
+/// After a change that may have been applied: how to check before sending it again.
+fn check_before_repeating(tool: &str) -> String {
+    let check = match tool {
+        "issue_create" => "check with issue_list whether the issue exists",
+        "issue_comment" => {
+            "check with issue_read(issue_id, last_n_comments=5) whether the comment is there"
+        }
+        "issue_delete_comment" => {
+            "check with issue_read(issue_id, last_n_comments=5) whether the comment is gone"
+        }
+        _ => "check with issue_read(issue_id) whether the change is there",
+    };
+    format!("{check} before calling {tool} again, so nothing is done twice")
+}
+
+/// Findings shown to the Brain at most; `total` says how many there were.
+const MAX_FINDINGS_SHOWN: usize = 20;
+
+fn rules_of<'a>(rules: impl Iterator<Item = &'a Rule>) -> String {
+    let mut ids: Vec<&str> = rules.map(|r| r.id()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.join(", ")
+}
+
+fn secrets_in_work(findings: &[FileFinding]) -> ToolError {
+    let mut paths: Vec<&str> = findings.iter().map(|f| f.path.as_str()).collect();
+    paths.dedup();
+    let own_token = findings.iter().any(|f| f.rule == Rule::ButlerTrackerToken);
+    let hint = if own_token {
+        "take Butler's tracker token out of the files (it can never be recorded), remove any other secret (or ignore the file in .gitignore), then call work_record again"
+    } else {
+        "take the secrets out (or ignore the files in .gitignore) and call work_record again; only if the user confirms a file holds no real secret, call work_record with allow_sensitive listing it"
+    };
+    ToolError::new(
+        ErrorCode::PolicyBlocked,
+        format!(
+            "Not recorded: {} file(s) may hold secrets ({})",
+            paths.len(),
+            rules_of(findings.iter().map(|f| &f.rule))
+        ),
+        hint,
+    )
+    .with_data(json!({
+        "paths": paths.iter().take(MAX_FINDINGS_SHOWN).collect::<Vec<_>>(),
+        "files": findings.iter().take(MAX_FINDINGS_SHOWN).collect::<Vec<_>>(),
+        "total": findings.len(),
+    }))
+}
+
+fn secrets_in_records(findings: &[RecordFinding]) -> ToolError {
+    let mut records: Vec<&str> = findings.iter().map(|f| f.record.as_str()).collect();
+    records.dedup();
+    ToolError::new(
+        ErrorCode::PolicyBlocked,
+        format!(
+            "Not shared: {} record(s) about to be shared may hold secrets ({})",
+            records.len(),
+            rules_of(findings.iter().map(|f| &f.rule))
+        ),
+        "ask the user. Sharing sends these records whole, so a later record that deletes a secret does not help: a real secret must be revoked and taken out of those records by the user (Butler never rewrites them). Only if the user confirms there is no real secret, call work_publish with allow_sensitive listing the paths (or the record ids, for a message)",
+    )
+    .with_data(json!({
+        "records": records.iter().take(MAX_FINDINGS_SHOWN).collect::<Vec<_>>(),
+        "findings": findings.iter().take(MAX_FINDINGS_SHOWN).collect::<Vec<_>>(),
+        "total": findings.len(),
+    }))
 }
 
 /// Bounded hook output for the Brain (the hook's own words are what it needs to fix things).
@@ -570,10 +671,35 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
             "The issue changed meanwhile or does not allow this now",
             "read it again with issue_read, then retry",
         ),
-        IssueError::Unreachable | IssueError::Timeout => ToolError::new(
+        IssueError::Unreachable | IssueError::ReadTimeout => ToolError::new(
             BackendError,
             "The issue tracker did not answer",
             format!("call {tool} again later; work_observe and work_record still work"),
+        ),
+        IssueError::WriteUnconfirmed => ToolError::new(
+            BackendError,
+            "The issue tracker did not confirm the change, so it may have been applied",
+            check_before_repeating(tool),
+        ),
+        IssueError::RateLimited { retry_after_secs } => {
+            let wait = match retry_after_secs {
+                Some(secs) => format!("wait {secs} s"),
+                None => "wait a minute".to_string(),
+            };
+            ToolError::new(
+                BackendError,
+                "The issue tracker is limiting how often Butler may call it",
+                format!("{wait}, then call {tool} again; work_observe and work_record still work"),
+            )
+            .with_data(json!({"retry_after_secs": retry_after_secs}))
+        }
+        IssueError::ResponseTooLarge { limit_bytes } => ToolError::new(
+            BackendError,
+            format!(
+                "The issue tracker's answer is larger than Butler reads ({} MiB)",
+                limit_bytes >> 20
+            ),
+            "ask the user to read it in the tracker itself; issue_list with a label filter gives smaller answers",
         ),
         IssueError::Backend { .. } => ToolError::new(
             BackendError,

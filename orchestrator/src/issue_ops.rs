@@ -9,6 +9,7 @@ use crate::error::WorkError;
 use crate::issue_body;
 use crate::session::Project;
 use crate::work::issue_number;
+use crate::work::sensitive::check_text;
 
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub const MAX_LAST_COMMENTS: i64 = 50;
@@ -103,6 +104,8 @@ pub async fn create(project: &Project, req: CreateRequest) -> Result<Reply, Work
             )
         }
     };
+    check_text("title", &title, &project.known_secrets)?;
+    check_text("body", &body, &project.known_secrets)?;
     let labels: Vec<String> = req
         .labels
         .iter()
@@ -126,6 +129,7 @@ pub async fn create(project: &Project, req: CreateRequest) -> Result<Reply, Work
 pub async fn comment(project: &Project, id: i64, body: &str) -> Result<Reply, WorkError> {
     let number = issue_number(id, "issue_id")?;
     let body = text("body", body)?;
+    check_text("body", &body, &project.known_secrets)?;
     let comment = project.issues.comment(number, &body).await?;
     Ok(Reply::new(
         format!("Commented on #{number}."),
@@ -162,6 +166,7 @@ pub async fn delete_comment(
 pub async fn update_title(project: &Project, id: i64, title: &str) -> Result<Reply, WorkError> {
     let number = issue_number(id, "issue_id")?;
     let title = validate_title(title)?;
+    check_text("title", &title, &project.known_secrets)?;
     let issue = project.issues.update_title(number, &title).await?;
     if let Ok(mut cache) = project.titles.lock() {
         cache.insert(number, issue.title.clone());
@@ -175,6 +180,7 @@ pub async fn update_title(project: &Project, id: i64, title: &str) -> Result<Rep
 pub async fn update_body(project: &Project, id: i64, body: &str) -> Result<Reply, WorkError> {
     let number = issue_number(id, "issue_id")?;
     let body = structured_body(body)?;
+    check_text("body", &body, &project.known_secrets)?;
     let issue = project.issues.update_body(number, &body).await?;
     Ok(Reply::new(
         format!("Updated the body of #{number}."),

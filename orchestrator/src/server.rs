@@ -208,12 +208,13 @@ impl ButlerServer {
     }
 
     /// Shares recorded work with the shared destination. Replaces git push.
-    #[tool(input_schema = schema::<NoArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
+    #[tool(input_schema = schema::<PublishArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
     async fn work_publish(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
-            let _: NoArgs = args::parse(raw)?;
+            let a: PublishArgs = args::parse(raw)?;
             let project = self.project().await?;
-            let done = blocking(&project, publish::publish).await?;
+            let allow = a.allow_sensitive.unwrap_or_default();
+            let done = blocking(&project, move |p| publish::publish(p, &allow)).await?;
             let summary = if done.published_records == 0 {
                 "Already published: nothing to share.".to_string()
             } else {

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use butler_worker::git::GitRepo;
 use butler_worker::issues::{BackendInfo, IssueBackend};
 use butler_worker::ledger::Ledger;
+use butler_worker::secrets::KnownSecrets;
 use butler_worker::time::SharedClock;
 
 use crate::error::WorkError;
@@ -28,6 +29,8 @@ pub struct Project {
     pub titles: Mutex<HashMap<u64, String>>,
     /// Where every time the project's work stamps comes from.
     pub clock: SharedClock,
+    /// Butler's own secrets (the tracker token), refused wherever the Brain would share them.
+    pub known_secrets: KnownSecrets,
 }
 
 impl Project {
@@ -118,7 +121,7 @@ pub async fn open_project(
         Some(r) => format!("{}/{}", r.owner, r.repo),
         None => dir_name(repo.workdir()),
     };
-    let (issues, backend_note) =
+    let (issues, backend_note, known_secrets) =
         crate::backend::choose(&repo, &resolved_repo, remote.as_ref(), clock.clone()).await?;
     let project = Arc::new(Project {
         repo,
@@ -128,6 +131,7 @@ pub async fn open_project(
         backend_note,
         titles: Mutex::new(HashMap::new()),
         clock,
+        known_secrets,
     });
     let info = project.backend();
     let data = serde_json::json!({

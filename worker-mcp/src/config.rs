@@ -3,7 +3,9 @@
 //!
 //! Two sections: the issue backend (`[issues]`) and the ImplementMaid's agents (`[agent]`).
 //! Tokens are never read from the file (it may be committed); they come from the environment
-//! only and are held in a [`Secret`].
+//! only and are held in a [`Secret`]. Where the token may be sent is also the environment's
+//! say only (`BUTLER_GITEA_URL`, `BUTLER_GITEA_HOSTS`): the file may name a server, but the
+//! token goes there only when the user bound it (see [`crate::issues::binding`]).
 //!
 //! ```toml
 //! [issues]
@@ -42,6 +44,11 @@ pub const ENV_GITEA_URL: &str = "BUTLER_GITEA_URL";
 pub const ENV_GITEA_TOKEN: &str = "BUTLER_GITEA_TOKEN";
 /// The fallback token variable, shared with other Gitea tools.
 pub const ENV_GITEA_TOKEN_FALLBACK: &str = "GITEA_TOKEN";
+/// More servers the token may be sent to (origins, separated by commas or spaces), besides
+/// `BUTLER_GITEA_URL`'s.
+pub const ENV_GITEA_HOSTS: &str = "BUTLER_GITEA_HOSTS";
+/// `1`: the user allows the token over plain http to the non-loopback servers they named.
+pub const ENV_GITEA_INSECURE_HTTP: &str = "BUTLER_GITEA_INSECURE_HTTP";
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_TIMEOUT_SECS: u64 = 300;
@@ -129,6 +136,11 @@ pub struct IssueConfig {
     pub repo: Option<(String, String)>,
     pub token: Option<Secret>,
     pub token_source: Option<&'static str>,
+    /// The origins the user bound the token to (`BUTLER_GITEA_URL`'s and `BUTLER_GITEA_HOSTS`);
+    /// never read from the project's file. See [`crate::issues::binding`].
+    pub token_hosts: Vec<url::Origin>,
+    /// `BUTLER_GITEA_INSECURE_HTTP=1`: the token may go over plain http to a bound origin.
+    pub insecure_http: bool,
     /// Timeout of each HTTP request.
     pub timeout: Duration,
 }
@@ -142,6 +154,8 @@ impl Default for IssueConfig {
             repo: None,
             token: None,
             token_source: None,
+            token_hosts: Vec::new(),
+            insecure_http: false,
             timeout: DEFAULT_TIMEOUT,
         }
     }
@@ -164,6 +178,11 @@ pub enum ConfigError {
     InvalidUrl { origin: String },
     #[error("`repo` in `{CONFIG_FILE}` must look like `owner/name`")]
     InvalidRepo,
+    #[error(
+        "`{ENV_GITEA_HOSTS}` must list http(s) servers such as `https://git.example.com` or \
+         `git.example.com:3000`, separated by commas or spaces, without credentials"
+    )]
+    InvalidHosts,
     #[error(
         "tokens are not read from `{CONFIG_FILE}`; remove it and set `{ENV_GITEA_TOKEN}` instead"
     )]
@@ -275,7 +294,10 @@ impl IssueConfig {
         }
 
         if let Some(value) = env(ENV_GITEA_URL) {
-            cfg.gitea_url = Some(parse_web_url(&value, ENV_GITEA_URL)?);
+            let url = parse_web_url(&value, ENV_GITEA_URL)?;
+            // The user named this server outside the project: the token may go there.
+            cfg.token_hosts.push(url.origin());
+            cfg.gitea_url = Some(url);
         } else if let Some(value) = issues.gitea_url {
             cfg.gitea_url = Some(parse_web_url(&value, CONFIG_FILE)?);
         }
@@ -286,6 +308,13 @@ impl IssueConfig {
         if let Some(secs) = issues.timeout_secs {
             cfg.timeout = Duration::from_secs(secs.clamp(1, MAX_TIMEOUT_SECS));
         }
+
+        if let Some(list) = env(ENV_GITEA_HOSTS) {
+            let hosts =
+                crate::issues::binding::parse_origins(&list).ok_or(ConfigError::InvalidHosts)?;
+            cfg.token_hosts.extend(hosts);
+        }
+        cfg.insecure_http = env(ENV_GITEA_INSECURE_HTTP).is_some_and(|v| v.trim() == "1");
 
         for name in secret_env_names() {
             if let Some(token) = env(name) {
@@ -465,6 +494,39 @@ mod tests {
         let cfg = cfg.unwrap();
         assert_eq!(cfg.token.unwrap().expose(), "bbb");
         assert_eq!(cfg.token_source, Some(ENV_GITEA_TOKEN_FALLBACK));
+    }
+
+    #[test]
+    fn the_token_is_bound_only_to_servers_named_in_the_environment() {
+        let file = "[issues]\ngitea_url = \"https://hostile.example/\"\n";
+        let cfg = load(Some(file), &[(ENV_GITEA_TOKEN, "t0k-abcdefgh")]).unwrap();
+        assert_eq!(cfg.token_hosts, vec![], "the project's file binds nothing");
+        let cfg = load(
+            Some(file),
+            &[
+                (ENV_GITEA_URL, "https://git.example.com/sub"),
+                (
+                    ENV_GITEA_HOSTS,
+                    "git.example.org:3000, http://127.0.0.1:8080",
+                ),
+            ],
+        )
+        .unwrap();
+        let origin = |u: &str| url::Url::parse(u).unwrap().origin();
+        assert_eq!(
+            cfg.token_hosts,
+            vec![
+                origin("https://git.example.com"),
+                origin("https://git.example.org:3000"),
+                origin("http://127.0.0.1:8080"),
+            ]
+        );
+        assert!(!cfg.insecure_http);
+        let cfg = load(None, &[(ENV_GITEA_INSECURE_HTTP, "1")]).unwrap();
+        assert!(cfg.insecure_http);
+        let err = load(None, &[(ENV_GITEA_HOSTS, "https://u:pw@git.example.com")]).unwrap_err();
+        assert!(matches!(err, ConfigError::InvalidHosts));
+        assert!(!err.to_string().contains("pw"));
     }
 
     #[test]

@@ -17,4 +17,5 @@ pub mod process;
 pub mod record;
 pub mod remote_url;
 pub mod sandbox;
+pub mod secrets;
 pub mod time;

@@ -4,7 +4,7 @@ mod gitea_backend;
 
 use butler_worker::issues::gitea::ServerKind;
 use butler_worker::issues::{
-    IssueBackend, IssueError, IssueQuery, IssueState, NewIssue, StateFilter,
+    IssueBackend, IssueError, IssueQuery, IssueState, NewIssue, ReportedState, StateFilter,
 };
 use gitea_backend::*;
 use serde_json::{Value, json};
@@ -25,7 +25,7 @@ async fn read_costs_one_request_with_the_token_header() {
     assert_eq!(got.number, 3);
     assert_eq!(got.title, "Parser breaks");
     assert_eq!(got.body, "body of 3");
-    assert_eq!(got.state, IssueState::Open);
+    assert_eq!(got.state, ReportedState::Open);
     assert_eq!(got.labels, ["bug"]);
     assert_eq!(got.comments, 2);
     assert_eq!(
@@ -231,7 +231,7 @@ async fn close_and_reopen_patch_the_state() {
     let backend = mock.backend();
 
     let closed = backend.set_state(3, IssueState::Closed).await.unwrap();
-    assert_eq!(closed.state, IssueState::Closed);
+    assert_eq!(closed.state, ReportedState::Closed);
     backend.set_state(3, IssueState::Open).await.unwrap();
 
     let bodies: Vec<Value> = mock.requests().await.iter().map(body_of).collect();
@@ -544,7 +544,7 @@ async fn forgejo_shapes_are_read_and_reported_as_forgejo() {
     let issue = backend.read(2).await.unwrap();
 
     assert_eq!(issue.title, "From Forgejo");
-    assert_eq!(issue.state, IssueState::Closed);
+    assert_eq!(issue.state, ReportedState::Closed);
     assert_eq!(backend.info().kind, "forgejo");
 }
 

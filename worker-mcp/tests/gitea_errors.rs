@@ -109,11 +109,39 @@ async fn conflict_and_precondition_failed_are_conflict() {
 
 #[tokio::test]
 async fn validation_and_archived_are_backend_errors() {
-    for status in [422, 423, 400, 429] {
+    for status in [422, 423, 400] {
         all_fail_with(GiteaMock::status(status).await, |e| {
             matches!(e, IssueError::Backend { .. })
         })
         .await;
+    }
+}
+
+#[tokio::test]
+async fn too_many_requests_is_rate_limited_with_the_wait_it_asks_for() {
+    all_fail_with(GiteaMock::status(429).await, |e| {
+        *e == IssueError::RateLimited {
+            retry_after_secs: None,
+        }
+    })
+    .await;
+    for (value, secs) in [("17", 17), ("Wed, 21 Oct 2015 07:30:00 GMT", 120)] {
+        let mock = GiteaMock::start().await;
+        let busy = error_reply(429, "slow down")
+            .insert_header("Retry-After", value)
+            .insert_header("Date", "Wed, 21 Oct 2015 07:28:00 GMT");
+        mock.on("GET", "/issues/1", busy).await;
+        assert_eq!(
+            mock.backend().read(1).await.unwrap_err(),
+            IssueError::RateLimited {
+                retry_after_secs: Some(secs)
+            }
+        );
+        assert_eq!(
+            mock.requests().await.len(),
+            1,
+            "a rate limit is not retried"
+        );
     }
 }
 
@@ -167,12 +195,12 @@ async fn a_transient_read_failure_is_retried_to_success() {
 }
 
 #[tokio::test]
-async fn slow_server_is_timeout_and_writes_are_sent_once() {
+async fn slow_server_is_a_read_timeout_and_an_unconfirmed_write_sent_once() {
     let mock = GiteaMock::slow(Duration::from_secs(3)).await;
     let backend = mock.backend();
 
     let started = Instant::now();
-    assert_eq!(backend.read(1).await.unwrap_err(), IssueError::Timeout);
+    assert_eq!(backend.read(1).await.unwrap_err(), IssueError::ReadTimeout);
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "timeout applies per request"
@@ -181,7 +209,8 @@ async fn slow_server_is_timeout_and_writes_are_sent_once() {
 
     assert_eq!(
         backend.comment(1, "b").await.unwrap_err(),
-        IssueError::Timeout
+        IssueError::WriteUnconfirmed,
+        "a write that timed out may have been applied"
     );
     assert_eq!(mock.requests().await.len(), 4, "the comment was sent once");
 }

@@ -112,7 +112,11 @@ async fn auto_without_token_is_local_and_sends_nothing() {
 async fn auto_with_token_detects_gitea_without_sending_the_token() {
     let mock = GiteaMock::start_at("/git").await;
     serve_version(&mock, "1.27.1").await;
-    let cfg = config(&[("GITEA_TOKEN", TOKEN)], None);
+    let hosts = mock.server.uri();
+    let cfg = config(
+        &[("GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_HOSTS", &hosts)],
+        None,
+    );
 
     let (backend, sel) = select(&cfg, Some(&remote_of(&mock))).await.unwrap();
 
@@ -143,7 +147,14 @@ async fn auto_with_token_detects_gitea_without_sending_the_token() {
 async fn auto_detects_forgejo_from_its_version() {
     let mock = GiteaMock::start().await;
     serve_version(&mock, "11.0.3+gitea-1.22.0").await;
-    let cfg = config(&[("BUTLER_GITEA_TOKEN", TOKEN)], None);
+    let hosts = mock.server.uri();
+    let cfg = config(
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
+        None,
+    );
 
     let (backend, sel) = select(&cfg, Some(&remote_of(&mock))).await.unwrap();
 
@@ -155,7 +166,14 @@ async fn auto_detects_forgejo_from_its_version() {
 #[tokio::test]
 async fn auto_on_a_host_without_the_gitea_api_is_local() {
     let mock = GiteaMock::not_found().await;
-    let cfg = config(&[("BUTLER_GITEA_TOKEN", TOKEN)], None);
+    let hosts = mock.server.uri();
+    let cfg = config(
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
+        None,
+    );
 
     let (backend, sel) = select(&cfg, Some(&remote_of(&mock))).await.unwrap();
 
@@ -187,7 +205,14 @@ async fn configured_url_and_repo_need_no_remote() {
         "[issues]\ngitea_url = \"{}\"\nrepo = \"acme/widgets\"\n",
         mock.web_root()
     );
-    let cfg = config(&[("BUTLER_GITEA_TOKEN", TOKEN)], Some(&file));
+    let hosts = mock.server.uri();
+    let cfg = config(
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
+        Some(&file),
+    );
 
     let (backend, sel) = select(&cfg, None).await.unwrap();
 
@@ -244,8 +269,13 @@ fn cfg_with(file: &str) -> IssueConfig {
 #[tokio::test]
 async fn forced_gitea_is_used_even_when_the_probe_fails() {
     let mock = GiteaMock::server_error().await;
+    let hosts = mock.server.uri();
     let cfg = config(
-        &[("BUTLER_ISSUE_BACKEND", "gitea"), ("GITEA_TOKEN", TOKEN)],
+        &[
+            ("BUTLER_ISSUE_BACKEND", "gitea"),
+            ("GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
         None,
     );
 
@@ -257,4 +287,151 @@ async fn forced_gitea_is_used_even_when_the_probe_fails() {
         SelectionReason::ConfiguredGitea { version: None }
     );
     assert_eq!(backend.info().repo, "acme/widgets");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The token goes only where the user sent it.
+// ---------------------------------------------------------------------------------------------
+
+/// Asserts that no request reached the stand-in, or at least none with a credential.
+async fn assert_no_authorization(mock: &GiteaMock) {
+    for request in mock.requests().await {
+        assert!(
+            request.headers.get("authorization").is_none(),
+            "the token went to {}",
+            request.url
+        );
+        assert!(!request.url.as_str().contains(TOKEN));
+    }
+}
+
+#[tokio::test]
+async fn auto_never_asks_a_host_the_token_is_not_bound_to() {
+    let foreign = GiteaMock::start().await;
+    serve_version(&foreign, "1.27.1").await;
+    let cfg = config(
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", "https://git.users-own.example"),
+        ],
+        None,
+    );
+
+    let (backend, sel) = select(&cfg, Some(&remote_of(&foreign))).await.unwrap();
+
+    assert_eq!(backend.info().kind, "local");
+    assert_eq!(
+        sel.reason,
+        SelectionReason::TokenNotBound {
+            host: foreign.server.uri()
+        }
+    );
+    assert!(
+        sel.summary().contains("BUTLER_GITEA_HOSTS"),
+        "{}",
+        sel.summary()
+    );
+    assert!(foreign.requests().await.is_empty(), "not even probed");
+}
+
+#[tokio::test]
+async fn a_token_without_any_bound_host_is_not_sent_to_the_remote() {
+    let mock = GiteaMock::start().await;
+    serve_version(&mock, "1.27.1").await;
+    let cfg = config(&[("BUTLER_GITEA_TOKEN", TOKEN)], None);
+
+    let (backend, sel) = select(&cfg, Some(&remote_of(&mock))).await.unwrap();
+
+    assert_eq!(backend.info().kind, "local");
+    assert!(matches!(sel.reason, SelectionReason::TokenNotBound { .. }));
+    assert!(mock.requests().await.is_empty());
+}
+
+#[tokio::test]
+async fn the_projects_file_cannot_point_the_token_elsewhere() {
+    let users = GiteaMock::start().await;
+    let hostile = GiteaMock::start().await;
+    serve_version(&hostile, "1.27.1").await;
+    // A committed `.butler/config.toml` on a hostile branch names another server.
+    let file = format!(
+        "[issues]\nbackend = \"gitea\"\ngitea_url = \"{}\"\nrepo = \"acme/widgets\"\n",
+        hostile.web_root()
+    );
+    let hosts = users.server.uri();
+    let cfg = config(
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
+        Some(&file),
+    );
+
+    let err = select(&cfg, Some(&remote_of(&users))).await.err().unwrap();
+
+    assert!(
+        matches!(&err, SelectError::TokenNotBound { host } if *host == hostile.server.uri()),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("BUTLER_GITEA_HOSTS"), "{err}");
+    assert_no_token(&[err.to_string(), format!("{err:?}")], "the refusal");
+    assert!(
+        hostile.requests().await.is_empty(),
+        "nothing was sent there"
+    );
+    assert_no_authorization(&hostile).await;
+    // The same file in `auto` mode: the embedded store, and still nothing sent.
+    let auto = file.replace("backend = \"gitea\"", "backend = \"auto\"");
+    let cfg = config(
+        &[
+            ("BUTLER_GITEA_TOKEN", TOKEN),
+            ("BUTLER_GITEA_HOSTS", &hosts),
+        ],
+        Some(&auto),
+    );
+    let (backend, _) = select(&cfg, Some(&remote_of(&users))).await.unwrap();
+    assert_eq!(backend.info().kind, "local");
+    assert!(hostile.requests().await.is_empty());
+}
+
+#[tokio::test]
+async fn plain_http_to_another_machine_is_refused_before_anything_is_sent() {
+    for backend in ["gitea", "auto"] {
+        let cfg = config(
+            &[
+                ("BUTLER_ISSUE_BACKEND", backend),
+                ("BUTLER_GITEA_TOKEN", TOKEN),
+                ("BUTLER_GITEA_URL", "http://gitea.invalid:3000/"),
+            ],
+            Some("[issues]\nrepo = \"acme/widgets\"\n"),
+        );
+        let err = select(&cfg, None).await.err().unwrap();
+        assert!(
+            matches!(&err, SelectError::PlainHttp { host } if host == "http://gitea.invalid:3000"),
+            "{backend}: {err:?}"
+        );
+        assert!(err.to_string().contains("BUTLER_GITEA_INSECURE_HTTP"));
+    }
+    // With `BUTLER_GITEA_INSECURE_HTTP=1` the user accepts it (see `issues::binding`'s tests;
+    // no request is made here: nothing may leave this machine in a test).
+}
+
+#[tokio::test]
+async fn a_bound_loopback_server_over_http_gets_the_token() {
+    let mock = GiteaMock::start().await;
+    serve_version(&mock, "1.27.1").await;
+    mock.on(
+        "GET",
+        "/issues/1",
+        ok_json(200, issue_json(1, "bound", "open", &[])),
+    )
+    .await;
+    let url = mock.web_root().to_string();
+    let cfg = config(
+        &[("BUTLER_GITEA_TOKEN", TOKEN), ("BUTLER_GITEA_URL", &url)],
+        Some("[issues]\nrepo = \"acme/widgets\"\n"),
+    );
+
+    let (backend, _) = select(&cfg, None).await.unwrap();
+
+    assert_eq!(backend.read(1).await.unwrap().title, "bound");
 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::error::WorkError;
 use crate::session::Project;
 use crate::work::observe::{Snapshot, snapshot};
+use crate::work::sensitive;
 
 /// git subcommands this tool replaces.
 pub const GIT_EQUIVALENTS: &[&str] = &["push"];
@@ -14,9 +15,13 @@ pub const GIT_EQUIVALENTS: &[&str] = &["push"];
 pub struct PublishOutcome {
     pub published_records: usize,
     pub destination: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
-pub fn publish(project: &Project) -> Result<PublishOutcome, WorkError> {
+/// Shares the unpublished records. `allow_sensitive`: paths (or record ids, for a message)
+/// the user confirmed hold no real secret.
+pub fn publish(project: &Project, allow_sensitive: &[String]) -> Result<PublishOutcome, WorkError> {
     let repo = &project.repo;
     let Snapshot {
         head,
@@ -35,18 +40,28 @@ pub fn publish(project: &Project) -> Result<PublishOutcome, WorkError> {
         return Ok(PublishOutcome {
             published_records: 0,
             destination,
+            notes: Vec::new(),
         });
     }
-    let pending = repo.unpublished(&dest, 1000)?;
+    let pending = repo.unpublished(&dest, sensitive::MAX_COMMITS_SCANNED)?;
     if pending.count == 0 {
         return Ok(PublishOutcome {
             published_records: 0,
             destination,
+            notes: Vec::new(),
         });
     }
+    let notes = sensitive::check_publish(
+        repo,
+        &pending.shas,
+        pending.count,
+        allow_sensitive,
+        &project.known_secrets,
+    )?;
     repo.publish(&dest)?;
     Ok(PublishOutcome {
         published_records: pending.count,
         destination,
+        notes,
     })
 }

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use butler_worker::git::{Change, GitRepo, TreeLock, WorkTreeStatus};
+use butler_worker::git::{GitRepo, TreeLock};
 use butler_worker::ledger::{Ledger, process_alive};
 use butler_worker::record::{self as protocol, Draft, RecordMessage};
 use serde::Serialize;
@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::error::WorkError;
 use crate::session::Project;
 use crate::work::observe::{Snapshot, line_of, snapshot};
-use crate::work::sensitive::looks_like_credentials;
+use crate::work::sensitive;
 
 /// git subcommands this tool replaces.
 pub const GIT_EQUIVALENTS: &[&str] = &["commit", "add"];
@@ -114,16 +114,16 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
             notes: vec!["Nothing to record: there are no unrecorded changes.".into()],
         });
     }
-    let sensitive: Vec<String> = new_files(repo, &status)?
-        .into_iter()
-        .filter(|p| looks_like_credentials(p) && !req.allow_sensitive.contains(p))
-        .collect();
-    if !sensitive.is_empty() {
-        return Err(WorkError::SensitiveFiles { paths: sensitive });
-    }
+    let scan_notes = sensitive::check_record(
+        repo,
+        &status,
+        &req.message,
+        &req.allow_sensitive,
+        &project.known_secrets,
+    )?;
 
     let held = repo.lock_tree()?;
-    let mut notes = Vec::new();
+    let mut notes = scan_notes;
     project.with_ledger(|ledger| recover(repo, &held, ledger, &mut notes))?;
     repo.wait_for_index(&held)?;
 
@@ -168,26 +168,6 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         files: status.entries.len(),
         notes,
     })
-}
-
-/// Every new (untracked, not ignored) file the record would add. Status lists untracked files
-/// one by one except inside wholly untracked directories (`dir/`); only then is the tree
-/// listed again, file by file.
-fn new_files(repo: &GitRepo, status: &WorkTreeStatus) -> Result<Vec<String>, WorkError> {
-    let untracked: Vec<String> = status
-        .entries
-        .iter()
-        .filter(|e| e.change == Change::Untracked)
-        .map(|e| e.path.display())
-        .collect();
-    if !untracked.iter().any(|p| p.ends_with('/')) {
-        return Ok(untracked);
-    }
-    Ok(repo
-        .untracked_files()?
-        .iter()
-        .map(|p| p.display())
-        .collect())
 }
 
 /// Finishes what a Butler process that died mid-record left behind: its stale lock file,

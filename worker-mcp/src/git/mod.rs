@@ -8,6 +8,7 @@
 //! `git` program (see `command.rs`), so hooks, credentials and configuration behave exactly as
 //! for a person. No git2 type appears in this module's public API.
 
+mod additions;
 mod command;
 mod diff;
 mod error;
@@ -25,6 +26,7 @@ mod vcs;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+pub use additions::{Added, Addition};
 pub use diff::{FileStat, Patch};
 pub use error::GitError;
 pub use history::CommitInfo;

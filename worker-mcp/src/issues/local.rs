@@ -15,7 +15,7 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::{
     BackendInfo, Comment, Issue, IssueBackend, IssueError, IssueFuture, IssuePage, IssueQuery,
-    IssueState, Label, NewIssue, StateFilter, resolve_label_names, validate_title,
+    IssueState, Label, NewIssue, ReportedState, StateFilter, resolve_label_names, validate_title,
 };
 use crate::ledger::{Ledger, LedgerError};
 use crate::time::{SharedClock, Timestamp};
@@ -112,7 +112,9 @@ fn to_issue_error(err: LedgerError) -> IssueError {
     match err {
         LedgerError::NotFound { what } => IssueError::NotFound { what },
         LedgerError::Conflict { .. } => IssueError::Conflict,
-        LedgerError::Busy => IssueError::Timeout,
+        LedgerError::Busy => IssueError::Backend {
+            context: "the local issue store is busy; nothing was changed".into(),
+        },
         other => {
             tracing::warn!(error = %other, source = ?std::error::Error::source(&other), "local issue store failed");
             let context = match other {
@@ -264,10 +266,10 @@ fn load_issue(conn: &Connection, number: u64) -> Result<Issue, LedgerError> {
         )?
         .query_map([number], |r| r.get(0))?
         .collect::<Result<Vec<String>, _>>()?;
-    let state = if state == "closed" {
-        IssueState::Closed
-    } else {
-        IssueState::Open
+    let state = match state.as_str() {
+        "open" => ReportedState::Open,
+        "closed" => ReportedState::Closed,
+        _ => ReportedState::Unknown,
     };
     Ok(Issue {
         number,

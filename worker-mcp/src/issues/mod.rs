@@ -6,6 +6,8 @@
 //! label names with [`resolve_label_names`] before doing any I/O, so they reject the same inputs
 //! the same way.
 
+pub mod binding;
+pub mod bounded;
 pub mod gitea;
 pub mod local;
 pub mod select;
@@ -70,11 +72,31 @@ pub struct BackendInfo {
     pub url: Option<String>,
 }
 
+/// The state an issue can be set to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IssueState {
     Open,
     Closed,
+}
+
+/// The state a tracker reports an issue in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportedState {
+    Open,
+    Closed,
+    /// A state Butler does not know (missing, or a tracker's own): neither open nor closed.
+    Unknown,
+}
+
+impl From<IssueState> for ReportedState {
+    fn from(state: IssueState) -> Self {
+        match state {
+            IssueState::Open => ReportedState::Open,
+            IssueState::Closed => ReportedState::Closed,
+        }
+    }
 }
 
 impl IssueState {
@@ -91,7 +113,7 @@ pub struct Issue {
     pub number: u64,
     pub title: String,
     pub body: String,
-    pub state: IssueState,
+    pub state: ReportedState,
     /// Label names.
     pub labels: Vec<String>,
     /// How many comments the issue has.
@@ -184,10 +206,22 @@ pub enum IssueError {
     AuthFailed,
     #[error("the issue changed or is in a state that does not allow this")]
     Conflict,
+    /// The connection could not be made: nothing was sent.
     #[error("the issue tracker could not be reached")]
     Unreachable,
+    /// A read got no (complete) answer in time.
     #[error("the issue tracker did not answer in time")]
-    Timeout,
+    ReadTimeout,
+    /// A change was sent but its answer did not come (in time, or whole): it may have been
+    /// applied, so it must be checked before it is sent again.
+    #[error("the issue tracker did not confirm the change; it may have been applied")]
+    WriteUnconfirmed,
+    /// The tracker refuses requests for a while (HTTP 429); `Retry-After` when it said.
+    #[error("the issue tracker is rate-limiting requests")]
+    RateLimited { retry_after_secs: Option<u64> },
+    /// The answer was larger than Butler reads; the rest was not downloaded.
+    #[error("the issue tracker's answer is larger than {limit_bytes} bytes")]
+    ResponseTooLarge { limit_bytes: u64 },
     #[error("the issue tracker failed: {context}")]
     Backend { context: String },
 }

@@ -4,14 +4,22 @@
 //! URL or repository is a typed error); `auto` uses Gitea/Forgejo when a token is configured
 //! and the server answers the Gitea API, else the embedded store. The probe is sent without
 //! the token, so a token is never offered to a host that is not a Gitea server.
+//!
+//! Before any request, the server must be one the user bound the token to (see [`binding`]):
+//! `gitea` refuses any other server (`TokenNotBound`, `PlainHttp`); `auto` does not even probe
+//! a server the token is not bound to and uses the embedded store instead.
 
 use std::time::Duration;
 
 use url::Url;
 
+use super::binding::{self, Refusal};
 use super::gitea::{ClientOptions, GiteaBackend, GiteaTarget, ServerKind, probe_server};
 use super::{IssueBackend, IssueError};
-use crate::config::{BackendChoice, ENV_GITEA_TOKEN, ENV_GITEA_URL, IssueConfig};
+use crate::config::{
+    BackendChoice, ENV_GITEA_HOSTS, ENV_GITEA_INSECURE_HTTP, ENV_GITEA_TOKEN, ENV_GITEA_URL,
+    IssueConfig,
+};
 use crate::remote_url::RemoteRepo;
 
 /// The longest the `auto` probe may take.
@@ -42,6 +50,8 @@ pub enum SelectionReason {
     NoRemote,
     /// `auto`: the remote's host does not answer the Gitea API.
     NotGitea,
+    /// `auto`: the server (`scheme://host:port`) is not one the user bound the token to.
+    TokenNotBound { host: String },
 }
 
 impl Selection {
@@ -75,6 +85,10 @@ impl Selection {
             SelectionReason::NotGitea => {
                 "embedded issue store (the remote's host does not answer as Gitea)".into()
             }
+            SelectionReason::TokenNotBound { host } => format!(
+                "embedded issue store (the tracker token is not bound to {host}; to use that \
+                 tracker, the user adds it to `{ENV_GITEA_HOSTS}`)"
+            ),
         }
     }
 }
@@ -94,8 +108,30 @@ pub enum SelectError {
          `.butler/config.toml` or add a git remote on the server"
     )]
     MissingRepo,
+    /// The server is not one the user bound the token to; nothing was sent to it.
+    #[error(
+        "the tracker token is only sent to servers named in `{ENV_GITEA_URL}` or \
+         `{ENV_GITEA_HOSTS}`, and {host} is not one of them"
+    )]
+    TokenNotBound { host: String },
+    /// A bound server over plain http on another machine; nothing was sent to it.
+    #[error(
+        "the tracker token would travel unencrypted (plain http) to {host}; use https, or \
+         set `{ENV_GITEA_INSECURE_HTTP}=1` to accept that"
+    )]
+    PlainHttp { host: String },
     #[error(transparent)]
     Issue(#[from] IssueError),
+}
+
+impl SelectError {
+    fn refused(refusal: Refusal, web_root: &Url) -> Self {
+        let host = binding::origin_label(web_root);
+        match refusal {
+            Refusal::NotBound => SelectError::TokenNotBound { host },
+            Refusal::PlainHttp => SelectError::PlainHttp { host },
+        }
+    }
 }
 
 /// Picks the issue backend. `local` builds the embedded store and is called only when it is
@@ -130,6 +166,8 @@ pub async fn select_backend(
             let token = cfg.token.as_ref().ok_or(SelectError::MissingToken)?;
             let web_root = web_root.ok_or(SelectError::MissingUrl)?;
             let (owner, repo) = repo.ok_or(SelectError::MissingRepo)?;
+            binding::token_may_go_to(&web_root, &cfg.token_hosts, cfg.insecure_http)
+                .map_err(|r| SelectError::refused(r, &web_root))?;
             // The probe only tells Gitea from Forgejo here; a silent server is still used.
             let probe = probe_server(&web_root, probe_options(cfg)).await.ok();
             let kind = probe.as_ref().map_or(ServerKind::Gitea, |p| p.kind);
@@ -154,6 +192,18 @@ pub async fn select_backend(
             let (Some(web_root), Some((owner, repo))) = (web_root, repo) else {
                 return local_with(SelectionReason::NoRemote);
             };
+            match binding::token_may_go_to(&web_root, &cfg.token_hosts, cfg.insecure_http) {
+                Ok(()) => {}
+                // Not the user's tracker: not even asked whether it is one.
+                Err(Refusal::NotBound) => {
+                    return local_with(SelectionReason::TokenNotBound {
+                        host: binding::origin_label(&web_root),
+                    });
+                }
+                Err(refusal @ Refusal::PlainHttp) => {
+                    return Err(SelectError::refused(refusal, &web_root));
+                }
+            }
             let (kind, version) = match probe_server(&web_root, probe_options(cfg)).await {
                 Ok(probe) => (probe.kind, Some(probe.version)),
                 // A server that hides its version behind sign-in, named by the user.

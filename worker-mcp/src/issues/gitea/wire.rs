@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::issues::{Comment, Issue, IssueState, Label};
+use crate::issues::bounded::{MAX_BODY_BYTES, MAX_COMMENT_BYTES, bound_text, bound_title};
+use crate::issues::{Comment, Issue, Label, ReportedState};
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireIssue {
@@ -35,13 +36,14 @@ impl WireIssue {
 
     pub fn into_issue(self) -> Issue {
         let state = match self.state.as_deref() {
-            Some("closed") => IssueState::Closed,
-            _ => IssueState::Open,
+            Some("open") => ReportedState::Open,
+            Some("closed") => ReportedState::Closed,
+            _ => ReportedState::Unknown,
         };
         Issue {
             number: self.number,
-            title: self.title.unwrap_or_default(),
-            body: self.body.unwrap_or_default(),
+            title: bound_title(self.title.unwrap_or_default()),
+            body: bound_text(self.body.unwrap_or_default(), MAX_BODY_BYTES),
             state,
             labels: self
                 .labels
@@ -119,7 +121,7 @@ impl WireComment {
             .filter(|a| !a.is_empty());
         Comment {
             id: self.id,
-            body: self.body.unwrap_or_default(),
+            body: bound_text(self.body.unwrap_or_default(), MAX_COMMENT_BYTES),
             author,
             created_at: self.created_at.unwrap_or_default(),
         }
@@ -171,8 +173,40 @@ mod tests {
         assert_eq!(issue.number, 7);
         assert_eq!(issue.body, "");
         assert!(issue.labels.is_empty());
-        assert_eq!(issue.state, IssueState::Closed);
+        assert_eq!(issue.state, ReportedState::Closed);
         assert_eq!(issue.url, None);
+    }
+
+    #[test]
+    fn an_unknown_or_missing_state_is_not_open() {
+        for state in [r#""state": "in_review","#, r#""state": null,"#, ""] {
+            let json = format!(r#"{{"number": 3, {state} "title": "T"}}"#);
+            let wire: WireIssue = serde_json::from_str(&json).unwrap();
+            assert_eq!(wire.into_issue().state, ReportedState::Unknown, "{json}");
+        }
+    }
+
+    #[test]
+    fn huge_titles_and_bodies_are_cut_with_a_note() {
+        let json = serde_json::json!({
+            "number": 4, "state": "open",
+            "title": "t".repeat(10_000), "body": "b\n".repeat(1 << 20)
+        });
+        let issue = serde_json::from_value::<WireIssue>(json)
+            .unwrap()
+            .into_issue();
+        assert!(issue.title.chars().count() <= crate::issues::MAX_TITLE_CHARS);
+        assert!(issue.title.ends_with("(title cut by Butler)"));
+        assert!(
+            issue.body.len() < MAX_BODY_BYTES + 200,
+            "{}",
+            issue.body.len()
+        );
+        assert!(issue.body.ends_with("are shown.]"));
+        let comment: WireComment =
+            serde_json::from_value(serde_json::json!({"id": 1, "body": "c".repeat(100_000)}))
+                .unwrap();
+        assert!(comment.into_comment().body.len() < MAX_COMMENT_BYTES + 200);
     }
 
     #[test]

@@ -77,7 +77,7 @@ fn issues_are_numbered_from_one_and_read_back() {
         ["bug", "enhancement"],
         "canonical names, sorted"
     );
-    assert_eq!(first.state, IssueState::Open);
+    assert_eq!(first.state, ReportedState::Open);
     assert_eq!(first.comments, 0);
     assert_eq!(first.url, None);
     DateTime::parse_from_rfc3339(&first.created_at).expect("RFC 3339 with offset");
@@ -227,11 +227,11 @@ fn closing_and_reopening_is_idempotent() {
     run(store.create(&new("A", &[]))).unwrap();
     assert_eq!(
         run(store.set_state(1, IssueState::Closed)).unwrap().state,
-        IssueState::Closed
+        ReportedState::Closed
     );
     assert_eq!(
         run(store.set_state(1, IssueState::Closed)).unwrap().state,
-        IssueState::Closed
+        ReportedState::Closed
     );
     let ledger = Ledger::open(dir.path()).unwrap();
     let closed_at: Option<String> = ledger
@@ -241,7 +241,7 @@ fn closing_and_reopening_is_idempotent() {
     assert!(closed_at.is_some());
     assert_eq!(
         run(store.set_state(1, IssueState::Open)).unwrap().state,
-        IssueState::Open
+        ReportedState::Open
     );
     let closed_at: Option<String> = ledger
         .conn()
