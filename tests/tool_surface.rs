@@ -7,7 +7,8 @@ use common::World;
 use insta::assert_json_snapshot;
 use serde_json::{Value, json};
 
-const TOOLS_LIST_BUDGET: usize = 8 * 1024;
+/// 8 KiB until the line tools (three tools and work_finish's arguments) came in.
+const TOOLS_LIST_BUDGET: usize = 9 * 1024 + 512;
 
 #[tokio::test]
 async fn tool_surface_is_snapshotted_and_small() {

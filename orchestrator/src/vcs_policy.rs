@@ -72,7 +72,7 @@ pub fn vet(args: &[String]) -> Verdict {
             reason: format!("`{option}` is not a git option"),
         };
     }
-    if let Some(decl) = equivalents::proper_tool(&sub) {
+    if let Some(decl) = equivalents::proper_tool(&sub, &inv.rest) {
         return Verdict::UseProperTool {
             tool: decl.tool,
             subcommand: sub,
@@ -514,6 +514,19 @@ mod tests {
                 ..
             }
         ));
+        for (args, line_tool) in [
+            ("checkout main", "work_switch_line"),
+            ("switch main", "work_switch_line"),
+            ("checkout -b topic", "work_new_line"),
+            ("switch -c topic", "work_new_line"),
+            ("merge topic", "work_merge_line"),
+        ] {
+            assert!(
+                matches!(v(args), Verdict::UseProperTool { tool, .. } if tool == line_tool),
+                "`{args}` has {line_tool}: {:?}",
+                v(args)
+            );
+        }
     }
 
     #[test]
@@ -651,15 +664,15 @@ mod tests {
             "remote -v",
             "blame src/lib.rs",
             "rev-parse HEAD",
-            "checkout main",
-            "checkout -b topic",
-            "switch -c topic",
+            "switch -",
+            "switch --detach HEAD~1",
+            "merge --abort",
+            "merge --ff-only topic",
             "restore --staged src/a.rs",
             "clean -n",
             "clean -nd",
             "clean --dry-run",
             "rm --cached a",
-            "merge topic",
             "rebase main",
             "cherry-pick abc123",
             "tag v1",

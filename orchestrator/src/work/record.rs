@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::error::WorkError;
 use crate::session::Project;
 use crate::work::observe::{Snapshot, line_of, snapshot};
+use crate::work::propose::{ChangedFile, FileKind, propose};
 use crate::work::sensitive::looks_like_credentials;
 
 /// git subcommands this tool replaces.
@@ -30,10 +31,24 @@ pub const MAX_ISSUE_IDS: usize = 20;
 const JOURNAL_KIND: &str = "record";
 const LOCK_WAIT: Duration = Duration::from_secs(30);
 
+/// How much unrecorded patch a proposed message is built from (the file list is complete).
+const PROPOSAL_PATCH_BYTES: usize = 256 * 1024;
+
+/// Where a record's message comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// The Brain's own words (validated).
+    Given(String),
+    /// None given: answer `need_input` with one proposed from the change.
+    Missing,
+    /// Record with the message proposed from the change (`work_finish(auto=true)`).
+    Proposed,
+}
+
 /// What `work_record` was asked.
 #[derive(Debug, Clone)]
 pub struct RecordRequest {
-    pub message: String,
+    pub message: Message,
     /// `None`: use the active issue; `Some(vec![])`: explicitly no link.
     pub issue_ids: Option<Vec<u64>>,
     /// Paths that look like credentials which the user confirmed may be recorded.
@@ -123,6 +138,15 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     if !sensitive.is_empty() {
         return Err(WorkError::SensitiveFiles { paths: sensitive });
     }
+    let message = match req.message {
+        Message::Given(text) => text,
+        Message::Missing => {
+            return Err(WorkError::MessageNeeded {
+                proposed: proposal(repo)?,
+            });
+        }
+        Message::Proposed => proposal(repo)?,
+    };
 
     let _lock = RecordLock::acquire(repo)?;
     let mut notes = Vec::new();
@@ -133,7 +157,7 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     }
 
     let draft = Draft {
-        message: &req.message,
+        message: &message,
         issue_ids: &issue_ids,
         line: Some(&line),
         task: None,
@@ -173,6 +197,24 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         files: status.entries.len(),
         notes,
     })
+}
+
+/// The message [`propose`] builds from the unrecorded change.
+pub fn proposal(repo: &GitRepo) -> Result<String, WorkError> {
+    let files: Vec<ChangedFile> = repo
+        .diff_overview(None)?
+        .into_iter()
+        .map(|stat| ChangedFile {
+            path: stat.path.display(),
+            kind: match stat.change {
+                Change::Added | Change::Untracked => FileKind::Added,
+                Change::Deleted => FileKind::Deleted,
+                Change::Modified | Change::TypeChanged | Change::Conflicted => FileKind::Modified,
+            },
+        })
+        .collect();
+    let patch = repo.diff_patch(None, PROPOSAL_PATCH_BYTES)?;
+    Ok(propose(&files, &patch.text))
 }
 
 /// Every new (untracked, not ignored) file the record would add. Status lists untracked files

@@ -12,6 +12,7 @@ mod command;
 mod diff;
 mod error;
 mod history;
+mod line;
 mod lock;
 mod path;
 mod publish;
@@ -27,12 +28,16 @@ use std::path::{Path, PathBuf};
 pub use diff::{FileStat, Patch};
 pub use error::GitError;
 pub use history::CommitInfo;
+pub use line::{
+    Committer, LineInfo, MAX_LINE_NAME, MergeOutcome, TASK_LINE_PREFIX, check_line_name,
+    merge_line, task_of_line,
+};
 pub use lock::IndexLock;
 pub use path::RepoPath;
 pub use publish::PublishOutcome;
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
 pub use status::{Change, StatusEntry, WorkTreeStatus};
-pub use task::{Baseline, BroughtIn, MAID_EMAIL, MAID_NAME, Tampering, TaskGit};
+pub use task::{Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit};
 pub use vcs::VcsOutput;
 
 /// An opened (non-bare) repository: where its working tree and git directories are.
