@@ -273,6 +273,12 @@ async fn a_generated_name_comes_from_the_active_issue() {
         json!(format!("issue-{n}-hide-the-tracker-lines")),
         "{named}"
     );
+    let obs = brain.observe().await;
+    assert_eq!(
+        obs["data"]["active_issue"]["number"],
+        json!(n),
+        "the issue comes along"
+    );
 }
 
 #[tokio::test]

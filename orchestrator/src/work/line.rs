@@ -7,7 +7,8 @@
 //!   the unrecorded changes along (nothing is overwritten); starting it elsewhere needs a
 //!   recorded tree like a switch.
 //! - `work_new_line()` without a name: `issue-<N>-<title words>` for the active issue, else
-//!   `work-<YYYYMMDD>`; a number is appended when the name is taken.
+//!   `work-<YYYYMMDD>`; a number is appended when the name is taken. The new line keeps the
+//!   active issue of the line it was started from.
 //! - `work_merge_line(name)` brings `name` (a line, or a shared one such as `origin/main`) into
 //!   the current line. Without a name it brings the current line into the line it was started
 //!   from and continues there. A task line's merge is `task_accept`.
@@ -311,6 +312,14 @@ fn start(project: &Project, name: &str, from: Option<&str>) -> Result<LineChange
         require_recorded(&snap)?;
     }
     repo.start_line(name, start_at.as_deref(), origin.as_deref())?;
+    // The work goes on for the same issue: the new line starts with the current line's.
+    let key = project.key();
+    project.with_ledger(|l| {
+        if let Some(issue) = l.active_issue(&key, &line_of(&snap.head))? {
+            l.set_active_issue(&key, name, Some(issue))?;
+        }
+        Ok(())
+    })?;
     Ok(LineChange {
         line: name.into(),
         from: origin,
@@ -432,6 +441,12 @@ fn merge(project: &Project, name: Option<&str>) -> Result<MergeDone, WorkError> 
         return Err(WorkError::Blocked(reason.clone()));
     }
     require_recorded(&snap)?;
+    if snap.head.unborn {
+        return Err(WorkError::PolicyBlocked {
+            reason: "The current line has no records yet".into(),
+            hint: "save work with work_record first, then call work_merge_line again".into(),
+        });
+    }
     let current = line_of(&snap.head);
     let (source, target) = match name {
         Some(name) if name == current => {
