@@ -152,6 +152,18 @@ pub struct LineChange {
     pub carried_changes: usize,
 }
 
+/// How a merge of lines ended.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Merged {
+    /// The current line already had everything.
+    AlreadyIn,
+    /// The current line had not moved on: it now points where the merged line does.
+    FastForward,
+    /// A merge record joins the lines.
+    Merged,
+}
+
 /// `work_merge_line`'s answer.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MergeDone {
@@ -159,8 +171,7 @@ pub struct MergeDone {
     pub line: String,
     /// The line whose records came in.
     pub merged: String,
-    /// `already_in`, `fast_forward` or `merged`.
-    pub outcome: &'static str,
+    pub outcome: Merged,
     /// How many records came in.
     pub records: usize,
     /// The merge record, when one was needed.
@@ -415,15 +426,15 @@ pub async fn merge_line(project: &Arc<Project>, name: Option<String>) -> Result<
     }
     let done = blocking(project, move |p| merge(p, name.as_deref())).await?;
     let summary = match done.outcome {
-        "already_in" => format!(
+        Merged::AlreadyIn => format!(
             "`{}` already has everything of `{}`.",
             done.line, done.merged
         ),
-        "fast_forward" => format!(
+        Merged::FastForward => format!(
             "Brought {} record(s) of `{}` into `{}`.",
             done.records, done.merged, done.line
         ),
-        _ => format!(
+        Merged::Merged => format!(
             "Merged `{}` into `{}` ({} record(s)); the merge is record {}.",
             done.merged,
             done.line,
@@ -521,9 +532,9 @@ fn merge_into(
         record_id,
     };
     match outcome {
-        MergeOutcome::AlreadyIn { .. } => Ok(done("already_in", None)),
-        MergeOutcome::FastForward { .. } => Ok(done("fast_forward", None)),
-        MergeOutcome::Merged { record, .. } => Ok(done("merged", Some(record.to_string()))),
+        MergeOutcome::AlreadyIn { .. } => Ok(done(Merged::AlreadyIn, None)),
+        MergeOutcome::FastForward { .. } => Ok(done(Merged::FastForward, None)),
+        MergeOutcome::Merged { record, .. } => Ok(done(Merged::Merged, Some(record.to_string()))),
         MergeOutcome::Conflicted { files } => Err(WorkError::MergeConflicted {
             files,
             from: source.into(),

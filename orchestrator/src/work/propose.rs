@@ -443,25 +443,55 @@ fn plural(n: usize, one: &str) -> String {
     }
 }
 
-/// The verb and the list the subject is about; the category it used.
-fn headline<'a>(decl: &'a Declarations) -> Option<(&'static str, Vec<&'a Symbol>, &'static str)> {
-    let prefer_code = |list: &'a [Symbol]| -> Vec<&'a Symbol> {
+/// Which of the declarations a subject or body line is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Category {
+    Added,
+    Removed,
+    Changed,
+}
+
+impl Category {
+    fn verb(self) -> &'static str {
+        match self {
+            Category::Added => "Add",
+            Category::Removed => "Remove",
+            Category::Changed => "Update",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Category::Added => "Added",
+            Category::Removed => "Removed",
+            Category::Changed => "Changed",
+        }
+    }
+
+    fn of(self, decl: &Declarations) -> &[Symbol] {
+        match self {
+            Category::Added => &decl.added,
+            Category::Removed => &decl.removed,
+            Category::Changed => &decl.changed,
+        }
+    }
+}
+
+/// The category the subject is about (the first non-empty one) and its names, the main code
+/// before tests.
+fn headline(decl: &Declarations) -> Option<(Category, Vec<&Symbol>)> {
+    fn prefer_code(list: &[Symbol]) -> Vec<&Symbol> {
         let main: Vec<&Symbol> = list.iter().filter(|s| !s.test).collect();
         if main.is_empty() {
             list.iter().collect()
         } else {
             main
         }
-    };
-    if !decl.added.is_empty() {
-        Some(("Add", prefer_code(&decl.added), "added"))
-    } else if !decl.removed.is_empty() {
-        Some(("Remove", prefer_code(&decl.removed), "removed"))
-    } else if !decl.changed.is_empty() {
-        Some(("Update", prefer_code(&decl.changed), "changed"))
-    } else {
-        None
     }
+    [Category::Added, Category::Removed, Category::Changed]
+        .into_iter()
+        .find(|c| !c.of(decl).is_empty())
+        .map(|c| (c, prefer_code(c.of(decl))))
 }
 
 fn file_subject(files: &[ChangedFile]) -> String {
@@ -594,35 +624,23 @@ pub fn propose(files: &[ChangedFile], patch: &str) -> String {
     let decl = declarations(patch);
     let mut body = Vec::new();
     let subject = match headline(&decl) {
-        Some((verb, symbols, category)) => {
-            let (subject, shown) = symbol_subject(verb, &symbols, files);
-            let all_in_category = match category {
-                "added" => &decl.added,
-                "removed" => &decl.removed,
-                _ => &decl.changed,
+        Some((category, symbols)) => {
+            let (subject, shown) = symbol_subject(category.verb(), &symbols, files);
+            let line = |c: Category| {
+                let all: Vec<&Symbol> = c.of(&decl).iter().collect();
+                cut(&format!("{}: {}", c.label(), names(&all, 8)), MAX_SUBJECT)
             };
-            if shown < all_in_category.len() {
-                let all: Vec<&Symbol> = all_in_category.iter().collect();
-                body.push(cut(
-                    &format!("{}: {}", capitalised(category), names(&all, 8)),
-                    MAX_SUBJECT,
-                ));
+            if shown < category.of(&decl).len() {
+                body.push(line(category));
             }
-            for (other, list) in [("added", &decl.added), ("removed", &decl.removed)] {
-                if other != category && !list.is_empty() {
-                    let all: Vec<&Symbol> = list.iter().collect();
-                    body.push(cut(
-                        &format!("{}: {}", capitalised(other), names(&all, 8)),
-                        MAX_SUBJECT,
-                    ));
+            for other in [Category::Added, Category::Removed] {
+                if other != category && !other.of(&decl).is_empty() {
+                    body.push(line(other));
                 }
             }
-            if let Some(tests) = tests_line(files, &decl) {
-                body.push(tests);
-            }
-            if category != "changed" && !decl.changed.is_empty() {
-                let all: Vec<&Symbol> = decl.changed.iter().collect();
-                body.push(cut(&format!("Changed: {}", names(&all, 8)), MAX_SUBJECT));
+            body.extend(tests_line(files, &decl));
+            if category != Category::Changed && !decl.changed.is_empty() {
+                body.push(line(Category::Changed));
             }
             subject
         }
@@ -639,14 +657,6 @@ pub fn propose(files: &[ChangedFile], patch: &str) -> String {
         subject
     } else {
         format!("{subject}\n\n{}", body.join("\n"))
-    }
-}
-
-fn capitalised(word: &str) -> String {
-    let mut chars = word.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
     }
 }
 
