@@ -18,8 +18,8 @@
 use std::sync::Arc;
 
 use butler_worker::git::{
-    Committer, GitRepo, HeadInfo, LineInfo, MergeOutcome, Unpublished, check_line_name,
-    merge_line as merge_lines, task_of_line,
+    Committer, GitRepo, LineInfo, MergeOutcome, check_line_name, merge_line as merge_lines,
+    task_of_line,
 };
 use butler_worker::record::Draft;
 use serde::Serialize;
@@ -31,111 +31,19 @@ use crate::session::{Project, blocking};
 use crate::work::diff::resolve_record;
 use crate::work::observe::{Snapshot, line_of, snapshot, title};
 
-/// git subcommands `work_new_line` replaces, for the uses [`covers_new`] accepts.
-pub const NEW_LINE_EQUIVALENTS: &[&str] = &["switch", "checkout"];
-/// git subcommands `work_switch_line` replaces, for the uses [`covers_switch`] accepts.
-pub const SWITCH_LINE_EQUIVALENTS: &[&str] = &["switch", "checkout"];
-/// git subcommands `work_merge_line` replaces, for the uses [`covers_merge`] accepts.
-pub const MERGE_LINE_EQUIVALENTS: &[&str] = &["merge"];
+mod equivalents;
+mod view;
+
+pub use equivalents::{
+    MERGE_LINE_EQUIVALENTS, NEW_LINE_EQUIVALENTS, SWITCH_LINE_EQUIVALENTS, covers_merge,
+    covers_new, covers_switch, suggested_params,
+};
+pub use view::{LineView, attach, line_view};
 
 /// How many lines an answer that lists them shows.
 const LINES_SHOWN: usize = 20;
 /// The longest name accepted for an existing line (git's own limit is the file system's).
 const MAX_EXISTING_NAME: usize = 255;
-
-// ---- which git command lines the line tools cover (for the hook and work_vcs) ----
-
-/// Options that change nothing about what a switch or merge means.
-fn quiet(arg: &str) -> bool {
-    matches!(arg, "-q" | "--quiet")
-}
-
-/// A word git would take as a line name rather than a path or a special form.
-fn line_word(arg: &str) -> bool {
-    !arg.starts_with('-') && arg != "." && check_line_name(arg).is_ok()
-}
-
-/// `switch -c NAME [START]`, `checkout -b NAME [START]`: starting a line (and nothing else).
-pub fn covers_new(sub: &str, rest: &[String]) -> bool {
-    let create: &[&str] = match sub {
-        "switch" => &["-c", "--create"],
-        "checkout" => &["-b"],
-        _ => return false,
-    };
-    let args: Vec<&str> = rest
-        .iter()
-        .map(String::as_str)
-        .filter(|a| !quiet(a))
-        .collect();
-    match args.as_slice() {
-        [flag, name] => create.contains(flag) && line_word(name),
-        [flag, name, start] => create.contains(flag) && line_word(name) && !start.starts_with('-'),
-        _ => false,
-    }
-}
-
-/// `switch NAME`, `checkout NAME` (one name that does not look like a file): switching lines.
-pub fn covers_switch(sub: &str, rest: &[String]) -> bool {
-    if !matches!(sub, "switch" | "checkout") {
-        return false;
-    }
-    let args: Vec<&str> = rest
-        .iter()
-        .map(String::as_str)
-        .filter(|a| !quiet(a))
-        .collect();
-    match args.as_slice() {
-        // `checkout a.rs` restores a file: a name with a dot in its last part is left to
-        // work_vcs, where restoring files goes through approval.
-        [name] if sub == "checkout" => {
-            line_word(name) && !name.rsplit('/').next().unwrap_or(name).contains('.')
-        }
-        [name] => line_word(name),
-        _ => false,
-    }
-}
-
-/// `merge NAME` with at most options that do not change the result's content.
-pub fn covers_merge(sub: &str, rest: &[String]) -> bool {
-    const HARMLESS: &[&str] = &[
-        "-q",
-        "--quiet",
-        "-v",
-        "--verbose",
-        "--no-edit",
-        "--ff",
-        "--no-ff",
-        "--stat",
-        "--no-stat",
-        "-n",
-    ];
-    if sub != "merge" {
-        return false;
-    }
-    let (options, names): (Vec<&str>, Vec<&str>) = rest
-        .iter()
-        .map(String::as_str)
-        .partition(|a| a.starts_with('-'));
-    options.iter().all(|o| HARMLESS.contains(o))
-        && matches!(names.as_slice(), [name] if !name.contains("..") && *name != "-")
-}
-
-/// The parameters of the line tool call that replaces `git <sub> <rest>`, for the hook's
-/// and `work_vcs`'s guidance (`work_switch_line(name="main")`).
-pub fn suggested_params(tool: &str, rest: &[String]) -> Vec<(&'static str, String)> {
-    let words: Vec<&str> = rest
-        .iter()
-        .map(String::as_str)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let quote = |s: &str| serde_json::to_string(s).expect("a string serializes");
-    match (tool, words.as_slice()) {
-        ("work_new_line", [name]) => vec![("name", quote(name))],
-        ("work_new_line", [name, from]) => vec![("name", quote(name)), ("from", quote(from))],
-        ("work_switch_line" | "work_merge_line", [name]) => vec![("name", quote(name))],
-        _ => Vec::new(),
-    }
-}
 
 // ---- the tools ----
 
@@ -542,93 +450,6 @@ fn merge_into(
     }
 }
 
-// ---- the `line` part of work_observe ----
-
-/// How the current line stands against another: commits only it has, and only the other.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Standing {
-    pub name: String,
-    pub ahead: usize,
-    pub behind: usize,
-}
-
-/// The current line in `work_observe`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct LineView {
-    pub name: String,
-    /// Records the shared destination lacks (when there is one).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ahead: Option<usize>,
-    /// Records the shared destination has that this line lacks.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub behind: Option<usize>,
-    /// The line it was started from, and how it stands against it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from: Option<Standing>,
-    /// Lines the ImplementMaid's tasks work on, waiting for task_accept or task_discard.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub task_lines: Vec<String>,
-}
-
-/// The current line, how it stands against its shared destination (`unpublished`, already
-/// counted by observe) and the line it came from, and the task lines. `None` (logged) when
-/// the repository cannot say: observe never fails over it.
-pub fn line_view(
-    repo: &GitRepo,
-    head: &HeadInfo,
-    unpublished: Option<&Unpublished>,
-) -> Option<LineView> {
-    let read = || -> Result<LineView, WorkError> {
-        let name = line_of(head);
-        let from = match (&head.branch, &head.oid) {
-            (Some(branch), Some(oid)) if !head.detached => match repo.line_origin(branch)? {
-                Some(origin) => match repo.line_tip(&origin)? {
-                    Some(tip) => {
-                        let (ahead, behind) = repo.ahead_behind(oid, &tip)?;
-                        Some(Standing {
-                            name: origin,
-                            ahead,
-                            behind,
-                        })
-                    }
-                    None => None,
-                },
-                None => None,
-            },
-            _ => None,
-        };
-        let task_lines = repo
-            .lines()?
-            .into_iter()
-            .filter(|l| l.task.is_some())
-            .map(|l| l.name)
-            .collect();
-        Ok(LineView {
-            name,
-            ahead: unpublished.map(|u| u.count),
-            behind: unpublished.map(|u| u.behind),
-            from,
-            task_lines,
-        })
-    };
-    read()
-        .inspect_err(|e| tracing::warn!(error = %e, "work_observe could not read the line"))
-        .ok()
-}
-
-/// Puts `line` into an observation's data, after `active_issue`.
-pub fn attach(reply: &mut Reply, line: Option<LineView>) {
-    let (Some(line), Value::Object(data)) = (line, &mut reply.data) else {
-        return;
-    };
-    let at = data
-        .keys()
-        .position(|k| k == "active_issue")
-        .map_or(data.len(), |i| i + 1);
-    let value = serde_json::to_value(line).expect("a line view serializes");
-    data.shift_insert(at, "line".into(), value);
-}
-
 /// The lines for an answer that lists them: the first [`LINES_SHOWN`] and how many more.
 pub fn listed(lines: &[LineInfo]) -> Value {
     let shown: Vec<&LineInfo> = lines.iter().take(LINES_SHOWN).collect();
@@ -642,83 +463,6 @@ pub fn listed(lines: &[LineInfo]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_owned).collect()
-    }
-
-    #[test]
-    fn new_line_covers_creating_a_line_only() {
-        assert!(covers_new("switch", &words("-c topic")));
-        assert!(covers_new("switch", &words("--create topic main")));
-        assert!(covers_new("checkout", &words("-b topic")));
-        assert!(covers_new("checkout", &words("-q -b topic v1.0")));
-        for (sub, rest) in [
-            ("switch", "-C topic"),
-            ("switch", "-c"),
-            ("switch", "-c topic main extra"),
-            ("switch", "-c -x"),
-            ("checkout", "-B topic"),
-            ("checkout", "-b topic -- a.rs"),
-            ("switch", "topic"),
-            ("checkout", "-b butler/task-t1"),
-        ] {
-            assert!(!covers_new(sub, &words(rest)), "{sub} {rest}");
-        }
-    }
-
-    #[test]
-    fn switch_line_covers_switching_to_a_named_line_only() {
-        assert!(covers_switch("switch", &words("main")));
-        assert!(covers_switch("switch", &words("-q feature/x")));
-        assert!(covers_switch("checkout", &words("main")));
-        for (sub, rest) in [
-            ("switch", "-"),
-            ("switch", "--detach HEAD~1"),
-            ("switch", "-f main"),
-            ("switch", "--discard-changes main"),
-            ("switch", "-c topic"),
-            ("checkout", "src/a.rs"),
-            ("checkout", "."),
-            ("checkout", "-- a"),
-            ("checkout", "main a.rs"),
-            ("checkout", "HEAD~1"),
-            ("switch", ""),
-        ] {
-            assert!(!covers_switch(sub, &words(rest)), "{sub} {rest}");
-        }
-    }
-
-    #[test]
-    fn merge_line_covers_merging_one_line_plainly() {
-        assert!(covers_merge("merge", &words("topic")));
-        assert!(covers_merge("merge", &words("--no-edit origin/main")));
-        for rest in [
-            "--abort",
-            "--continue",
-            "--squash topic",
-            "-s ours topic",
-            "-X theirs topic",
-            "--ff-only topic",
-            "-m msg topic",
-            "a b",
-            "",
-        ] {
-            assert!(!covers_merge("merge", &words(rest)), "merge {rest}");
-        }
-    }
-
-    #[test]
-    fn suggestions_carry_the_names() {
-        assert_eq!(
-            suggested_params("work_new_line", &words("-c topic main")),
-            vec![("name", "\"topic\"".into()), ("from", "\"main\"".into())]
-        );
-        assert_eq!(
-            suggested_params("work_switch_line", &words("main")),
-            vec![("name", "\"main\"".into())]
-        );
-    }
 
     #[test]
     fn generated_names_are_slugs_and_free() {
