@@ -28,7 +28,7 @@ const SECRETS: &[(&str, &str)] = &[
     ("BUTLER_PRIVATE_SETTING", "tok-butler-private-4714"),
     ("FORGEJO_TOKEN", "tok-forgejo-4715"),
 ];
-/// The hooks `work_record`, `work_vcs(["switch", "-c", …])` and `work_publish` make git run.
+/// The hooks `work_record`, `work_new_line` and `work_publish` make git run.
 const HOOKS: &[&str] = &[
     "pre-commit",
     "commit-msg",
@@ -133,7 +133,7 @@ async fn hooks_git_runs_for_butler_never_see_its_secrets() {
     let a = brain.call("work_record", json!({"message": "Add a"})).await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     let a = brain
-        .call("work_vcs", json!({"args": ["switch", "-c", "feature"]}))
+        .call("work_new_line", json!({"name": "feature"}))
         .await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     let a = brain.call("work_publish", json!({})).await;

@@ -5,23 +5,9 @@
 
 mod common;
 
-use common::{StartBrain, World};
+use common::{StartBrain, World, frozen};
 use insta::assert_json_snapshot;
 use serde_json::json;
-
-/// Butler's clock for these tests: the test kit's world is dated 2026-06-12 (+0900), and its
-/// own commits (made as a person would, outside Butler) a minute apart from 12:22:47.
-const BUTLER_NOW: &str = "2026-06-12T13:00:00+09:00";
-
-/// `world` with Butler's clock fixed, and the dates of the commits Butler makes.
-fn frozen(mut world: World) -> World {
-    world.env.extend([
-        ("BUTLER_NOW".to_owned(), BUTLER_NOW.to_owned()),
-        ("GIT_AUTHOR_DATE".to_owned(), BUTLER_NOW.to_owned()),
-        ("GIT_COMMITTER_DATE".to_owned(), BUTLER_NOW.to_owned()),
-    ]);
-    world
-}
 
 #[tokio::test]
 async fn uninitialized_until_the_session_starts() {

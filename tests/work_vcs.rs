@@ -110,7 +110,10 @@ async fn failures_are_error_envelopes_with_gits_words() {
     assert_eq!(injected.error_code(), "need_input", "{}", injected.envelope);
     assert!(!marker.exists(), "no shell");
     let missing = brain
-        .call("work_vcs", json!({"args": ["switch", "no-such-branch"]}))
+        .call(
+            "work_vcs",
+            json!({"args": ["branch", "--set-upstream-to=origin/main", "no-such-branch"]}),
+        )
         .await;
     assert_eq!(missing.error_code(), "not_found", "{}", missing.envelope);
     let message = missing.data()["message"].as_str().expect("message");

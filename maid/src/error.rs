@@ -41,9 +41,10 @@ pub enum MaidError {
     /// No task with this id has a branch or worktree.
     #[error("no task `{0}`")]
     NoSuchTask(String),
-    /// The Brain's line moved in a way that cannot take the task's records without a merge.
-    #[error("the task's line cannot be brought in: {0}")]
-    Conflict(String),
+    /// Bringing the task's line in stopped on conflicts in these files; the merge is left in
+    /// progress in the Brain's tree for it to resolve and record.
+    #[error("the task's line `{line}` conflicts with the current line in {} file(s)", .files.len())]
+    MergeConflicted { line: String, files: Vec<String> },
     /// A file the Maid had to read or write.
     #[error("{action} `{path}`: {source}")]
     Io {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use butler_worker::git::{BroughtIn, GitError, TaskGit};
+use butler_worker::git::{Committer, MergeOutcome, TaskGit, merge_line};
 use butler_worker::ledger::{Ledger, RecordId, TaskEnd};
 use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, Stagnation, supervise};
 use butler_worker::record::{self, Draft, RecordMessage};
@@ -898,9 +898,11 @@ fn retire(main: &TaskGit, ledger: &Ledger, task_id: &TaskId, how: &str) -> Resul
     Ok(())
 }
 
-/// Brings a finished task's records into the Brain's line (fast-forward, or a merge record when
-/// the line moved on), then removes the task's worktree. The branch is kept under
-/// `refs/butler/accepted/`. Refused while the Brain's tree has unrecorded changes.
+/// Brings a finished task's records into the Brain's line (a line merge: fast-forward, or a
+/// merge record when the line moved on), then removes the task's worktree. The branch is kept
+/// under `refs/butler/accepted/`. Refused while the Brain's tree has unrecorded changes. A
+/// conflicting merge is left in progress for the Brain to resolve and record
+/// (`MergeConflicted`); the task stays open until it is accepted again.
 pub async fn accept(
     project_root: &Path,
     task_id: &str,
@@ -918,55 +920,40 @@ pub async fn accept(
             .iter()
             .filter_map(|(_, message)| RecordMessage::parse(message).record_id)
             .collect();
-        let merged = if main.is_ancestor(&before, &tip)? {
-            main.bring_in(&tip, "")?;
-            false
-        } else {
-            let contract = ledger.task(&task_id)?.map(|t| t.contract);
-            let issues: Vec<u64> = contract
-                .as_ref()
-                .and_then(|c| c.issue_id)
-                .into_iter()
-                .collect();
-            let message = match contract.as_ref().and_then(TaskContract::implement) {
-                Some(target) => format!("Accept task {task_id}: {}", target.subject()),
-                None => format!("Accept task {task_id}"),
-            };
-            let line = main
-                .head_ref()?
-                .map(|r| r.trim_start_matches("refs/heads/").to_owned());
-            let draft = Draft {
-                message: &message,
-                issue_ids: &issues,
-                line: line.as_deref(),
-                task: Some(&task_id),
-            };
-            let reservation = record::reserve(&ledger, &draft)?;
-            match main.bring_in(&tip, reservation.text()) {
-                Ok(BroughtIn::Merged { head }) => {
-                    records.push(reservation.complete(&ledger, &head)?);
+        let contract = ledger.task(&task_id)?.map(|t| t.contract);
+        let issues: Vec<u64> = contract
+            .as_ref()
+            .and_then(|c| c.issue_id)
+            .into_iter()
+            .collect();
+        let message = match contract.as_ref().and_then(TaskContract::implement) {
+            Some(target) => format!("Accept task {task_id}: {}", target.subject()),
+            None => format!("Accept task {task_id}"),
+        };
+        let line = main
+            .head_ref()?
+            .map(|r| r.trim_start_matches("refs/heads/").to_owned());
+        let draft = Draft {
+            message: &message,
+            issue_ids: &issues,
+            line: line.as_deref(),
+            task: Some(&task_id),
+        };
+        // Accepting is a line merge: the same one the Brain's work_merge_line makes.
+        let merged =
+            match merge_line::<MaidError>(main.repo(), &ledger, &tip, &draft, Committer::Maid)? {
+                MergeOutcome::AlreadyIn { .. } | MergeOutcome::FastForward { .. } => false,
+                MergeOutcome::Merged { record, .. } => {
+                    records.push(record);
+                    true
                 }
-                Ok(BroughtIn::FastForward { .. }) => reservation.release(&ledger)?,
-                Err(e) => {
-                    let settled = match main.head_sha() {
-                        Ok(now) => reservation.fail(&ledger, Some(&before), Some(&now)),
-                        Err(_) => reservation.abandon(&ledger),
-                    };
-                    if let Err(lost) = settled {
-                        tracing::warn!(%lost, "a failed merge record could not be settled");
-                    }
-                    return Err(match e {
-                        GitError::Rejected => MaidError::Conflict(
-                            "the task's changes conflict with the current line; discard the \
-                             task or bring the line back to where the task started"
-                                .to_owned(),
-                        ),
-                        e => e.into(),
+                MergeOutcome::Conflicted { files } => {
+                    return Err(MaidError::MergeConflicted {
+                        line: task_id.branch(),
+                        files,
                     });
                 }
-            }
-            true
-        };
+            };
         retire(&main, &ledger, &task_id, "accepted")?;
         if ledger.task(&task_id)?.is_some() {
             ledger.set_task_status(&task_id, TaskStatus::Accepted)?;

@@ -125,7 +125,8 @@ pub struct WorkStartArgs {
 #[serde(deny_unknown_fields)]
 pub struct RecordArgs {
     /// What the work does, first line a short summary.
-    pub message: String,
+    #[serde(default)]
+    pub message: Option<String>,
     /// Issues to link. Omit: the active issue; []: no link.
     #[serde(default)]
     pub issue_ids: Option<Vec<i64>>,
@@ -256,6 +257,45 @@ pub struct IssueListArgs {
     /// Page, from 1.
     #[serde(default)]
     pub page: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FinishArgs {
+    #[serde(default)]
+    pub auto: Option<bool>,
+    /// Record message (default: proposed).
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Issue comment (default: the records).
+    #[serde(default)]
+    pub comment: Option<String>,
+    #[serde(default)]
+    pub close: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewLineArgs {
+    /// Default: from the active issue or the date.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A line or record id.
+    #[serde(default)]
+    pub from: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LineNameArgs {
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeLineArgs {
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! error kind cannot silently become `backend_error`. Summaries and hints never carry git or
 //! tracker vocabulary, exit codes, raw backend text or secrets; hints name Butler tools.
 
-use butler_worker::git::GitError;
+use butler_worker::git::{GitError, LineInfo};
 use butler_worker::issues::IssueError;
 use butler_worker::ledger::LedgerError;
 use butler_worker::secrets::{FileFinding, Rule};
@@ -100,10 +100,24 @@ impl BlockReason {
                 "resolve the conflicted files (see work_observe changed_files), then call work_record"
             }
             BlockReason::Detached => {
-                "switch to a line of work with work_vcs([\"switch\", \"<name>\"]) or create one with work_vcs([\"switch\", \"-c\", \"<name>\"])"
+                "switch to a line of work with work_switch_line(name=…) or start one here with work_new_line(name=…)"
             }
         }
     }
+}
+
+/// Where `work_finish(auto=true)` stopped, and why.
+#[derive(Debug)]
+pub struct FinishStop {
+    /// The step that failed (`record`, `publish`, `comment`, `close`).
+    pub step: &'static str,
+    /// The tool that step stands for, whose hint the failure carries.
+    pub tool: &'static str,
+    pub cause: WorkError,
+    /// What was carried out before (a JSON list).
+    pub done: Value,
+    /// The steps after the failing one.
+    pub left: Vec<&'static str>,
 }
 
 /// Everything that can go wrong in a Brain-facing operation.
@@ -160,10 +174,22 @@ pub enum WorkError {
     TaskNotFound { id: String },
     #[error("agent unavailable: {reason}")]
     AgentUnavailable { reason: String },
-    #[error("task conflict: {reason}")]
-    TaskConflict { reason: String },
     #[error("configuration: {problem}")]
     Config { problem: String },
+    #[error("no line `{name}`")]
+    LineNotFound { name: String, lines: Vec<LineInfo> },
+    #[error("line `{name}` exists")]
+    LineExists { name: String },
+    #[error("which line to merge")]
+    LineNeeded { lines: Vec<LineInfo> },
+    #[error("unrecorded changes before a line change")]
+    LineNeedsRecord { paths: Vec<String> },
+    #[error("the merge stopped on conflicts")]
+    MergeConflicted { files: Vec<String>, from: String },
+    #[error("no record message given")]
+    MessageNeeded { proposed: String },
+    #[error("work_finish stopped at {}", .0.step)]
+    FinishStopped(Box<FinishStop>),
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
@@ -311,16 +337,86 @@ impl ToolError {
                 format!("The implementation agent cannot be started: {reason}"),
                 "ask the user to install or configure the agent, or call run_implement with another agent",
             ),
-            WorkError::TaskConflict { reason } => ToolError::new(
-                Conflict,
-                reason,
-                "drop the task with task_discard and call run_implement again from the current record",
-            ),
             WorkError::Config { problem } => ToolError::new(
                 NeedInput,
                 format!("Butler's issue-tracker settings are not usable: {problem}"),
                 "ask the user to fix the settings (.butler/config.toml or BUTLER_* variables), then call work_session_start again",
             ),
+            WorkError::LineNotFound { name, lines } => ToolError::new(
+                NotFound,
+                format!("No line `{name}`"),
+                format!("choose one of data.lines, or start it with work_new_line(name={})", quoted(&name)),
+            )
+            .with_data(crate::work::line::listed(&lines)),
+            WorkError::LineExists { name } => ToolError::new(
+                NeedInput,
+                format!("A line `{name}` already exists"),
+                format!("switch to it with work_switch_line(name={}), or call work_new_line with another name", quoted(&name)),
+            ),
+            WorkError::LineNeeded { lines } => ToolError::new(
+                NeedInput,
+                "It is not known which line this one came from",
+                "call work_merge_line(name=…) with the line to bring in (see data.lines)",
+            )
+            .with_data(crate::work::line::listed(&lines)),
+            WorkError::LineNeedsRecord { paths } => {
+                let shown: Vec<&String> = paths.iter().take(10).collect();
+                let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
+                ToolError::new(
+                    NeedInput,
+                    format!(
+                        "{} unrecorded change(s) ({}{}): record them before changing lines",
+                        paths.len(),
+                        names.join(", "),
+                        if paths.len() > 3 { ", …" } else { "" }
+                    ),
+                    format!("save them with work_record (or ask the user what to do with them), then call {tool} again"),
+                )
+                .with_data(json!({"changed_files": shown, "total": paths.len()}))
+            }
+            WorkError::MergeConflicted { files, from } => {
+                let again = if tool == "task_accept" {
+                    ", then task_accept again to close the task"
+                } else {
+                    ""
+                };
+                let shown: Vec<&String> = files.iter().take(50).collect();
+                ToolError::new(
+                    Conflict,
+                    format!(
+                        "Bringing in `{from}` stopped on conflicts in {} file(s); the project is blocked until they are resolved",
+                        files.len()
+                    ),
+                    format!("edit the files to resolve the conflicts and save with work_record{again}; or give up with work_vcs([\"merge\", \"--abort\"])"),
+                )
+                .with_data(json!({"work_state": "blocked", "conflicted_files": shown, "total": files.len()}))
+            }
+            WorkError::MessageNeeded { proposed } => ToolError::new(
+                NeedInput,
+                "No message given; one is proposed from the changes",
+                "call work_record again with message set to data.proposed_message or your own words",
+            )
+            .with_data(json!({"proposed_message": proposed})),
+            WorkError::FinishStopped(stop) => {
+                let FinishStop { step, tool: step_tool, cause, done, left } = *stop;
+                let inner = ToolError::from_work(cause, step_tool);
+                let mut left_steps = vec![json!({"step": step, "error": crate::envelope::error_json(&inner)})];
+                left_steps.extend(left.iter().map(|s| json!({"step": s})));
+                let finished: Vec<&str> = done
+                    .as_array()
+                    .map(|steps| steps.iter().filter_map(|s| s["step"].as_str()).collect())
+                    .unwrap_or_default();
+                let after = match finished.as_slice() {
+                    [] => String::new(),
+                    steps => format!(" (done: {})", steps.join(", ")),
+                };
+                ToolError {
+                    code: inner.code,
+                    summary: format!("work_finish stopped at `{step}`{after}; nothing is half-done"),
+                    hint: inner.hint,
+                    data: Some(json!({"done": done, "left": left_steps})),
+                }
+            }
             WorkError::Git(err) => git_error(err, tool),
             WorkError::Ledger(err) => ledger_error(err, tool),
             WorkError::Issue(err) => issue_error(err, tool),
@@ -398,6 +494,11 @@ fn secrets_in_records(findings: &[RecordFinding]) -> ToolError {
         "findings": findings.iter().take(MAX_FINDINGS_SHOWN).collect::<Vec<_>>(),
         "total": findings.len(),
     }))
+}
+
+/// `s` as a JSON string literal, for calls shown in hints.
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
 }
 
 /// Bounded hook output for the Brain (the hook's own words are what it needs to fix things).

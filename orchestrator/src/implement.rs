@@ -250,7 +250,9 @@ pub fn maid_error(err: MaidError) -> WorkError {
             reason: e.to_string(),
         },
         MaidError::NoSuchTask(id) => WorkError::TaskNotFound { id },
-        MaidError::Conflict(reason) => WorkError::TaskConflict { reason },
+        MaidError::MergeConflicted { line, files } => {
+            WorkError::MergeConflicted { files, from: line }
+        }
         MaidError::Git(e) => WorkError::Git(e),
         MaidError::Ledger(e) => WorkError::Ledger(e),
         e @ MaidError::Io { .. } => WorkError::Internal(e.to_string()),

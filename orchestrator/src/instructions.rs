@@ -8,10 +8,13 @@ Butler is this project's work-record system: use it instead of git and the issue
 2. Then, and whenever unsure what to do next: work_observe(). It returns the work state, changed \
 files, recent records, the active issue, and required_action: the one thing to do next.
 - work_start(issue_id): the issue this work is for.
-- work_record(message, issue_ids?): save all current work as a permanent record.
+- work_record(message?, issue_ids?): save all current work as a permanent record (no message: \
+one is proposed).
 - work_publish(): share recorded work. When the user asks to commit, push, publish or finalise: \
 work_observe, then work_record if needed, then work_publish.
-- work_finish(): the closing checklist (proposals only).
+- work_finish(auto?, close?): the closing checklist; auto=true records, publishes and comments \
+on the active issue itself.
+- work_new_line(name?), work_switch_line(name), work_merge_line(name?): lines of work.
 - work_diff(path?, level?, record_id?): the changes themselves, only when needed.
 - work_history(n?, path?): past records.
 - work_vcs(args): other version-control operations (branch, stash, fetch, ...).

@@ -23,7 +23,7 @@ use crate::implement::{self, RunImplementArgs, TaskIdArgs};
 use crate::instructions::INSTRUCTIONS;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
-use crate::work::{diff, finish, history, observe, publish, record, vcs};
+use crate::work::{auto_finish, diff, finish, history, line, observe, publish, record, vcs};
 use butler_worker::issues::IssueState;
 use butler_worker::time::{SharedClock, SystemClock};
 
@@ -182,14 +182,17 @@ impl ButlerServer {
         finish_call("work_observe", outcome.await)
     }
 
-    /// Saves all current work as one permanent record, linked to issues. Replaces git add and commit.
+    /// Saves all current work as one permanent record, linked to issues; without a message, proposes one. Replaces git add and commit.
     #[tool(input_schema = schema::<RecordArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
     async fn work_record(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: RecordArgs = args::parse(raw)?;
             let project = self.project().await?;
             let req = record::RecordRequest {
-                message: record::validate_message(&a.message)?,
+                message: match a.message.as_deref() {
+                    Some(text) => record::Message::Given(record::validate_message(text)?),
+                    None => record::Message::Missing,
+                },
                 issue_ids: a
                     .issue_ids
                     .as_deref()
@@ -228,16 +231,67 @@ impl ButlerServer {
         finish_call("work_publish", outcome.await)
     }
 
-    /// The closing checklist: what is left before the work is done. Proposes only.
-    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    /// The closing checklist: proposes what is left; auto=true does it (record, publish, issue comment; close=true closes).
+    #[tool(input_schema = schema::<FinishArgs>(), annotations(destructive_hint = false))]
     async fn work_finish(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
-            let _: NoArgs = args::parse(raw)?;
+            let a: FinishArgs = args::parse(raw)?;
             let project = self.project().await?;
+            if a.auto == Some(true) {
+                let req = auto_finish::AutoFinish {
+                    message: a
+                        .message
+                        .as_deref()
+                        .map(record::validate_message)
+                        .transpose()?,
+                    comment: a.comment,
+                    close: a.close == Some(true),
+                };
+                return auto_finish::auto_finish(&project, req).await;
+            }
+            if a.message.is_some() || a.comment.is_some() || a.close.is_some() {
+                return Err(WorkError::InvalidArgument {
+                    field: "auto",
+                    reason: "message, comment and close apply only with auto=true".into(),
+                });
+            }
             let (summary, plan) = blocking(&project, finish::finish).await?;
             Ok(Reply::new(summary, plan))
         };
         finish_call("work_finish", outcome.await)
+    }
+
+    /// Starts a line of work here (or at from) and switches to it; unrecorded work comes along. Replaces git switch -c.
+    #[tool(input_schema = schema::<NewLineArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    async fn work_new_line(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: NewLineArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            line::new_line(&project, a.name, a.from).await
+        };
+        finish_call("work_new_line", outcome.await)
+    }
+
+    /// Switches to another line of work. Replaces git switch.
+    #[tool(input_schema = schema::<LineNameArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn work_switch_line(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: LineNameArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            line::switch_line(&project, &a.name).await
+        };
+        finish_call("work_switch_line", outcome.await)
+    }
+
+    /// Brings a line's records into this one; no name: this line into the one it came from. Replaces git merge.
+    #[tool(input_schema = schema::<MergeLineArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    async fn work_merge_line(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: MergeLineArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            line::merge_line(&project, a.name).await
+        };
+        finish_call("work_merge_line", outcome.await)
     }
 
     /// The changes, only when needed: per-file overview, level="full" for the patch, record_id for one record. Replaces git diff and show.

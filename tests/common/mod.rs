@@ -173,3 +173,19 @@ fn is_record_id(s: &str) -> bool {
         && s.as_bytes()[8] == b'-'
         && s.chars().filter(|c| c.is_ascii_digit()).count() == s.len() - 1
 }
+
+/// Butler's clock in tests that snapshot times and record ids: the test kit's world is dated
+/// 2026-06-12 (+0900), its own commits (made as a person would, outside Butler) a minute apart
+/// from 12:22:47; Butler's are made at this instant.
+pub const BUTLER_NOW: &str = "2026-06-12T13:00:00+09:00";
+
+/// `world` with Butler's clock fixed ([`BUTLER_NOW`]), and the dates of the commits Butler
+/// makes: answers, record ids and times are the same on every run.
+pub fn frozen(mut world: World) -> World {
+    world.env.extend([
+        ("BUTLER_NOW".to_owned(), BUTLER_NOW.to_owned()),
+        ("GIT_AUTHOR_DATE".to_owned(), BUTLER_NOW.to_owned()),
+        ("GIT_COMMITTER_DATE".to_owned(), BUTLER_NOW.to_owned()),
+    ]);
+    world
+}

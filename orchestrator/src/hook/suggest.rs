@@ -11,7 +11,7 @@ use crate::equivalents;
 /// `work_diff(path="src/a.rs")` or `work_vcs(["branch", "-a"])`.
 pub fn replacement_call(inv: &GitInvocation) -> String {
     let sub = inv.subcommand.as_deref().unwrap_or("");
-    let Some(decl) = equivalents::proper_tool(sub) else {
+    let Some(decl) = equivalents::proper_tool(sub, &inv.rest) else {
         return work_vcs_call(&inv.command_args());
     };
     let params = match decl.tool {
@@ -20,6 +20,9 @@ pub fn replacement_call(inv: &GitInvocation) -> String {
         "work_history" => history_params(&inv.rest),
         "work_record" if sub == "commit" => commit_params(&inv.rest),
         "work_record" => vec![("message", quote("…"))],
+        "work_new_line" | "work_switch_line" | "work_merge_line" => {
+            crate::work::line::suggested_params(decl.tool, &inv.rest)
+        }
         _ => Vec::new(),
     };
     let params: Vec<String> = params
@@ -47,7 +50,7 @@ pub fn deny_reason(inv: &GitInvocation) -> String {
         );
     }
     let call = replacement_call(inv);
-    if equivalents::proper_tool(sub).is_some() {
+    if equivalents::proper_tool(sub, &inv.rest).is_some() {
         format!("`{shown}` was blocked. Use {call} instead.")
     } else {
         format!(
@@ -264,6 +267,19 @@ mod tests {
         assert_eq!(call(&["push"]), "work_publish()");
         assert_eq!(call(&["status"]), "work_observe()");
         assert_eq!(call(&["branch", "-a"]), r#"work_vcs(["branch", "-a"])"#);
+        assert_eq!(call(&["switch", "-c", "x"]), r#"work_new_line(name="x")"#);
+        assert_eq!(
+            call(&["checkout", "main"]),
+            r#"work_switch_line(name="main")"#
+        );
+        assert_eq!(
+            call(&["merge", "topic"]),
+            r#"work_merge_line(name="topic")"#
+        );
+        assert_eq!(
+            call(&["merge", "--abort"]),
+            r#"work_vcs(["merge", "--abort"])"#
+        );
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub fn vet(args: &[String], facts: &dyn RepoFacts) -> Verdict {
             reason: "no git subcommand given".to_owned(),
         };
     };
-    if let Some(decl) = equivalents::proper_tool(&sub) {
+    if let Some(decl) = equivalents::proper_tool(&sub, &inv.rest) {
         return Verdict::UseProperTool {
             tool: decl.tool,
             subcommand: sub,
@@ -146,6 +146,20 @@ pub fn vet(args: &[String], facts: &dyn RepoFacts) -> Verdict {
         };
     }
     match decide::command(&sub, &inv.rest, facts) {
+        // Any spelling of a use a proper tool covers goes to that tool: the canonical form is
+        // asked too (`switch --create=topic` reads as `switch -c topic`).
+        Ok((words_args, _))
+            if words_args.first().is_some_and(|w| w == &sub)
+                && equivalents::proper_tool(&sub, &words_args[1..]).is_some() =>
+        {
+            let tool = equivalents::proper_tool(&sub, &words_args[1..]).map_or("", |d| d.tool);
+            let canonical = git_cli::parse(&words_args);
+            Verdict::UseProperTool {
+                tool,
+                subcommand: sub,
+                suggestion: replacement_call(&canonical),
+            }
+        }
         Ok((words_args, loss)) => {
             let globals: Vec<String> = inv.globals.iter().map(|g| g.name.clone()).collect();
             let mut full = globals.clone();

@@ -429,7 +429,6 @@ fn loss_is_weighed_by_effect_in_every_spelling() {
         "switch --disc main",
         "switch -f main",
         "switch -C main HEAD~1",
-        "switch main",
         "rm -f a",
         "rm -rf dir",
         "mv -f a b",
@@ -445,7 +444,6 @@ fn loss_is_weighed_by_effect_in_every_spelling() {
         "worktree remove --force build/wt",
         "worktree add -B main build/wt HEAD~1",
         "merge --abort",
-        "merge feature",
         "rebase --abort",
         "rebase --skip",
         "rebase --onto main feature",
@@ -508,19 +506,26 @@ fn loss_is_weighed_by_effect_in_every_spelling() {
 #[test]
 fn checkout_and_reset_are_written_without_ambiguity() {
     assert_eq!(ran("checkout").len(), 1);
-    let (args, loss_) = loss("checkout main");
-    assert_eq!(args, ["checkout", "main", "--"]);
-    assert!(
-        matches!(&loss_[..], [LossQuery::Files(f)] if !f.edits),
-        "switching only risks ignored files: {loss_:?}"
-    );
+    // Switching lines has its own tool; `work_vcs` keeps the spellings it does not cover.
+    for (args, tool) in [
+        ("checkout main", "work_switch_line"),
+        ("checkout only-remote", "work_switch_line"),
+        ("switch main", "work_switch_line"),
+        ("switch -c topic", "work_new_line"),
+        ("checkout -b topic", "work_new_line"),
+        ("merge feature", "work_merge_line"),
+    ] {
+        assert!(
+            matches!(v(args), Verdict::UseProperTool { tool: t, .. } if t == tool),
+            "`{args}` has {tool}: {:?}",
+            v(args)
+        );
+    }
     let (args, loss_) = loss("checkout a.txt");
     assert_eq!(args, ["checkout", "--", "a.txt"]);
     assert!(matches!(&loss_[..], [LossQuery::Files(f)] if f.source == Source::Index && f.edits));
     let (args, _) = loss("checkout main a.txt");
     assert_eq!(args, ["checkout", "main", "--", "a.txt"]);
-    let (args, _) = loss("checkout only-remote");
-    assert_eq!(args, ["checkout", "only-remote", "--"]);
     let (args, _) = loss("checkout -");
     assert_eq!(args, ["checkout", "-", "--"]);
     let (args, _) = loss("reset --har");
@@ -600,9 +605,8 @@ fn ordinary_operations_run() {
         "reflog",
         "reflog list",
         "worktree list",
-        "switch -c topic",
-        "checkout -b topic",
-        "merge --no-ff feature",
+        "switch --detach HEAD~1",
+        "merge --squash feature",
         "merge --continue",
         "rebase --continue",
         "cherry-pick --continue",

@@ -1,4 +1,5 @@
-//! `work_finish`: the closing checklist. Proposes, never executes (seed BWR, Phase 1).
+//! `work_finish`: the closing checklist. Without `auto` it proposes, never executes (seed BWR,
+//! Phase 1); `work_finish(auto=true)` carries the steps out ([`crate::work::auto_finish`]).
 
 use serde::Serialize;
 

@@ -1,9 +1,12 @@
 //! The work-record vocabulary (`work_*`): each tool's domain logic, free of MCP.
 
+pub mod auto_finish;
 pub mod diff;
 pub mod finish;
 pub mod history;
+pub mod line;
 pub mod observe;
+pub mod propose;
 pub mod publish;
 pub mod record;
 pub mod records;

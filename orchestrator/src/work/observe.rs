@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::envelope::Reply;
 use crate::error::{BlockReason, WorkError};
 use crate::session::{Project, blocking};
+use crate::work::line::{self, LineView};
 use crate::work::records::{RecordView, records_for};
 use crate::work::state::{self, Decision, Facts, RequiredAction, WorkState};
 
@@ -73,6 +74,7 @@ struct Gathered {
     changed: Vec<String>,
     recent: Vec<RecordView>,
     outside_new: usize,
+    line: Option<LineView>,
 }
 
 pub async fn observe(project: &Arc<Project>) -> Reply {
@@ -110,7 +112,7 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
     }
     let unpublished = gathered.facts.unpublished;
     let changed = cap(gathered.changed);
-    reply(
+    let mut answer = reply(
         d,
         gathered.facts.active_issue,
         active,
@@ -118,7 +120,9 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
         gathered.recent,
         unpublished,
         notes,
-    )
+    );
+    line::attach(&mut answer, gathered.line);
+    answer
 }
 
 fn reply(
@@ -238,6 +242,7 @@ fn gather(project: &Project) -> Result<Gathered, WorkError> {
         };
         Ok((active, outside_new, recent))
     })?;
+    let line_view = line::line_view(repo, &head, unpublished.as_ref());
     let facts = Facts {
         blocked,
         changed: changed.len(),
@@ -251,6 +256,7 @@ fn gather(project: &Project) -> Result<Gathered, WorkError> {
         changed,
         recent,
         outside_new,
+        line: line_view,
     })
 }
 

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use butler_worker::git::{GitRepo, TreeLock};
+use butler_worker::git::{Change, GitRepo, TreeLock};
 use butler_worker::ledger::{Ledger, process_alive};
 use butler_worker::record::{self as protocol, Draft, RecordMessage};
 use serde::Serialize;
@@ -19,6 +19,7 @@ use serde::Serialize;
 use crate::error::WorkError;
 use crate::session::Project;
 use crate::work::observe::{Snapshot, line_of, snapshot};
+use crate::work::propose::{ChangedFile, FileKind, propose};
 use crate::work::sensitive;
 
 /// git subcommands this tool replaces.
@@ -28,10 +29,24 @@ pub const MAX_MESSAGE_CHARS: usize = 10_000;
 pub const MAX_ISSUE_IDS: usize = 20;
 const JOURNAL_KIND: &str = "record";
 
+/// How much unrecorded patch a proposed message is built from (the file list is complete).
+const PROPOSAL_PATCH_BYTES: usize = 256 * 1024;
+
+/// Where a record's message comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// The Brain's own words (validated).
+    Given(String),
+    /// None given: answer `need_input` with one proposed from the change.
+    Missing,
+    /// Record with the message proposed from the change (`work_finish(auto=true)`).
+    Proposed,
+}
+
 /// What `work_record` was asked.
 #[derive(Debug, Clone)]
 pub struct RecordRequest {
-    pub message: String,
+    pub message: Message,
     /// `None`: use the active issue; `Some(vec![])`: explicitly no link.
     pub issue_ids: Option<Vec<u64>>,
     /// Paths that look like credentials which the user confirmed may be recorded.
@@ -114,10 +129,19 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
             notes: vec!["Nothing to record: there are no unrecorded changes.".into()],
         });
     }
+    let message = match req.message {
+        Message::Given(text) => text,
+        Message::Missing => {
+            return Err(WorkError::MessageNeeded {
+                proposed: proposal(repo)?,
+            });
+        }
+        Message::Proposed => proposal(repo)?,
+    };
     let scan_notes = sensitive::check_record(
         repo,
         &status,
-        &req.message,
+        &message,
         &req.allow_sensitive,
         &project.known_secrets,
     )?;
@@ -128,7 +152,7 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     repo.wait_for_index(&held)?;
 
     let draft = Draft {
-        message: &req.message,
+        message: &message,
         issue_ids: &issue_ids,
         line: Some(&line),
         task: None,
@@ -168,6 +192,24 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         files: status.entries.len(),
         notes,
     })
+}
+
+/// The message [`propose`] builds from the unrecorded change.
+pub fn proposal(repo: &GitRepo) -> Result<String, WorkError> {
+    let files: Vec<ChangedFile> = repo
+        .diff_overview(None)?
+        .into_iter()
+        .map(|stat| ChangedFile {
+            path: stat.path.display(),
+            kind: match stat.change {
+                Change::Added | Change::Untracked => FileKind::Added,
+                Change::Deleted => FileKind::Deleted,
+                Change::Modified | Change::TypeChanged | Change::Conflicted => FileKind::Modified,
+            },
+        })
+        .collect();
+    let patch = repo.diff_patch(None, PROPOSAL_PATCH_BYTES)?;
+    Ok(propose(&files, &patch.text))
 }
 
 /// Finishes what a Butler process that died mid-record left behind: its stale lock file,

@@ -13,6 +13,7 @@ mod command;
 mod diff;
 mod error;
 mod history;
+mod line;
 mod lock;
 mod loss;
 mod path;
@@ -30,15 +31,17 @@ pub use additions::{Added, Addition};
 pub use diff::{FileStat, Patch};
 pub use error::GitError;
 pub use history::CommitInfo;
+pub use line::{
+    Committer, LineInfo, MAX_LINE_NAME, MergeOutcome, TASK_LINE_PREFIX, check_line_name,
+    merge_line, task_of_line,
+};
 pub use lock::{BUTLER_WAIT, FOREIGN_WAIT, IndexLock, TreeLock};
 pub use loss::{FilesQuery, LossQuery, Lost, Source, Untracked};
 pub use path::RepoPath;
 pub use publish::PublishOutcome;
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
 pub use status::{Change, StatusEntry, WorkTreeStatus};
-pub use task::{
-    Baseline, BroughtIn, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, task_worktrees_dir,
-};
+pub use task::{Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, task_worktrees_dir};
 pub use vcs::VcsOutput;
 
 /// An opened (non-bare) repository: where its working tree and git directories are.

@@ -1,6 +1,7 @@
 //! Git for the ImplementMaid's tasks: the task's worktree and branch, the baseline taken before
 //! an attempt, detection and restoration of what the agent did to git, the Maid's own commit,
-//! and bringing a finished task into the Brain's line or retiring it.
+//! and retiring a finished task (bringing it into the Brain's line is a line merge:
+//! [`super::line::merge_line`]).
 //!
 //! Every process is hardened, because an agent may have planted programs in the repository's
 //! configuration: `core.fsmonitor` and hooks are off, the untracked cache and commit signing
@@ -39,6 +40,17 @@ const HARDENING: &[&str] = &[
     "-c",
     "tag.gpgSign=false",
 ];
+
+/// `cmd` with the Maid's hardening and identity.
+pub(super) fn harden(cmd: GitCommand) -> GitCommand {
+    cmd.args(HARDENING)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", MAID_NAME)
+        .env("GIT_AUTHOR_EMAIL", MAID_EMAIL)
+        .env("GIT_COMMITTER_NAME", MAID_NAME)
+        .env("GIT_COMMITTER_EMAIL", MAID_EMAIL)
+}
 
 /// A repository (the Brain's tree or a task's worktree) driven with hardened git.
 #[derive(Debug, Clone)]
@@ -81,15 +93,6 @@ pub enum Tampering {
     /// The worktree's `.git` pointer file was changed, removed or replaced (it could point the
     /// Maid's git at a repository of the agent's making); it was written back.
     GitLinkChanged,
-}
-
-/// How a task's line came into the Brain's line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BroughtIn {
-    /// The Brain's line had not moved: it now points at the task's tip.
-    FastForward { head: String },
-    /// The Brain's line had moved on: a merge commit (with the given message) joins them.
-    Merged { head: String },
 }
 
 /// The directory of a repository's task worktrees under `root` (the user's data directory's
@@ -151,15 +154,13 @@ impl TaskGit {
         self.repo.common_dir()
     }
 
+    /// The repository handle (for the git worker's other operations, e.g. merging lines).
+    pub fn repo(&self) -> &GitRepo {
+        &self.repo
+    }
+
     fn command(&self, op: &'static str) -> GitCommand {
-        GitCommand::new(&self.repo, op)
-            .args(HARDENING)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", MAID_NAME)
-            .env("GIT_AUTHOR_EMAIL", MAID_EMAIL)
-            .env("GIT_COMMITTER_NAME", MAID_NAME)
-            .env("GIT_COMMITTER_EMAIL", MAID_EMAIL)
+        harden(GitCommand::new(&self.repo, op))
     }
 
     /// Runs hardened git that never takes `index.lock`; stdout (lossy UTF-8) on success.
@@ -200,24 +201,6 @@ impl TaskGit {
     {
         let out = self.held_command(held, op)?.args(args).run_ok()?;
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-
-    /// Like [`TaskGit::run_held`], but a non-zero exit is `Ok(None)`.
-    fn try_run_held<I, S>(
-        &self,
-        held: &TreeLock,
-        op: &'static str,
-        args: I,
-    ) -> Result<Option<String>, GitError>
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<OsStr>,
-    {
-        let out = self.held_command(held, op)?.args(args).run()?;
-        Ok(out
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
     }
 
     /// Butler's lock on this working tree (waits for another Butler that holds it).
@@ -459,39 +442,6 @@ impl TaskGit {
             .stdin(message.as_bytes().to_vec())
             .run_ok()?;
         self.head_sha()
-    }
-
-    /// Brings `tip` into the current line: fast-forward when possible, else a merge commit with
-    /// `merge_message`. A conflicting merge is aborted and reported as `Rejected`.
-    pub fn bring_in(&self, tip: &str, merge_message: &str) -> Result<BroughtIn, GitError> {
-        let held = self.lock()?;
-        if self
-            .try_run_held(&held, "merge", ["merge", "-q", "--ff-only", tip])?
-            .is_some()
-        {
-            return Ok(BroughtIn::FastForward {
-                head: self.head_sha()?,
-            });
-        }
-        let merged = self
-            .held_command(&held, "merge")?
-            .args([
-                "merge",
-                "-q",
-                "--no-ff",
-                "--no-verify",
-                "--cleanup=verbatim",
-                "-m",
-            ])
-            .args([merge_message, tip])
-            .run()?;
-        if !merged.status.success() {
-            let _ = self.try_run_held(&held, "merge", ["merge", "--abort"]);
-            return Err(GitError::Rejected);
-        }
-        Ok(BroughtIn::Merged {
-            head: self.head_sha()?,
-        })
     }
 
     /// Removes the worktree at `worktree` (forcefully: its changes were recorded or set aside),
@@ -823,8 +773,25 @@ mod tests {
         assert_ne!(sha, base);
         // The Brain's tree never moved; accepting fast-forwards it.
         assert_eq!(main.head_sha().expect("head"), base);
-        let brought = main.bring_in(&sha, "merge").expect("bring in");
-        assert_eq!(brought, BroughtIn::FastForward { head: sha.clone() });
+        let ledger = crate::ledger::Ledger::open(main.common_dir()).expect("ledger");
+        let draft = crate::record::Draft {
+            message: "merge",
+            issue_ids: &[],
+            line: Some("main"),
+            task: None,
+        };
+        let brought = crate::git::merge_line::<Box<dyn std::error::Error>>(
+            main.repo(),
+            &ledger,
+            &sha,
+            &draft,
+            crate::git::Committer::Maid,
+        )
+        .expect("bring in");
+        assert_eq!(
+            brought,
+            crate::git::MergeOutcome::FastForward { head: sha.clone() }
+        );
         main.retire_task(&wt_path, "butler/task-t1", "refs/butler/accepted/task-t1")
             .expect("retire");
         assert!(!wt_path.exists());

@@ -1,0 +1,487 @@
+//! Lines of work — `work_new_line`, `work_switch_line`, `work_merge_line` — and the `line`
+//! part of `work_observe`: branches in the Brain's vocabulary.
+//!
+//! Decisions:
+//! - A line change never loses work: switching, or merging into a line, with unrecorded
+//!   changes is `need_input` (record first). Starting a new line where the work stands carries
+//!   the unrecorded changes along (nothing is overwritten); starting it elsewhere needs a
+//!   recorded tree like a switch.
+//! - `work_new_line()` without a name: `issue-<N>-<title words>` for the active issue, else
+//!   `work-<YYYYMMDD>`; a number is appended when the name is taken. The new line keeps the
+//!   active issue of the line it was started from.
+//! - `work_merge_line(name)` brings `name` (a line, or a shared one such as `origin/main`) into
+//!   the current line. Without a name it brings the current line into the line it was started
+//!   from and continues there. A task line's merge is `task_accept`.
+//! - A conflicting merge is left exactly as git leaves it (`conflict`, and `work_observe` says
+//!   `blocked` with the files) for the Brain to resolve and record.
+
+use std::sync::Arc;
+
+use butler_worker::git::{
+    Committer, GitRepo, LineInfo, MergeOutcome, check_line_name, merge_line as merge_lines,
+    task_of_line,
+};
+use butler_worker::record::Draft;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::envelope::Reply;
+use crate::error::{BlockReason, WorkError};
+use crate::session::{Project, blocking};
+use crate::work::diff::resolve_record;
+use crate::work::observe::{Snapshot, line_of, snapshot, title};
+
+mod equivalents;
+mod view;
+
+pub use equivalents::{
+    MERGE_LINE_EQUIVALENTS, NEW_LINE_EQUIVALENTS, SWITCH_LINE_EQUIVALENTS, covers_merge,
+    covers_new, covers_switch, suggested_params,
+};
+pub use view::{LineView, attach, line_view};
+
+/// How many lines an answer that lists them shows.
+const LINES_SHOWN: usize = 20;
+/// The longest name accepted for an existing line (git's own limit is the file system's).
+const MAX_EXISTING_NAME: usize = 255;
+
+// ---- the tools ----
+
+/// What `work_new_line`, `work_switch_line` and `work_merge_line` answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LineChange {
+    /// The line the project is on now.
+    pub line: String,
+    /// Where it came from (new line) or was before (switch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// Unrecorded changes carried onto a new line.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub carried_changes: usize,
+}
+
+/// How a merge of lines ended.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Merged {
+    /// The current line already had everything.
+    AlreadyIn,
+    /// The current line had not moved on: it now points where the merged line does.
+    FastForward,
+    /// A merge record joins the lines.
+    Merged,
+}
+
+/// `work_merge_line`'s answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MergeDone {
+    /// The line that received the records (the current line now).
+    pub line: String,
+    /// The line whose records came in.
+    pub merged: String,
+    pub outcome: Merged,
+    /// How many records came in.
+    pub records: usize,
+    /// The merge record, when one was needed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_id: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// `work_new_line(name?, from?)`.
+pub async fn new_line(
+    project: &Arc<Project>,
+    name: Option<String>,
+    from: Option<String>,
+) -> Result<Reply, WorkError> {
+    let name = match name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) => {
+            check_line_name(n).map_err(|reason| WorkError::InvalidArgument {
+                field: "name",
+                reason,
+            })?;
+            n.to_owned()
+        }
+        None => generated_name(project).await?,
+    };
+    let from = from.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty());
+    let done = blocking(project, move |p| start(p, &name, from.as_deref())).await?;
+    let mut summary = format!("Started line `{}`", done.line);
+    if let Some(from) = &done.from {
+        summary.push_str(&format!(" from `{from}`"));
+    }
+    summary.push('.');
+    if done.carried_changes > 0 {
+        summary.push_str(&format!(
+            " {} unrecorded change(s) came along.",
+            done.carried_changes
+        ));
+    }
+    Ok(Reply::new(summary, done))
+}
+
+/// A name for a new line: from the active issue (`issue-50-hide-the-tracker`), else the date.
+async fn generated_name(project: &Arc<Project>) -> Result<String, WorkError> {
+    let issue = blocking(project, |p| {
+        let head = p.repo.head()?;
+        let key = p.key();
+        p.with_ledger(|l| Ok(l.active_issue(&key, &line_of(&head))?))
+    })
+    .await?;
+    let base = match issue {
+        Some(n) => {
+            let mut notes = Vec::new();
+            let words = title(project, n, &mut notes)
+                .await
+                .map(|t| slug(&t))
+                .unwrap_or_default();
+            if words.is_empty() {
+                format!("issue-{n}")
+            } else {
+                format!("issue-{n}-{words}")
+            }
+        }
+        None => format!("work-{}", project.clock.now().day()),
+    };
+    let taken = blocking(project, |p| Ok(p.repo.lines()?)).await?;
+    Ok(free_name(&base, &taken))
+}
+
+/// Up to five lowercase ASCII words of `title`, joined by `-` (at most 40 characters).
+fn slug(title: &str) -> String {
+    let mut out = String::new();
+    for word in title
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(5)
+    {
+        if out.len() + word.len() + 1 > 40 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&word.to_ascii_lowercase());
+    }
+    out
+}
+
+/// `base`, or `base-2`, `base-3`, … whichever no line has.
+fn free_name(base: &str, taken: &[LineInfo]) -> String {
+    let used = |n: &str| taken.iter().any(|l| l.name == n);
+    if !used(base) {
+        return base.to_owned();
+    }
+    (2..)
+        .map(|i| format!("{base}-{i}"))
+        .find(|n| !used(n))
+        .expect("some suffix is free")
+}
+
+/// Refuses when a merge or rebase is under way or files are conflicted; a detached HEAD is
+/// what line changes are for, so it is not a reason.
+fn refuse_blocked(snapshot: &Snapshot) -> Result<(), WorkError> {
+    match &snapshot.blocked {
+        Some(BlockReason::Detached) | None => Ok(()),
+        Some(reason) => Err(WorkError::Blocked(reason.clone())),
+    }
+}
+
+fn require_recorded(snapshot: &Snapshot) -> Result<(), WorkError> {
+    if snapshot.status.entries.is_empty() {
+        return Ok(());
+    }
+    Err(WorkError::LineNeedsRecord {
+        paths: snapshot
+            .status
+            .entries
+            .iter()
+            .map(|e| e.path.display())
+            .collect(),
+    })
+}
+
+fn start(project: &Project, name: &str, from: Option<&str>) -> Result<LineChange, WorkError> {
+    let repo = &project.repo;
+    let snap = snapshot(repo)?;
+    refuse_blocked(&snap)?;
+    if repo.line_tip(name)?.is_some() {
+        return Err(WorkError::LineExists { name: name.into() });
+    }
+    let current = snap.head.branch.clone().filter(|_| !snap.head.detached);
+    let (start_at, origin) = match from {
+        None => (None, current.clone()),
+        Some(from) => match repo.line_tip(from)? {
+            Some(tip) => (Some(tip), Some(from.to_owned())),
+            None => match resolve_record(project, from) {
+                Ok(sha) => (Some(sha), current.clone()),
+                Err(WorkError::RecordNotFound { .. } | WorkError::InvalidArgument { .. }) => {
+                    return Err(not_found(repo, from));
+                }
+                Err(e) => return Err(e),
+            },
+        },
+    };
+    // Starting where the work stands keeps the changes as they are; elsewhere is a switch.
+    let moves = start_at.is_some() && start_at != snap.head.oid;
+    if moves {
+        require_recorded(&snap)?;
+    }
+    repo.start_line(name, start_at.as_deref(), origin.as_deref())?;
+    // The work goes on for the same issue: the new line starts with the current line's.
+    let key = project.key();
+    project.with_ledger(|l| {
+        if let Some(issue) = l.active_issue(&key, &line_of(&snap.head))? {
+            l.set_active_issue(&key, name, Some(issue))?;
+        }
+        Ok(())
+    })?;
+    Ok(LineChange {
+        line: name.into(),
+        from: origin,
+        carried_changes: if moves { 0 } else { snap.status.entries.len() },
+    })
+}
+
+fn not_found(repo: &GitRepo, name: &str) -> WorkError {
+    WorkError::LineNotFound {
+        name: name.chars().take(MAX_EXISTING_NAME).collect(),
+        lines: repo.lines().unwrap_or_default(),
+    }
+}
+
+/// A name the Brain gave for an existing line: loosely checked (git refuses what it does not
+/// know), never an option.
+fn existing_name(field: &'static str, name: &str) -> Result<String, WorkError> {
+    let name = name.trim();
+    let bad = |reason: &str| WorkError::InvalidArgument {
+        field,
+        reason: reason.into(),
+    };
+    if name.is_empty() {
+        return Err(bad("it is empty; name a line"));
+    }
+    if name.starts_with('-') {
+        return Err(bad("a line name does not start with `-`"));
+    }
+    if name.len() > MAX_EXISTING_NAME || name.chars().any(char::is_control) {
+        return Err(bad("that is not a line name"));
+    }
+    Ok(name.to_owned())
+}
+
+/// `work_switch_line(name)`.
+pub async fn switch_line(project: &Arc<Project>, name: &str) -> Result<Reply, WorkError> {
+    let name = existing_name("name", name)?;
+    let done = blocking(project, move |p| switch(p, &name)).await?;
+    let summary = match &done.from {
+        Some(from) if *from == done.line => format!("Already on `{}`.", done.line),
+        Some(from) => format!("Switched to `{}` (from `{from}`).", done.line),
+        None => format!("Switched to `{}`.", done.line),
+    };
+    Ok(Reply::new(summary, done))
+}
+
+fn switch(project: &Project, name: &str) -> Result<LineChange, WorkError> {
+    let repo = &project.repo;
+    let snap = snapshot(repo)?;
+    refuse_blocked(&snap)?;
+    let current = snap.head.branch.clone().filter(|_| !snap.head.detached);
+    if current.as_deref() == Some(name) {
+        return Ok(LineChange {
+            line: name.into(),
+            from: current,
+            carried_changes: 0,
+        });
+    }
+    if let Some(task) = task_of_line(name) {
+        return Err(task_line(task));
+    }
+    if repo.line_tip(name)?.is_none() && repo.remotes_with_line(name)?.len() != 1 {
+        return Err(not_found(repo, name));
+    }
+    require_recorded(&snap)?;
+    repo.switch_line(name)?;
+    Ok(LineChange {
+        line: name.into(),
+        from: current,
+        carried_changes: 0,
+    })
+}
+
+fn task_line(task: &str) -> WorkError {
+    WorkError::PolicyBlocked {
+        reason: format!(
+            "`butler/task-{task}` is task {task}'s line; its agent works on it elsewhere"
+        ),
+        hint: format!(
+            "bring it in with task_accept(task_id=\"{task}\") or drop it with task_discard"
+        ),
+    }
+}
+
+/// `work_merge_line(name?)`.
+pub async fn merge_line(project: &Arc<Project>, name: Option<String>) -> Result<Reply, WorkError> {
+    let name = name
+        .as_deref()
+        .map(|n| existing_name("name", n))
+        .transpose()?;
+    if let Some(task) = name.as_deref().and_then(task_of_line) {
+        return crate::implement::task_accept(project, task).await;
+    }
+    let done = blocking(project, move |p| merge(p, name.as_deref())).await?;
+    let summary = match done.outcome {
+        Merged::AlreadyIn => format!(
+            "`{}` already has everything of `{}`.",
+            done.line, done.merged
+        ),
+        Merged::FastForward => format!(
+            "Brought {} record(s) of `{}` into `{}`.",
+            done.records, done.merged, done.line
+        ),
+        Merged::Merged => format!(
+            "Merged `{}` into `{}` ({} record(s)); the merge is record {}.",
+            done.merged,
+            done.line,
+            done.records,
+            done.record_id.as_deref().unwrap_or("?")
+        ),
+    };
+    Ok(Reply::new(summary, done))
+}
+
+fn merge(project: &Project, name: Option<&str>) -> Result<MergeDone, WorkError> {
+    let repo = &project.repo;
+    let snap = snapshot(repo)?;
+    if let Some(reason) = &snap.blocked {
+        return Err(WorkError::Blocked(reason.clone()));
+    }
+    require_recorded(&snap)?;
+    if snap.head.unborn {
+        return Err(WorkError::PolicyBlocked {
+            reason: "The current line has no records yet".into(),
+            hint: "save work with work_record first, then call work_merge_line again".into(),
+        });
+    }
+    let current = line_of(&snap.head);
+    let (source, target) = match name {
+        Some(name) if name == current => {
+            return Err(WorkError::InvalidArgument {
+                field: "name",
+                reason: format!("`{name}` is the current line; name another line to merge"),
+            });
+        }
+        Some(name) => (name.to_owned(), current.clone()),
+        None => {
+            let origin = repo
+                .line_origin(&current)?
+                .ok_or_else(|| WorkError::LineNeeded {
+                    lines: repo.lines().unwrap_or_default(),
+                })?;
+            (current.clone(), origin)
+        }
+    };
+    let tip = match repo.line_tip(&source)? {
+        Some(tip) => tip,
+        None => repo
+            .shared_line_tip(&source)?
+            .ok_or_else(|| not_found(repo, &source))?,
+    };
+    if target != current {
+        if repo.line_tip(&target)?.is_none() {
+            return Err(not_found(repo, &target));
+        }
+        repo.switch_line(&target)?;
+    }
+    let result = merge_into(project, &source, &target, &tip);
+    if result.is_err() && target != current && repo.operation_in_progress().is_none() {
+        // Nothing was merged: go back to where the Brain was.
+        let _ = repo.switch_line(&current);
+    }
+    result
+}
+
+fn merge_into(
+    project: &Project,
+    source: &str,
+    target: &str,
+    tip: &str,
+) -> Result<MergeDone, WorkError> {
+    let repo = &project.repo;
+    let head = repo
+        .head()?
+        .oid
+        .ok_or(WorkError::Blocked(BlockReason::Detached))?;
+    let (records, _) = repo.ahead_behind(tip, &head)?;
+    let key = project.key();
+    let message = format!("Merge line {source} into {target}");
+    let outcome = project.with_ledger(|ledger| {
+        let issue = match ledger.active_issue(&key, source)? {
+            Some(n) => Some(n),
+            None => ledger.active_issue(&key, target)?,
+        };
+        let issues: Vec<u64> = issue.into_iter().collect();
+        let draft = Draft {
+            message: &message,
+            issue_ids: &issues,
+            line: Some(target),
+            task: None,
+        };
+        merge_lines::<WorkError>(repo, ledger, tip, &draft, Committer::Person)
+    })?;
+    let done = |outcome, record_id| MergeDone {
+        line: target.into(),
+        merged: source.into(),
+        outcome,
+        records,
+        record_id,
+    };
+    match outcome {
+        MergeOutcome::AlreadyIn { .. } => Ok(done(Merged::AlreadyIn, None)),
+        MergeOutcome::FastForward { .. } => Ok(done(Merged::FastForward, None)),
+        MergeOutcome::Merged { record, .. } => Ok(done(Merged::Merged, Some(record.to_string()))),
+        MergeOutcome::Conflicted { files } => Err(WorkError::MergeConflicted {
+            files,
+            from: source.into(),
+        }),
+    }
+}
+
+/// The lines for an answer that lists them: the first [`LINES_SHOWN`] and how many more.
+pub fn listed(lines: &[LineInfo]) -> Value {
+    let shown: Vec<&LineInfo> = lines.iter().take(LINES_SHOWN).collect();
+    let mut value = serde_json::json!({ "lines": shown });
+    if lines.len() > LINES_SHOWN {
+        value["lines_more"] = (lines.len() - LINES_SHOWN).into();
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_names_are_slugs_and_free() {
+        assert_eq!(
+            slug("Brain の issue 操作抽象化: hide Gitea"),
+            "brain-issue-hide-gitea"
+        );
+        assert_eq!(slug("完全に日本語"), "");
+        let taken = vec![
+            LineInfo {
+                name: "issue-5".into(),
+                task: None,
+            },
+            LineInfo {
+                name: "issue-5-2".into(),
+                task: None,
+            },
+        ];
+        assert_eq!(free_name("issue-5", &taken), "issue-5-3");
+        assert_eq!(free_name("work-20260415", &taken), "work-20260415");
+    }
+}
