@@ -11,6 +11,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use butler_worker::config::Secret;
 use butler_worker::process::{self, ChildEnv, ChildSpec, Ending, Limits, env};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -748,6 +749,84 @@ async fn probe_server(project: &Path, program: &str, args: &[String]) -> (Status
         Ok(Err(detail)) => (Status::Fail, detail),
         Err(_) => (Status::Fail, format!("no answer within {PROBE_TIMEOUT:?}")),
     }
+}
+
+/// Check a running `butler serve --http` at `url`, as a client would: a session opens
+/// (`initialize`, with `token` as the bearer token when given), the tools are listed, and
+/// `work_observe` answers with the envelope.
+pub async fn doctor_http(url: &str, token: Option<&Secret>) -> DoctorReport {
+    let mut checks = Vec::new();
+    let mut add = |name, status, detail: String| {
+        checks.push(Check {
+            name,
+            status,
+            detail,
+        })
+    };
+    let connected =
+        tokio::time::timeout(PROBE_TIMEOUT, BrainClient::connect_http(url, token)).await;
+    let client = match connected {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => {
+            let hint = if token.is_none() {
+                " (a server that needs a token: pass `--token-file` or set `BUTLER_HTTP_TOKEN`)"
+            } else {
+                ""
+            };
+            add(
+                "http_session",
+                Status::Fail,
+                format!("no MCP session with {url}: {e}{hint}"),
+            );
+            return DoctorReport { checks };
+        }
+        Err(_) => {
+            add(
+                "http_session",
+                Status::Fail,
+                format!("{url} did not answer `initialize` within {PROBE_TIMEOUT:?}"),
+            );
+            return DoctorReport { checks };
+        }
+    };
+    add(
+        "http_session",
+        Status::Ok,
+        format!("`initialize` answered by {url}"),
+    );
+    let (status, detail) = match tokio::time::timeout(PROBE_TIMEOUT, client.tools()).await {
+        Ok(Ok(tools)) if !tools.is_empty() => (
+            Status::Ok,
+            format!("answers `tools/list` with {} tools", tools.len()),
+        ),
+        Ok(Ok(_)) => (Status::Fail, "`tools/list` answered with no tools".into()),
+        Ok(Err(e)) => (Status::Fail, format!("`tools/list` failed: {e}")),
+        Err(_) => (Status::Fail, format!("no answer within {PROBE_TIMEOUT:?}")),
+    };
+    add("http_tools", status, detail);
+    let observed = tokio::time::timeout(
+        PROBE_TIMEOUT,
+        client.call("work_observe", Value::Object(Map::new())),
+    )
+    .await;
+    let (status, detail) = match observed {
+        Ok(Ok(answer)) if answer.status() == "ok" && answer.consistent => (
+            Status::Ok,
+            format!(
+                "`work_observe` answers (`work_state` {})",
+                answer.data()["work_state"]
+            ),
+        ),
+        Ok(Ok(answer)) => (
+            Status::Fail,
+            format!("`work_observe` answered {}", answer.envelope),
+        ),
+        Ok(Err(e)) => (Status::Fail, format!("`work_observe` failed: {e}")),
+        Err(_) => (Status::Fail, format!("no answer within {PROBE_TIMEOUT:?}")),
+    };
+    add("http_observe", status, detail);
+    client.close().await;
+    DoctorReport { checks }
 }
 
 #[cfg(test)]
