@@ -145,7 +145,11 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Init { project, remove } => {
             let project = project_dir(project)?;
-            let report = butler_orchestrator::install::init(&project, &exe()?, remove)?;
+            let launch = butler_orchestrator::install::Launch::resolve(
+                &exe()?,
+                std::env::var_os("PATH").as_deref(),
+            );
+            let report = butler_orchestrator::install::init(&project, &launch, remove)?;
             write_out(&report.to_string())
         }
         Command::Doctor {
