@@ -271,7 +271,7 @@ struct Edge {
 type Answer = Response<Tracked>;
 
 impl Edge {
-    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Result<Answer, Infallible> {
+    async fn handle(self: Arc<Self>, mut request: Request<Incoming>) -> Result<Answer, Infallible> {
         if request.uri().path() != MCP_PATH {
             return Ok(plain(
                 StatusCode::NOT_FOUND,
@@ -290,6 +290,8 @@ impl Edge {
             );
             return Ok(answer);
         }
+        // Checked: nothing past the edge (rmcp, the tools' request context) needs the token.
+        request.headers_mut().remove(http::header::AUTHORIZATION);
         if self.closing.is_cancelled() {
             return Ok(plain(
                 StatusCode::SERVICE_UNAVAILABLE,
