@@ -25,6 +25,10 @@ struct Cli {
 enum Command {
     /// Serve the Brain-facing MCP server on stdio (what Claude Code starts).
     Mcp,
+    /// Serve the Brain-facing MCP server over streamable HTTP, for several clients at once; each
+    /// MCP session has its own project and active issue. Stops on SIGTERM/SIGINT after the calls
+    /// in flight finish.
+    Serve(ServeArgs),
     /// Claude Code PreToolUse hook: blocks shell git and names the Butler tool instead.
     GitHook,
     /// Install Butler into a project for Claude Code: the git hook, the MCP server entry and a
@@ -43,6 +47,13 @@ enum Command {
         /// The project (default: the current directory).
         #[arg(long)]
         project: Option<PathBuf>,
+        /// Check a running `butler serve --http` at this URL instead (`http://127.0.0.1:8765/mcp`):
+        /// initialize, the tool list and a `work_observe` round trip.
+        #[arg(long, value_name = "URL")]
+        http: Option<String>,
+        /// With `--http`: the bearer token's file (else `BUTLER_HTTP_TOKEN`).
+        #[arg(long, requires = "http")]
+        token_file: Option<PathBuf>,
     },
     /// The restricted MCP server an implementation agent is given (started by the agent).
     WorkerMcp {
@@ -74,6 +85,28 @@ enum Command {
     },
 }
 
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Listen on this address (`127.0.0.1:8765`; port 0 picks a free one). Any address that is
+    /// not loopback needs a bearer token.
+    #[arg(long, value_name = "ADDR")]
+    http: std::net::SocketAddr,
+    /// Read the bearer token from this file (else from `BUTLER_HTTP_TOKEN`); every request must
+    /// then carry `Authorization: Bearer <token>`.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Also accept requests from this browser origin (`https://host[:port|:*]`; repeatable).
+    /// Loopback origins are accepted on a loopback address; any other `Origin` is refused.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    /// Close a session after this many seconds without a call.
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    idle_timeout: u64,
+    /// On SIGTERM/SIGINT, give the calls in flight this many seconds to finish.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    shutdown_grace: u64,
+}
+
 fn main() -> anyhow::Result<()> {
     // The hook runs before every shell command the Brain issues: answer before anything else
     // (no runtime, no logging set-up).
@@ -98,6 +131,7 @@ fn main() -> anyhow::Result<()> {
         Command::Mcp => runtime
             .block_on(butler_orchestrator::server::serve_stdio(clock))
             .context("serving MCP on stdio"),
+        Command::Serve(args) => runtime.block_on(serve_http(args, clock)),
         Command::GitHook => unreachable!("dispatched above"),
         Command::Demo { keep } => runtime.block_on(demo::run(keep)),
         Command::SandboxExec { .. } => unreachable!("dispatched above"),
@@ -111,10 +145,30 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Init { project, remove } => {
             let project = project_dir(project)?;
-            let report = butler_orchestrator::install::init(&project, &exe()?, remove)?;
+            let launch = butler_orchestrator::install::Launch::resolve(
+                &exe()?,
+                std::env::var_os("PATH").as_deref(),
+            );
+            let report = butler_orchestrator::install::init(&project, &launch, remove)?;
             write_out(&report.to_string())
         }
-        Command::Doctor { project } => {
+        Command::Doctor {
+            http: Some(url),
+            token_file,
+            ..
+        } => {
+            let token = http_token(token_file.as_deref())?;
+            let report = runtime.block_on(butler_orchestrator::install::doctor_http(
+                &url,
+                token.as_ref(),
+            ));
+            write_out(&report.to_string())?;
+            if !report.healthy() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Doctor { project, .. } => {
             let project = project_dir(project)?;
             let report = runtime.block_on(butler_orchestrator::install::doctor(&project, &exe()?));
             // Stops whatever a probe left running before the process exits.
@@ -126,6 +180,42 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// The HTTP server's bearer token, read once here: from `file`, else `BUTLER_HTTP_TOKEN`.
+fn http_token(
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<Option<butler_worker::config::Secret>> {
+    use butler_orchestrator::http::{TOKEN_ENV, load_token};
+    Ok(load_token(file, std::env::var_os(TOKEN_ENV))?)
+}
+
+/// `butler serve --http`: binds, says where on stderr, serves until SIGTERM/SIGINT.
+async fn serve_http(args: ServeArgs, clock: SharedClock) -> anyhow::Result<()> {
+    use butler_orchestrator::http::{HttpOptions, HttpServer, termination_signal};
+    use std::time::Duration;
+    let mut options = HttpOptions::new(args.http);
+    options.token = http_token(args.token_file.as_deref())?;
+    options.allowed_origins = args.allow_origins;
+    options.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
+    options.shutdown_grace = Duration::from_secs(args.shutdown_grace);
+    let guarded = if options.token.is_some() {
+        "bearer token required"
+    } else {
+        "no token: loopback clients only"
+    };
+    let server = HttpServer::bind(options).await?;
+    // Said whatever the log filter: the person (or test) that started it needs the address.
+    {
+        use std::io::Write;
+        writeln!(
+            std::io::stderr(),
+            "butler: serving MCP at {} ({guarded})",
+            server.url()
+        )?;
+    }
+    server.serve(clock, termination_signal()).await;
+    Ok(())
 }
 
 fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {

@@ -117,7 +117,12 @@ fn megabyte_commands_are_decided() {
 #[tokio::test]
 async fn init_then_doctor_finds_a_working_hook_and_server() {
     let w = World::unborn();
-    install::init(&w.project, Path::new(BUTLER), false).expect("init");
+    install::init(
+        &w.project,
+        &install::Launch::absolute(Path::new(BUTLER)),
+        false,
+    )
+    .expect("init");
     let report = install::doctor(&w.project, Path::new(BUTLER)).await;
     for name in [
         "hook_configured",

@@ -1,15 +1,19 @@
-//! A Brain stand-in: an MCP client that starts `butler mcp` as a child process and calls its
-//! tools. `butler demo` and the end-to-end tests drive the real server through it.
+//! A Brain stand-in: an MCP client that starts `butler mcp` as a child process, or connects to
+//! a running `butler serve --http`, and calls its tools. `butler demo`, `butler doctor` and the
+//! end-to-end tests drive the real server through it.
 
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use butler_worker::config::Secret;
 use butler_worker::process::{self, ChildEnv, ChildSpec, Keep, Limits, Supervised, env};
 
 use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request, Tool};
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::task::JoinHandle;
@@ -58,12 +62,18 @@ impl Answer {
 pub struct BrainClient {
     service: RunningService<RoleClient, ProgressLog>,
     progress: ProgressLog,
+    /// The server this client started, if it started one.
+    child: Option<ServerChild>,
+    instructions: Option<String>,
+}
+
+/// A `butler mcp` this client started.
+struct ServerChild {
     /// Stops the server (TERM to its group, grace, KILL); also when the client is dropped.
     stop: CancellationToken,
     _stop_on_drop: DropGuard,
     ended: JoinHandle<Supervised>,
     pid: u32,
-    instructions: Option<String>,
 }
 
 /// How long a closed server gets to exit by itself before it is stopped.
@@ -145,17 +155,45 @@ impl BrainClient {
         Ok(Self {
             service,
             progress,
-            stop,
-            _stop_on_drop: stop_on_drop,
-            ended,
-            pid,
+            child: Some(ServerChild {
+                stop,
+                _stop_on_drop: stop_on_drop,
+                ended,
+                pid,
+            }),
             instructions,
         })
     }
 
-    /// The server process id (for tests that kill it).
+    /// Opens an MCP session with the streamable HTTP server at `url` (`http://host:port/mcp`),
+    /// sending `token` as the bearer token when given. A session the server expired is opened
+    /// anew by the transport, as a client should (the new session starts without a project).
+    pub async fn connect_http(url: &str, token: Option<&Secret>) -> std::io::Result<Self> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(token) = token {
+            config = config.auth_header(token.expose().to_owned());
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let progress = ProgressLog::default();
+        let service = progress
+            .clone()
+            .serve(transport)
+            .await
+            .map_err(|err| std::io::Error::other(err.to_string()))?;
+        let instructions = service
+            .peer_info()
+            .and_then(|info| info.instructions.clone());
+        Ok(Self {
+            service,
+            progress,
+            child: None,
+            instructions,
+        })
+    }
+
+    /// The server process id, when this client started the server (for tests that kill it).
     pub fn pid(&self) -> Option<u32> {
-        Some(self.pid)
+        self.child.as_ref().map(|child| child.pid)
     }
 
     pub fn instructions(&self) -> Option<&str> {
@@ -226,14 +264,17 @@ impl BrainClient {
     }
 
     /// Ends the connection and returns what the server logged (its stderr; the middle of a very
-    /// long log is left out).
+    /// long log is left out; nothing for a server this client did not start).
     pub async fn close_with_log(self) -> String {
         let _ = self.service.cancel().await;
-        let mut ended = self.ended;
+        let Some(child) = self.child else {
+            return String::new();
+        };
+        let mut ended = child.ended;
         let done = match tokio::time::timeout(EXIT_WAIT, &mut ended).await {
             Ok(done) => done,
             Err(_) => {
-                self.stop.cancel();
+                child.stop.cancel();
                 ended.await
             }
         };

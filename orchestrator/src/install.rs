@@ -11,11 +11,15 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use butler_worker::config::Secret;
 use butler_worker::process::{self, ChildEnv, ChildSpec, Ending, Limits, env};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::BrainClient;
+
+mod launch;
+pub use self::launch::{Launch, find_on_path, same_file};
 
 /// Seconds Claude Code gives the hook before it lets the command run anyway.
 const HOOK_TIMEOUT_SECS: u64 = 10;
@@ -59,6 +63,8 @@ pub struct FileChange {
 pub struct InitReport {
     /// The files, in the order settings, `.mcp.json`, `CLAUDE.md`.
     pub files: Vec<FileChange>,
+    /// How the settings name Butler's programs (not when removing).
+    pub launch: Option<Launch>,
 }
 
 impl InitReport {
@@ -81,6 +87,9 @@ impl fmt::Display for InitReport {
         }
         if !self.changed_anything() {
             writeln!(f, "Nothing to do: the project is already set up that way.")?;
+        }
+        if let Some(launch) = &self.launch {
+            writeln!(f, "{launch}")?;
         }
         Ok(())
     }
@@ -129,22 +138,16 @@ struct Plan {
 /// Merge Butler's hook and MCP server into the project's Claude Code settings and its
 /// guidance into `CLAUDE.md` (or, with `remove`, take out exactly those again).
 ///
-/// `butler_exe` is the Butler binary the settings should run (made absolute). Nothing is
-/// written unless every file could be planned: an invalid JSON file stops the whole run.
-pub fn init(project: &Path, butler_exe: &Path, remove: bool) -> Result<InitReport, InstallError> {
-    let exe = std::path::absolute(butler_exe).map_err(|source| InstallError::Io {
-        path: butler_exe.to_owned(),
-        source,
-    })?;
-    let hook_exe = fast_hook_beside(&exe).unwrap_or_else(|| exe.clone());
-    let hook_exe = hook_exe.to_string_lossy().into_owned();
-    let exe = exe.to_string_lossy().into_owned();
+/// `launch` says how the settings name Butler's programs ([`Launch::resolve`]: by name when
+/// `PATH` finds this binary, else by absolute path). Nothing is written unless every file could
+/// be planned: an invalid JSON file stops the whole run.
+pub fn init(project: &Path, launch: &Launch, remove: bool) -> Result<InitReport, InstallError> {
     let plans = vec![
         plan_json(&project.join(".claude/settings.json"), |path, doc| {
-            merge_hook(path, doc, &hook_command(&hook_exe), remove)
+            merge_hook(path, doc, &hook_command(&launch.hook), remove)
         })?,
         plan_json(&project.join(".mcp.json"), |path, doc| {
-            merge_server(path, doc, &exe, remove)
+            merge_server(path, doc, &launch.server, remove)
         })?,
         plan_markdown(&project.join("CLAUDE.md"), remove)?,
     ];
@@ -156,7 +159,10 @@ pub fn init(project: &Path, butler_exe: &Path, remove: bool) -> Result<InitRepor
             change: plan.change,
         });
     }
-    Ok(InitReport { files })
+    Ok(InitReport {
+        files,
+        launch: (!remove).then(|| launch.clone()),
+    })
 }
 
 /// The hook-only binary installed beside `butler` (`butler-git-hook`), if there is one: it
@@ -490,12 +496,19 @@ impl fmt::Display for DoctorReport {
 
 /// Check that Butler's hook and MCP server are configured where Claude Code reads them and
 /// really work: the hook denies `git status` and allows `ls`, the server lists its tools.
+/// Commands named without a path are looked up on `PATH`, as Claude Code's shell would.
 pub async fn doctor(project: &Path, butler_exe: &Path) -> DoctorReport {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    doctor_with_home(project, butler_exe, home.as_deref()).await
+    let path = std::env::var_os("PATH");
+    doctor_with(project, butler_exe, home.as_deref(), path.as_deref()).await
 }
 
-async fn doctor_with_home(project: &Path, butler_exe: &Path, home: Option<&Path>) -> DoctorReport {
+async fn doctor_with(
+    project: &Path,
+    butler_exe: &Path,
+    home: Option<&Path>,
+    path_var: Option<&std::ffi::OsStr>,
+) -> DoctorReport {
     let mut checks = Vec::new();
     let mut add = |name, status, detail: String| {
         checks.push(Check {
@@ -518,7 +531,7 @@ async fn doctor_with_home(project: &Path, butler_exe: &Path, home: Option<&Path>
                 Status::Ok,
                 format!("`{command}` in {}", file.display()),
             );
-            let (status, detail) = check_program(project, &command, butler_exe);
+            let (status, detail) = check_program(project, &command, butler_exe, path_var);
             add("hook_executable", status, detail);
             let (status, detail) = probe_hook(project, &command, "git status", true).await;
             add("hook_denies_git", status, detail);
@@ -538,7 +551,10 @@ async fn doctor_with_home(project: &Path, butler_exe: &Path, home: Option<&Path>
                 Status::Ok,
                 format!("`{command}` {args:?} in .mcp.json"),
             );
-            let (status, detail) = probe_server(project, &command, &args).await;
+            let (status, detail) = match locate(project, &command, path_var) {
+                Ok(program) => probe_server(project, &program, &args).await,
+                Err(detail) => (Status::Fail, detail),
+            };
             add("mcp_answers", status, detail);
         }
     }
@@ -608,28 +624,59 @@ fn hook_program(project: &Path, command: &str) -> String {
         .replace("$CLAUDE_PROJECT_DIR", &dir)
 }
 
-fn check_program(project: &Path, command: &str, butler_exe: &Path) -> (Status, String) {
+/// The file a configured program runs: a name without `/` as the shell finds it on `PATH`, a
+/// relative path from the project.
+fn locate(
+    project: &Path,
+    program: &str,
+    path_var: Option<&std::ffi::OsStr>,
+) -> Result<PathBuf, String> {
+    if program.contains('/') {
+        return Ok(project.join(program));
+    }
+    find_on_path(program, path_var).ok_or_else(|| {
+        format!(
+            "`{program}` is not on PATH: install Butler (`cargo install --locked --path .`) or run \
+             `butler init` again to name it by its path"
+        )
+    })
+}
+
+fn check_program(
+    project: &Path,
+    command: &str,
+    butler_exe: &Path,
+    path_var: Option<&std::ffi::OsStr>,
+) -> (Status, String) {
     use std::os::unix::fs::PermissionsExt;
     let program = hook_program(project, command);
-    let path = project.join(&program);
+    let path = match locate(project, &program, path_var) {
+        Ok(path) => path,
+        Err(detail) => return (Status::Fail, detail),
+    };
+    // A name found on PATH is shown with where it was found.
+    let shown = if program.contains('/') {
+        format!("`{program}`")
+    } else {
+        format!("`{program}` (on PATH: {})", path.display())
+    };
     match std::fs::metadata(&path) {
-        Err(e) => (Status::Fail, format!("`{program}`: {e}")),
-        Ok(meta) if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 => (
-            Status::Fail,
-            format!("`{program}` is not an executable file"),
-        ),
+        Err(e) => (Status::Fail, format!("{shown}: {e}")),
+        Ok(meta) if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 => {
+            (Status::Fail, format!("{shown} is not an executable file"))
+        }
         Ok(_) => {
-            let canonical = std::fs::canonicalize(&path).ok();
-            let expected = std::fs::canonicalize(butler_exe).ok();
-            let fast = expected.as_deref().and_then(fast_hook_beside);
-            let same = canonical == expected || (canonical.is_some() && canonical == fast);
+            let fast = std::fs::canonicalize(butler_exe)
+                .ok()
+                .and_then(|exe| fast_hook_beside(&exe));
+            let same = same_file(&path, butler_exe) || fast.is_some_and(|f| same_file(&path, &f));
             if same {
-                (Status::Ok, format!("`{program}` is executable"))
+                (Status::Ok, format!("{shown} is executable"))
             } else {
                 let other = butler_exe.display();
                 (
                     Status::Warn,
-                    format!("`{program}` is executable but is not `{other}`"),
+                    format!("{shown} is executable but is not `{other}`"),
                 )
             }
         }
@@ -725,16 +772,22 @@ fn find_server(project: &Path) -> Option<(String, Vec<String>)> {
     Some((command, args))
 }
 
-/// Starts the server as `.mcp.json` says, through the MCP client, and asks it for its tools.
-async fn probe_server(project: &Path, program: &str, args: &[String]) -> (Status, String) {
+/// Starts the server as `.mcp.json` says (`program` located), through the MCP client, and asks
+/// it for its tools.
+async fn probe_server(project: &Path, program: &Path, args: &[String]) -> (Status, String) {
     let envs = [(
         "CLAUDE_PROJECT_DIR".to_owned(),
         project.to_string_lossy().into_owned(),
     )];
     let probe = async {
-        let client = BrainClient::launch(program.as_ref(), args, project, &envs)
+        let client = BrainClient::launch(program.as_os_str(), args, project, &envs)
             .await
-            .map_err(|e| format!("could not start `{program}` as an MCP server: {e}"))?;
+            .map_err(|e| {
+                format!(
+                    "could not start `{}` as an MCP server: {e}",
+                    program.display()
+                )
+            })?;
         let tools = client.tools().await;
         client.close().await;
         let tools = tools.map_err(|e| format!("`tools/list` failed: {e}"))?;
@@ -750,11 +803,93 @@ async fn probe_server(project: &Path, program: &str, args: &[String]) -> (Status
     }
 }
 
+/// Check a running `butler serve --http` at `url`, as a client would: a session opens
+/// (`initialize`, with `token` as the bearer token when given), the tools are listed, and
+/// `work_observe` answers with the envelope.
+pub async fn doctor_http(url: &str, token: Option<&Secret>) -> DoctorReport {
+    let mut checks = Vec::new();
+    let mut add = |name, status, detail: String| {
+        checks.push(Check {
+            name,
+            status,
+            detail,
+        })
+    };
+    let connected =
+        tokio::time::timeout(PROBE_TIMEOUT, BrainClient::connect_http(url, token)).await;
+    let client = match connected {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => {
+            let hint = if token.is_none() {
+                " (a server that needs a token: pass `--token-file` or set `BUTLER_HTTP_TOKEN`)"
+            } else {
+                ""
+            };
+            add(
+                "http_session",
+                Status::Fail,
+                format!("no MCP session with {url}: {e}{hint}"),
+            );
+            return DoctorReport { checks };
+        }
+        Err(_) => {
+            add(
+                "http_session",
+                Status::Fail,
+                format!("{url} did not answer `initialize` within {PROBE_TIMEOUT:?}"),
+            );
+            return DoctorReport { checks };
+        }
+    };
+    add(
+        "http_session",
+        Status::Ok,
+        format!("`initialize` answered by {url}"),
+    );
+    let (status, detail) = match tokio::time::timeout(PROBE_TIMEOUT, client.tools()).await {
+        Ok(Ok(tools)) if !tools.is_empty() => (
+            Status::Ok,
+            format!("answers `tools/list` with {} tools", tools.len()),
+        ),
+        Ok(Ok(_)) => (Status::Fail, "`tools/list` answered with no tools".into()),
+        Ok(Err(e)) => (Status::Fail, format!("`tools/list` failed: {e}")),
+        Err(_) => (Status::Fail, format!("no answer within {PROBE_TIMEOUT:?}")),
+    };
+    add("http_tools", status, detail);
+    let observed = tokio::time::timeout(
+        PROBE_TIMEOUT,
+        client.call("work_observe", Value::Object(Map::new())),
+    )
+    .await;
+    let (status, detail) = match observed {
+        Ok(Ok(answer)) if answer.status() == "ok" && answer.consistent => (
+            Status::Ok,
+            format!(
+                "`work_observe` answers (`work_state` {})",
+                answer.data()["work_state"]
+            ),
+        ),
+        Ok(Ok(answer)) => (
+            Status::Fail,
+            format!("`work_observe` answered {}", answer.envelope),
+        ),
+        Ok(Err(e)) => (Status::Fail, format!("`work_observe` failed: {e}")),
+        Err(_) => (Status::Fail, format!("no answer within {PROBE_TIMEOUT:?}")),
+    };
+    add("http_observe", status, detail);
+    client.close().await;
+    DoctorReport { checks }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const EXE: &str = "/opt/butler/bin/butler";
+
+    fn abs(exe: &str) -> Launch {
+        Launch::absolute(Path::new(exe))
+    }
 
     fn read(path: &Path) -> String {
         std::fs::read_to_string(path).expect("file exists")
@@ -771,7 +906,7 @@ mod tests {
     #[test]
     fn init_on_an_empty_project_creates_three_files() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let report = init(dir.path(), Path::new(EXE), false).expect("init");
+        let report = init(dir.path(), &abs(EXE), false).expect("init");
         assert_eq!(changes(&report), [Change::Created; 3]);
         let settings = json_at(&dir.path().join(".claude/settings.json"));
         assert_eq!(
@@ -811,7 +946,7 @@ mod tests {
         .expect("write");
         std::fs::write(root.join("CLAUDE.md"), "# My project\n\nRules.\n").expect("write");
 
-        let report = init(root, Path::new(EXE), false).expect("init");
+        let report = init(root, &abs(EXE), false).expect("init");
         assert_eq!(changes(&report), [Change::Updated; 3]);
 
         let text = read(&root.join(".claude/settings.json"));
@@ -833,7 +968,7 @@ mod tests {
         assert!(claude.starts_with("# My project\n\nRules.\n\n<!-- butler:begin"));
 
         // Removing gives back exactly the original content (JSON re-indented).
-        let report = init(root, Path::new(EXE), true).expect("remove");
+        let report = init(root, &abs(EXE), true).expect("remove");
         assert_eq!(changes(&report), [Change::Updated; 3]);
         let original: Value = serde_json::from_str(settings).expect("json");
         assert_eq!(json_at(&root.join(".claude/settings.json")), original);
@@ -847,9 +982,9 @@ mod tests {
     #[test]
     fn second_init_changes_nothing_and_says_so() {
         let dir = tempfile::tempdir().expect("tempdir");
-        init(dir.path(), Path::new(EXE), false).expect("first");
+        init(dir.path(), &abs(EXE), false).expect("first");
         let before = read(&dir.path().join(".claude/settings.json"));
-        let report = init(dir.path(), Path::new(EXE), false).expect("second");
+        let report = init(dir.path(), &abs(EXE), false).expect("second");
         assert_eq!(changes(&report), [Change::Unchanged; 3]);
         assert!(!report.changed_anything());
         assert!(report.to_string().contains("Nothing to do"));
@@ -859,8 +994,8 @@ mod tests {
     #[test]
     fn init_replaces_a_stale_butler_path() {
         let dir = tempfile::tempdir().expect("tempdir");
-        init(dir.path(), Path::new("/old/butler"), false).expect("first");
-        init(dir.path(), Path::new(EXE), false).expect("second");
+        init(dir.path(), &abs("/old/butler"), false).expect("first");
+        init(dir.path(), &abs(EXE), false).expect("second");
         let doc = json_at(&dir.path().join(".claude/settings.json"));
         let handlers = doc["hooks"]["PreToolUse"][0]["hooks"]
             .as_array()
@@ -875,13 +1010,13 @@ mod tests {
     #[test]
     fn remove_deletes_files_that_only_held_butler() {
         let dir = tempfile::tempdir().expect("tempdir");
-        init(dir.path(), Path::new(EXE), false).expect("init");
-        let report = init(dir.path(), Path::new(EXE), true).expect("remove");
+        init(dir.path(), &abs(EXE), false).expect("init");
+        let report = init(dir.path(), &abs(EXE), true).expect("remove");
         assert_eq!(changes(&report), [Change::Deleted; 3]);
         assert!(!dir.path().join(".claude").exists());
         assert!(!dir.path().join(".mcp.json").exists());
         assert!(!dir.path().join("CLAUDE.md").exists());
-        let again = init(dir.path(), Path::new(EXE), true).expect("remove twice");
+        let again = init(dir.path(), &abs(EXE), true).expect("remove twice");
         assert_eq!(changes(&again), [Change::Unchanged; 3]);
     }
 
@@ -890,7 +1025,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join(".claude")).expect("mkdir");
         std::fs::write(dir.path().join(".claude/settings.json"), "{ not json").expect("write");
-        let err = init(dir.path(), Path::new(EXE), false).expect_err("must refuse");
+        let err = init(dir.path(), &abs(EXE), false).expect_err("must refuse");
         assert!(matches!(err, InstallError::InvalidJson { .. }));
         assert!(err.to_string().contains("nothing was written"));
         assert_eq!(
@@ -932,8 +1067,8 @@ exit 0
     async fn doctor_runs_the_configured_hook_with_canaries() {
         let dir = tempfile::tempdir().expect("tempdir");
         let exe = fake_hook(dir.path());
-        init(dir.path(), &exe, false).expect("init");
-        let report = doctor_with_home(dir.path(), &exe, None).await;
+        init(dir.path(), &Launch::absolute(&exe), false).expect("init");
+        let report = doctor_with(dir.path(), &exe, None, None).await;
         for name in [
             "hook_configured",
             "hook_executable",
@@ -958,7 +1093,7 @@ exit 0
     #[tokio::test]
     async fn doctor_reports_a_missing_hook_and_a_broken_path() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let report = doctor_with_home(dir.path(), Path::new(EXE), None).await;
+        let report = doctor_with(dir.path(), Path::new(EXE), None, None).await;
         assert_eq!(
             report.check("hook_configured").expect("ran").status,
             Status::Fail
@@ -967,8 +1102,8 @@ exit 0
             report.check("mcp_configured").expect("ran").status,
             Status::Fail
         );
-        init(dir.path(), Path::new("/nonexistent/butler"), false).expect("init");
-        let report = doctor_with_home(dir.path(), Path::new(EXE), None).await;
+        init(dir.path(), &abs("/nonexistent/butler"), false).expect("init");
+        let report = doctor_with(dir.path(), Path::new(EXE), None, None).await;
         assert_eq!(
             report.check("hook_executable").expect("ran").status,
             Status::Fail

@@ -8,6 +8,7 @@ pub mod envelope;
 pub mod equivalents;
 pub mod error;
 pub mod hook;
+pub mod http;
 pub mod implement;
 pub mod install;
 pub mod instructions;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolResult, Implementation, JsonObject, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig,
+    CallToolResult, Implementation, JsonObject, ProgressNotificationParam, ProtocolVersion,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -98,13 +98,26 @@ fn simplify(value: &mut serde_json::Value) {
     }
 }
 
-/// One MCP connection's server; its session lives here.
+/// One MCP connection's (stdio) or MCP session's (HTTP) server; its session lives here.
 #[derive(Clone)]
 pub struct ButlerServer {
     project: Arc<Mutex<Option<Arc<Project>>>>,
     /// Where the session's times come from (the system clock, or `BUTLER_NOW`'s frozen one).
     clock: SharedClock,
+    /// Which protocol revisions this server speaks.
+    revisions: Revisions,
     tool_router: ToolRouter<Self>,
+}
+
+/// The MCP revisions a server speaks, decided by where its session lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Revisions {
+    /// Every known one: over stdio the connection is the session, whatever the revision.
+    All,
+    /// Those with an `initialize` handshake: over HTTP the session is the `Mcp-Session-Id` it
+    /// opens; the later revisions have none, and each of their calls would meet a fresh server
+    /// that knows no project.
+    WithHandshake,
 }
 
 impl Default for ButlerServer {
@@ -124,7 +137,16 @@ impl ButlerServer {
         Self {
             project: Arc::new(Mutex::new(None)),
             clock,
+            revisions: Revisions::All,
             tool_router: Self::tool_router(),
+        }
+    }
+
+    /// A server for one MCP session over streamable HTTP (see [`Revisions::WithHandshake`]).
+    pub fn for_http_session(clock: SharedClock) -> Self {
+        Self {
+            revisions: Revisions::WithHandshake,
+            ..Self::new(clock)
         }
     }
 
@@ -505,6 +527,15 @@ impl ServerHandler for ButlerServer {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("butler", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(match self.revisions {
+            Revisions::All => ProtocolVersion::KNOWN_VERSIONS,
+            Revisions::WithHandshake => {
+                ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE)
+            }
+        })
     }
 }
 

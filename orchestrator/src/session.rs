@@ -1,8 +1,11 @@
-//! A Brain's session: the project it works in, resolved once by `work_session_start`.
+//! A Brain's session: the project it works in, resolved once by `work_session_start`, and what
+//! the session chose there (its active issue per line of work).
 //!
-//! State lives in the server instance, and rmcp makes one instance per MCP connection, so each
-//! connection (stdio today, one per HTTP session later) has its own session. What must
-//! survive a restart (the active issue) is kept in the ledger instead.
+//! State lives in the server instance, and rmcp makes one instance per MCP connection (stdio)
+//! or per MCP session (`Mcp-Session-Id` over streamable HTTP), so each Brain has its own: two
+//! sessions on one project share the repository and the ledger, never their choices. What must
+//! survive a restart (the active issue) is also kept in the ledger, which a new session reads
+//! until it makes a choice of its own.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -10,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use butler_worker::git::GitRepo;
 use butler_worker::issues::{BackendInfo, IssueBackend};
-use butler_worker::ledger::Ledger;
+use butler_worker::ledger::{Ledger, LedgerError};
 use butler_worker::secrets::KnownSecrets;
 use butler_worker::time::SharedClock;
 
@@ -31,6 +34,9 @@ pub struct Project {
     pub clock: SharedClock,
     /// Butler's own secrets (the tracker token), refused wherever the Brain would share them.
     pub known_secrets: KnownSecrets,
+    /// The active issue this session set, per line of work (`None` inside: cleared on purpose).
+    /// Lines this session never chose for fall back to the ledger's memory.
+    session_issues: Mutex<HashMap<String, Option<u64>>>,
 }
 
 impl Project {
@@ -41,6 +47,36 @@ impl Project {
 
     pub fn backend(&self) -> BackendInfo {
         self.issues.info()
+    }
+
+    /// The active issue of `line` for this session: the one it set, else the one the ledger
+    /// remembers for the project (set by an earlier session, or before a restart).
+    pub fn active_issue(&self, ledger: &Ledger, line: &str) -> Result<Option<u64>, LedgerError> {
+        let chosen = self.session_issues().get(line).copied();
+        match chosen {
+            Some(issue) => Ok(issue),
+            None => ledger.active_issue(&self.key(), line),
+        }
+    }
+
+    /// Sets (or, with `None`, clears) the active issue of `line` for this session, and remembers
+    /// it in the ledger for the sessions that come after.
+    pub fn set_active_issue(
+        &self,
+        ledger: &Ledger,
+        line: &str,
+        issue: Option<u64>,
+    ) -> Result<(), LedgerError> {
+        ledger.set_active_issue(&self.key(), line, issue)?;
+        self.session_issues().insert(line.to_owned(), issue);
+        Ok(())
+    }
+
+    /// The session's choices (plain data: a panic elsewhere cannot leave them half-written).
+    fn session_issues(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<u64>>> {
+        self.session_issues
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Runs `f` with the ledger locked (ledger calls are short and synchronous).
@@ -132,6 +168,7 @@ pub async fn open_project(
         titles: Mutex::new(HashMap::new()),
         clock,
         known_secrets,
+        session_issues: Mutex::new(HashMap::new()),
     });
     let info = project.backend();
     let data = serde_json::json!({

@@ -69,6 +69,14 @@ impl Brain {
         Brain::with(client)
     }
 
+    /// Opens a session with a running `butler serve --http` at `url`.
+    pub async fn http(url: &str, token: Option<&butler_worker::config::Secret>) -> Brain {
+        let client = BrainClient::connect_http(url, token)
+            .await
+            .expect("the HTTP server opens a session");
+        Brain::with(client)
+    }
+
     fn with(client: BrainClient) -> Brain {
         Brain {
             client,

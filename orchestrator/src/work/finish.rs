@@ -77,9 +77,8 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
             ));
         }
     }
-    let key = project.key();
     let line = line_of(&head);
-    let Some(issue) = project.with_ledger(|l| Ok(l.active_issue(&key, &line)?))? else {
+    let Some(issue) = project.with_ledger(|l| Ok(project.active_issue(l, &line)?))? else {
         return Ok((
             "All work is recorded and shared; no active issue to close.".into(),
             FinishPlan {

@@ -127,8 +127,7 @@ pub async fn new_line(
 async fn generated_name(project: &Arc<Project>) -> Result<String, WorkError> {
     let issue = blocking(project, |p| {
         let head = p.repo.head()?;
-        let key = p.key();
-        p.with_ledger(|l| Ok(l.active_issue(&key, &line_of(&head))?))
+        p.with_ledger(|l| Ok(p.active_issue(l, &line_of(&head))?))
     })
     .await?;
     let base = match issue {
@@ -232,10 +231,9 @@ fn start(project: &Project, name: &str, from: Option<&str>) -> Result<LineChange
     }
     repo.start_line(name, start_at.as_deref(), origin.as_deref())?;
     // The work goes on for the same issue: the new line starts with the current line's.
-    let key = project.key();
     project.with_ledger(|l| {
-        if let Some(issue) = l.active_issue(&key, &line_of(&snap.head))? {
-            l.set_active_issue(&key, name, Some(issue))?;
+        if let Some(issue) = project.active_issue(l, &line_of(&snap.head))? {
+            project.set_active_issue(l, name, Some(issue))?;
         }
         Ok(())
     })?;
@@ -416,12 +414,11 @@ fn merge_into(
         .oid
         .ok_or(WorkError::Blocked(BlockReason::Detached))?;
     let (records, _) = repo.ahead_behind(tip, &head)?;
-    let key = project.key();
     let message = format!("Merge line {source} into {target}");
     let outcome = project.with_ledger(|ledger| {
-        let issue = match ledger.active_issue(&key, source)? {
+        let issue = match project.active_issue(ledger, source)? {
             Some(n) => Some(n),
-            None => ledger.active_issue(&key, target)?,
+            None => project.active_issue(ledger, target)?,
         };
         let issues: Vec<u64> = issue.into_iter().collect();
         let draft = Draft {

@@ -113,11 +113,10 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         return Err(WorkError::Blocked(reason));
     }
     let line = line_of(&head);
-    let key = project.key();
     let issue_ids = match req.issue_ids {
         Some(ids) => ids,
         None => project
-            .with_ledger(|l| Ok(l.active_issue(&key, &line)?))?
+            .with_ledger(|l| Ok(project.active_issue(l, &line)?))?
             .into_iter()
             .collect(),
     };

@@ -35,8 +35,7 @@ pub async fn start(project: &Arc<Project>, issue: Option<u64>) -> Result<Reply, 
     let line = blocking(project, move |p| {
         let head = p.repo.head()?;
         let line = line_of(&head);
-        let key = p.key();
-        p.with_ledger(|l| Ok(l.set_active_issue(&key, &line, issue)?))?;
+        p.with_ledger(|l| Ok(p.set_active_issue(l, &line, issue)?))?;
         Ok(line)
     })
     .await?;

@@ -1,0 +1,410 @@
+//! `butler serve --http ADDR`: the Brain-facing server over MCP's streamable HTTP transport, for
+//! several Brains at once.
+//!
+//! rmcp's [`StreamableHttpService`] speaks the transport and keeps one [`ButlerServer`] per MCP
+//! session (`Mcp-Session-Id`): the factory below makes a fresh one for every `initialize`, so a
+//! session's project and active issue are its own. Butler's edge sits in front of it on hyper's
+//! HTTP/1 connections (one path, `/mcp`, needs no router): the bearer token ([`edge`]), the
+//! live sessions, their calls in flight and their idle expiry ([`idle`]), and a shutdown that
+//! lets calls in flight finish. rmcp checks `Host` and `Origin` against the lists [`edge`] builds.
+
+mod edge;
+mod idle;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use butler_worker::config::Secret;
+use butler_worker::time::SharedClock;
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use rmcp::transport::streamable_http_server::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use self::edge::{EdgeError, MIN_TOKEN_LEN, TOKEN_ENV, load_token};
+use self::edge::{Refusal, authorize};
+use self::idle::{Call, Sessions};
+use crate::server::ButlerServer;
+
+/// The one path the server answers on.
+pub const MCP_PATH: &str = "/mcp";
+/// The header naming a request's MCP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+/// Default: a session with no call for this long is closed.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// Default: how long calls in flight may run on after SIGTERM/SIGINT.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// After the calls ended: how long open connections get to close.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// How the HTTP server listens and whom it serves.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where to listen (port 0: any free port, see [`HttpServer::local_addr`]).
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry; required unless `addr` is loopback.
+    pub token: Option<Secret>,
+    /// Browser origins allowed besides the loopback ones (`https://host[:port|:*]`).
+    pub allowed_origins: Vec<String>,
+    /// A session with no call in flight and none for this long is closed.
+    pub idle_timeout: Duration,
+    /// How long calls in flight may take to finish once shutdown begins.
+    pub shutdown_grace: Duration,
+}
+
+impl HttpOptions {
+    /// Listening on `addr` with the defaults: no token, loopback origins only, 30 minutes idle,
+    /// 30 seconds' grace.
+    pub fn new(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            token: None,
+            allowed_origins: Vec::new(),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// Why the HTTP server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// The token or origin settings are refused.
+    #[error(transparent)]
+    Edge(#[from] EdgeError),
+    /// The address cannot be listened on.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// A bound server, not yet serving.
+pub struct HttpServer {
+    listener: TcpListener,
+    local: SocketAddr,
+    options: HttpOptions,
+    origins: Vec<String>,
+    hosts: Vec<String>,
+}
+
+impl HttpServer {
+    /// Checks the settings (a token for a non-loopback address, well-formed origins) and binds.
+    pub async fn bind(options: HttpOptions) -> Result<Self, HttpError> {
+        edge::check_bind(options.addr, options.token.as_ref())?;
+        let origins = edge::allowed_origins(options.addr, &options.allowed_origins)?;
+        let hosts = edge::allowed_hosts(options.addr);
+        let listener = TcpListener::bind(options.addr)
+            .await
+            .map_err(|source| HttpError::Bind {
+                addr: options.addr,
+                source,
+            })?;
+        let local = listener.local_addr().map_err(|source| HttpError::Bind {
+            addr: options.addr,
+            source,
+        })?;
+        Ok(Self {
+            listener,
+            local,
+            options,
+            origins,
+            hosts,
+        })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The URL clients connect to.
+    pub fn url(&self) -> String {
+        format!("http://{}{MCP_PATH}", self.local)
+    }
+
+    /// Serves until `stop` completes; then takes no new calls, lets the calls in flight finish
+    /// (up to the grace period), closes every session and returns. Every time a session stamps
+    /// comes from `clock`.
+    pub async fn serve(self, clock: SharedClock, stop: impl Future<Output = ()>) {
+        let HttpServer {
+            listener,
+            options,
+            origins,
+            hosts,
+            ..
+        } = self;
+        // Ends every session and open stream at the very end.
+        let sessions_end = CancellationToken::new();
+        let mut manager = LocalSessionManager::default();
+        // Idle sessions are Butler's to expire (see `idle`): rmcp's own timer would also end a
+        // session in the middle of a long call.
+        manager.session_config.keep_alive = None;
+        let manager = Arc::new(manager);
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
+            .with_cancellation_token(sessions_end.clone());
+        config = if hosts.is_empty() {
+            config.disable_allowed_hosts()
+        } else {
+            config.with_allowed_hosts(hosts)
+        };
+        // A fresh server, and so a fresh session state, for every MCP session.
+        let mcp = StreamableHttpService::new(
+            move || Ok(ButlerServer::for_http_session(clock.clone())),
+            Arc::clone(&manager),
+            config,
+        );
+        let closing = CancellationToken::new();
+        let edge = Arc::new(Edge {
+            mcp,
+            sessions: Arc::new(Sessions::default()),
+            token: options.token.clone(),
+            closing: closing.clone(),
+        });
+        let reaper = tokio::spawn(expire_idle(
+            Arc::clone(&edge.sessions),
+            Arc::clone(&manager),
+            options.idle_timeout,
+            closing.clone(),
+        ));
+        let graceful = GracefulShutdown::new();
+        let mut stop = pin!(stop);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _peer)) => {
+                        let edge = Arc::clone(&edge);
+                        let service = hyper::service::service_fn(move |request| {
+                            Arc::clone(&edge).handle(request)
+                        });
+                        let connection = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(HEADER_TIMEOUT)
+                            .serve_connection(TokioIo::new(stream), service);
+                        let connection = graceful.watch(connection);
+                        tokio::spawn(async move {
+                            if let Err(e) = connection.await {
+                                tracing::debug!("connection ended: {e}");
+                            }
+                        });
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait a moment, keep serving.
+                        tracing::warn!("accepting a connection failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                () = &mut stop => break,
+            }
+        }
+        drop(listener);
+        closing.cancel();
+        let sessions = &edge.sessions;
+        tracing::info!(
+            calls = sessions.in_flight(),
+            sessions = sessions.live(),
+            "shutting down: no new calls; waiting for the calls in flight"
+        );
+        let grace = options.shutdown_grace;
+        if tokio::time::timeout(grace, sessions.all_calls_ended())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                calls = sessions.in_flight(),
+                "calls still in flight after {grace:?}; they are ended"
+            );
+        }
+        sessions_end.cancel();
+        let _ = tokio::time::timeout(CLOSE_WAIT, graceful.shutdown()).await;
+        let _ = reaper.await;
+        tracing::info!("stopped");
+    }
+}
+
+/// Completes on SIGTERM or SIGINT (Ctrl-C).
+pub async fn termination_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(e) => {
+            tracing::warn!("cannot watch SIGTERM ({e}); only SIGINT stops the server");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// What every request passes before rmcp sees it.
+struct Edge {
+    mcp: StreamableHttpService<ButlerServer, LocalSessionManager>,
+    sessions: Arc<Sessions>,
+    token: Option<Secret>,
+    /// Cancelled when shutdown begins: no new calls.
+    closing: CancellationToken,
+}
+
+type Answer = Response<Tracked>;
+
+impl Edge {
+    async fn handle(self: Arc<Self>, mut request: Request<Incoming>) -> Result<Answer, Infallible> {
+        if request.uri().path() != MCP_PATH {
+            return Ok(plain(
+                StatusCode::NOT_FOUND,
+                "Not Found: Butler serves MCP at /mcp",
+            ));
+        }
+        if let Err(Refusal::Unauthorized) = authorize(request.headers(), self.token.as_ref()) {
+            tracing::info!(method = %request.method(), "refused a request without the bearer token");
+            let mut answer = plain(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: bearer token required",
+            );
+            answer.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Bearer realm=\"butler\""),
+            );
+            return Ok(answer);
+        }
+        // Checked: nothing past the edge (rmcp, the tools' request context) needs the token.
+        request.headers_mut().remove(http::header::AUTHORIZATION);
+        if self.closing.is_cancelled() {
+            return Ok(plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: the server is shutting down",
+            ));
+        }
+        let session = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let method = request.method().clone();
+        let now = Instant::now();
+        let call = match (&method, session.as_deref()) {
+            (&Method::POST, id) => match self.sessions.begin(id, now) {
+                Some(call) => Some(call),
+                None => return Ok(session_not_found()),
+            },
+            (_, Some(id)) if !self.sessions.touch(id, now) => return Ok(session_not_found()),
+            _ => None,
+        };
+        let answer = self.mcp.handle(request).await;
+        match (&method, session.as_deref()) {
+            (&Method::POST, None) => {
+                let created = answer
+                    .headers()
+                    .get(SESSION_HEADER)
+                    .and_then(|v| v.to_str().ok());
+                if let Some(id) = created {
+                    self.sessions.register(id, Instant::now());
+                    tracing::info!(session = short(id), "session opened");
+                }
+            }
+            (&Method::DELETE, Some(id)) if answer.status().is_success() => {
+                self.sessions.forget(id);
+                tracing::info!(session = short(id), "session closed by the client");
+            }
+            _ => {}
+        }
+        Ok(answer.map(|body| Tracked { body, _call: call }))
+    }
+}
+
+/// Enough of a session id to follow it in the log.
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// What the MCP specification asks for a session that is unknown or expired: 404, upon which
+/// the client starts a new session.
+fn session_not_found() -> Answer {
+    plain(StatusCode::NOT_FOUND, "Not Found: Session not found")
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Answer {
+    let body = Full::new(Bytes::from_static(text.as_bytes())).boxed();
+    let mut answer = Response::new(Tracked { body, _call: None });
+    *answer.status_mut() = status;
+    answer.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    answer
+}
+
+/// A response body that holds its call in flight until it is sent (or the client is gone).
+struct Tracked {
+    body: BoxBody<Bytes, Infallible>,
+    _call: Option<Call>,
+}
+
+impl Body for Tracked {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Closes the sessions that have been idle for `timeout` (checked a few times per timeout),
+/// until shutdown begins.
+async fn expire_idle(
+    sessions: Arc<Sessions>,
+    manager: Arc<LocalSessionManager>,
+    timeout: Duration,
+    closing: CancellationToken,
+) {
+    let every = (timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = closing.cancelled() => return,
+        }
+        for id in sessions.take_expired(Instant::now(), timeout) {
+            if let Err(e) = manager.close_session(&id.as_str().into()).await {
+                tracing::warn!(session = short(&id), "closing an idle session failed: {e}");
+            }
+            tracing::info!(
+                session = short(&id),
+                "session expired after {timeout:?} idle"
+            );
+        }
+    }
+}
