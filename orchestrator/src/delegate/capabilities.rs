@@ -16,6 +16,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use butler_worker::contract::DelegationMode;
 use butler_worker::contract::{
     ImplementRequest, StepEvidence, StepKind, StepOutcome, TaskContract, TaskStatus,
 };
@@ -23,7 +24,6 @@ use butler_worker::ops::{
     BoxFuture, Capability, CapabilityCall, CapabilityError, CapabilityOutcome, Plan, Registry,
     Usage, running,
 };
-use butler_worker::contract::DelegationMode;
 use serde_json::{Value, json};
 
 use crate::error::{ToolError, WorkError};
@@ -63,7 +63,12 @@ fn action(step: u32, what: impl Into<String>, started: Instant) -> StepEvidence 
 fn failed(mut e: StepEvidence, err: WorkError, tool: &str) -> StepEvidence {
     let shown = ToolError::from_work(err, tool);
     e.outcome = StepOutcome::Failed;
-    e.detail = Some(format!("{} ({}): {}", shown.summary, shown.code.as_str(), shown.hint));
+    e.detail = Some(format!(
+        "{} ({}): {}",
+        shown.summary,
+        shown.code.as_str(),
+        shown.hint
+    ));
     e
 }
 
@@ -163,9 +168,15 @@ impl Git {
                     Some(id) => format!("recorded as {id} ({} changed path(s))", done.files),
                     None => "nothing to record".to_owned(),
                 });
-                (e, Some(json!({"record_id": done.record_id, "files": done.files})))
+                (
+                    e,
+                    Some(json!({"record_id": done.record_id, "files": done.files})),
+                )
             }
-            Err(err) => (failed(action(step, shown, started), err, "work_record"), None),
+            Err(err) => (
+                failed(action(step, shown, started), err, "work_record"),
+                None,
+            ),
         }
     }
 
@@ -173,7 +184,11 @@ impl Git {
         let started = Instant::now();
         match blocking(&self.project, publish::publish).await {
             Ok(done) => {
-                let mut e = action(step, format!("share records with {}", done.destination), started);
+                let mut e = action(
+                    step,
+                    format!("share records with {}", done.destination),
+                    started,
+                );
                 e.detail = Some(format!("{} record(s) shared", done.published_records));
                 (
                     e,
@@ -293,7 +308,10 @@ impl Capability for Git {
         })
     }
 
-    fn run(&self, call: CapabilityCall) -> BoxFuture<'_, Result<CapabilityOutcome, CapabilityError>> {
+    fn run(
+        &self,
+        call: CapabilityCall,
+    ) -> BoxFuture<'_, Result<CapabilityOutcome, CapabilityError>> {
         Box::pin(async move {
             let contract = &call.contract;
             let (steps, output) = match contract.intent() {
@@ -359,7 +377,10 @@ impl Capability for Implement {
             &[
                 ("goal", "what to achieve"),
                 ("spec", "behaviour, interfaces, constraints"),
-                ("target_paths", "files, directories or globs it may change (a list)"),
+                (
+                    "target_paths",
+                    "files, directories or globs it may change (a list)",
+                ),
             ],
             None,
         );
@@ -377,7 +398,10 @@ impl Capability for Implement {
             Ok(Plan {
                 operation: format!(
                     "implement: {}",
-                    contract.implement().map(|t| t.subject()).unwrap_or_default()
+                    contract
+                        .implement()
+                        .map(|t| t.subject())
+                        .unwrap_or_default()
                 ),
                 details: Vec::new(),
                 operations: vec!["implement"],
@@ -386,7 +410,10 @@ impl Capability for Implement {
         })
     }
 
-    fn run(&self, call: CapabilityCall) -> BoxFuture<'_, Result<CapabilityOutcome, CapabilityError>> {
+    fn run(
+        &self,
+        call: CapabilityCall,
+    ) -> BoxFuture<'_, Result<CapabilityOutcome, CapabilityError>> {
         Box::pin(async move {
             let refused = |e: WorkError| {
                 let shown = ToolError::from_work(e, "submit_task");
@@ -495,7 +522,10 @@ impl Capability for Context {
         })
     }
 
-    fn run(&self, _call: CapabilityCall) -> BoxFuture<'_, Result<CapabilityOutcome, CapabilityError>> {
+    fn run(
+        &self,
+        _call: CapabilityCall,
+    ) -> BoxFuture<'_, Result<CapabilityOutcome, CapabilityError>> {
         Box::pin(async move {
             let started = Instant::now();
             let observed = observe::observe(&self.project).await;
@@ -506,11 +536,9 @@ impl Capability for Context {
                     records.truncate(3);
                 }
             }
-            let tasks = blocking(&self.project, |p| {
-                p.with_ledger(|l| Ok(l.tasks(50)?))
-            })
-            .await
-            .map_err(|e| CapabilityError::Failed(e.to_string()))?;
+            let tasks = blocking(&self.project, |p| p.with_ledger(|l| Ok(l.tasks(50)?)))
+                .await
+                .map_err(|e| CapabilityError::Failed(e.to_string()))?;
             let open: Vec<Value> = tasks
                 .iter()
                 .filter(|t| {

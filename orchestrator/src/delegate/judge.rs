@@ -105,8 +105,14 @@ mod tests {
     #[test]
     fn git_is_judged_by_the_work_vcs_policy() {
         let (_dir, j) = judge();
-        assert!(matches!(decide(&j, argv("git branch -a")), Assessment::Git { .. }));
-        assert!(matches!(decide(&j, argv("/usr/bin/git stash list")), Assessment::Git { .. }));
+        assert!(matches!(
+            decide(&j, argv("git branch -a")),
+            Assessment::Git { .. }
+        ));
+        assert!(matches!(
+            decide(&j, argv("/usr/bin/git stash list")),
+            Assessment::Git { .. }
+        ));
         for refused in ["git push", "git -c core.pager=x log", "git commit -m x"] {
             assert!(
                 matches!(decide(&j, argv(refused)), Assessment::Refused { .. }),

@@ -14,8 +14,7 @@ mod judge;
 use std::sync::Arc;
 
 use butler_worker::contract::{
-    Evidence, Handler, Needed, OperationEvidence, Outcome, ResultContract, ResultStatus,
-    StopReason,
+    Evidence, Handler, Needed, OperationEvidence, Outcome, ResultContract, ResultStatus, StopReason,
 };
 use butler_worker::ops::{Engine, EngineParts, Progress, TeachRequest};
 use rmcp::RoleServer;
@@ -51,7 +50,11 @@ pub fn progress_of(ctx: &RequestContext<RoleServer>) -> Progress {
             let mut last = -1.0_f64;
             while let Some((message, fraction)) = rx.recv().await {
                 // MCP progress must increase.
-                let fraction = if fraction > last { fraction } else { last + 1e-6 };
+                let fraction = if fraction > last {
+                    fraction
+                } else {
+                    last + 1e-6
+                };
                 last = fraction;
                 let note = ProgressNotificationParam::new(token.clone(), fraction)
                     .with_total(1.0)
@@ -92,7 +95,11 @@ pub async fn teach(
         task_id: args.task_id,
         intent: args.intent,
         target: args.target,
-        steps: args.steps.into_iter().map(serde_json::Value::Object).collect(),
+        steps: args
+            .steps
+            .into_iter()
+            .map(serde_json::Value::Object)
+            .collect(),
     };
     let taught = engine
         .teach(request, progress, cancel)
@@ -103,7 +110,11 @@ pub async fn teach(
         "Procedure {} for `{}` ({}) stored as {}{}.",
         p.id,
         p.intent,
-        if p.target.is_empty() { "no target" } else { &p.target },
+        if p.target.is_empty() {
+            "no target"
+        } else {
+            &p.target
+        },
         p.status.as_str(),
         taught
             .replaced
@@ -148,7 +159,10 @@ pub async fn approve(
 /// `cancel_task`.
 pub async fn cancel_task(project: &Arc<Project>, task_id: &str) -> Result<Reply, WorkError> {
     let engine = engine(project).await?;
-    let view = engine.cancel(task_id).await.map_err(WorkError::Delegation)?;
+    let view = engine
+        .cancel(task_id)
+        .await
+        .map_err(WorkError::Delegation)?;
     let summary = match &view.result {
         Some(result) => summary_of(result),
         None => format!("Task {} is {}.", view.task_id, view.state),
@@ -159,9 +173,17 @@ pub async fn cancel_task(project: &Arc<Project>, task_id: &str) -> Result<Reply,
 /// `get_status`.
 pub async fn get_status(project: &Arc<Project>, task_id: &str) -> Result<Reply, WorkError> {
     let engine = engine(project).await?;
-    let view = engine.status(task_id).await.map_err(WorkError::Delegation)?;
+    let view = engine
+        .status(task_id)
+        .await
+        .map_err(WorkError::Delegation)?;
     let summary = match &view.result {
-        Some(result) => format!("Task {} is {}. {}", view.task_id, view.state, summary_of(result)),
+        Some(result) => format!(
+            "Task {} is {}. {}",
+            view.task_id,
+            view.state,
+            summary_of(result)
+        ),
         _ => format!(
             "Task {} is {}{}.",
             view.task_id,
@@ -194,10 +216,13 @@ pub async fn list_skills(project: &Arc<Project>) -> Result<Reply, WorkError> {
 pub async fn get_skill_usage(project: &Arc<Project>, name: &str) -> Result<Reply, WorkError> {
     let engine = engine(project).await?;
     let usage = engine.usage(name).await.map_err(WorkError::Delegation)?;
-    Ok(Reply::new(
-        format!("How to submit `{name}`: copy data.example into submit_task."),
-        usage,
-    ))
+    let summary = match &usage {
+        butler_worker::ops::SkillUsage::Common(_) => {
+            "The contract every task shares and the step kinds teach takes.".to_owned()
+        }
+        _ => format!("How to submit `{name}`: fill in data.example and pass it to submit_task."),
+    };
+    Ok(Reply::new(summary, usage))
 }
 
 /// One line for the Brain: how the task ended or why it waits, and what to call next.
@@ -217,7 +242,10 @@ pub fn summary_of(result: &ResultContract) -> String {
                      do it yourself, or task_discard."
                 ),
                 Outcome::Cancelled => {
-                    format!("Task {id} was cancelled; its line {} is kept until task_discard.", e.branch)
+                    format!(
+                        "Task {id} was cancelled; its line {} is kept until task_discard.",
+                        e.branch
+                    )
                 }
             }
         }
@@ -240,9 +268,16 @@ fn operation_summary(result: &ResultContract, e: &OperationEvidence) -> String {
             let mut s = format!(
                 "Task {id} (`{intent}`) succeeded: {} step(s) passed{}.",
                 e.steps.len(),
-                if e.verify.is_empty() { "" } else { ", and so did the verifiers" }
+                if e.verify.is_empty() {
+                    ""
+                } else {
+                    ", and so did the verifiers"
+                }
             );
-            if let Some(Handler::Procedure { id: pid, status, .. }) = &e.by {
+            if let Some(Handler::Procedure {
+                id: pid, status, ..
+            }) = &e.by
+            {
                 s.push_str(&format!(" Procedure {pid} is {}.", status.as_str()));
             }
             s
@@ -269,14 +304,21 @@ fn operation_summary(result: &ResultContract, e: &OperationEvidence) -> String {
             Some(StopReason::Denied) => format!(
                 "Task {id} (`{intent}`) ended: the user denied the approval, so nothing more ran."
             ),
-            _ => format!("Task {id} (`{intent}`) was cancelled{}; nothing after it ran.", at(e)),
+            _ => format!(
+                "Task {id} (`{intent}`) was cancelled{}; nothing after it ran.",
+                at(e)
+            ),
         },
         ResultStatus::NeedInput => match &e.needs {
             Some(Needed::Procedure { signature }) => format!(
                 "Butler knows no procedure for `{intent}` with target `{}`. Teach one: \
                  teach(task_id=\"{id}\", steps=[…]) (get_skill_usage(\"butler\") shows the step \
                  kinds); the task then runs.",
-                if signature.is_empty() { "{}" } else { signature }
+                if signature.is_empty() {
+                    "{}"
+                } else {
+                    signature
+                }
             ),
             None => format!("Task {id} (`{intent}`) needs input."),
         },

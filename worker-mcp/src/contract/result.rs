@@ -67,7 +67,7 @@ impl ResultContract {
         Self {
             task_id,
             status,
-            evidence: Evidence::Operation(evidence),
+            evidence: Evidence::Operation(Box::new(evidence)),
         }
     }
 
@@ -83,7 +83,7 @@ impl ResultContract {
     pub fn operation_evidence(&self) -> Option<&OperationEvidence> {
         match &self.evidence {
             Evidence::Implement(_) => None,
-            Evidence::Operation(evidence) => Some(evidence),
+            Evidence::Operation(evidence) => Some(evidence.as_ref()),
         }
     }
 }
@@ -97,7 +97,7 @@ pub enum Evidence {
     /// Any other intent: a delegated operation run by a procedure or a capability (its own
     /// `intent` field names it; never `implement`).
     #[serde(untagged)]
-    Operation(OperationEvidence),
+    Operation(Box<OperationEvidence>),
 }
 
 /// What an implementation task did: its line, how it ended, and every attempt's evidence.

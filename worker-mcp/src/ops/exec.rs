@@ -356,6 +356,7 @@ fn file_check(place: &StepPlace, f: &FileCheck) -> (bool, Option<String>) {
         }
         FileExpectation::Contains(text) => match std::fs::read(&path) {
             Ok(bytes) => {
+                let text = place.fill(text);
                 let ok = String::from_utf8_lossy(&bytes).contains(text.as_str());
                 (ok, (!ok).then(|| format!("it does not contain {text:?}")))
             }

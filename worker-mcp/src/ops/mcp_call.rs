@@ -61,7 +61,7 @@ pub async fn mcp_call(
             let contains = call
                 .output_contains
                 .as_deref()
-                .is_none_or(|t| answer.text.contains(t));
+                .is_none_or(|t| answer.text.contains(place.fill(t).as_str()));
             e.outcome = if !answer.is_error && contains {
                 StepOutcome::Passed
             } else {

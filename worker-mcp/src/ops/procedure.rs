@@ -410,6 +410,9 @@ impl Place<'_> {
             match file_check(0, value) {
                 Ok(check) => {
                     self.placeholders(&sub("path"), &check.path);
+                    if let FileExpectation::Contains(text) = &check.expect {
+                        self.placeholders(&sub("contains"), text);
+                    }
                     Some(Verifier::File(check))
                 }
                 Err(problem) => {
