@@ -219,6 +219,18 @@ async fn known_only_with_an_unknown_intent_is_refused_and_creates_no_task() {
     assert_json_snapshot!("contract_fields", shape(bad.envelope.clone(), &w));
 }
 
+/// `butler task show <id>` as a person runs it in the project.
+fn task_show(w: &World, task: &str) -> Value {
+    let shown = std::process::Command::new(BUTLER)
+        .args(["task", "show", task, "--project"])
+        .arg(&w.project)
+        .envs(w.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .expect("butler task show");
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    serde_json::from_slice(&shown.stdout).expect("json")
+}
+
 fn shared_head(w: &World) -> String {
     w.git(&w.shared, &["rev-parse", "refs/heads/main"])
         .trim()
@@ -348,6 +360,39 @@ async fn a_destructive_step_needs_approval_on_every_run_even_when_active() {
         assert!(!w.project.join("junk.txt").exists());
         assert_eq!(done.data()["by"]["status"], "active");
     }
+}
+
+#[tokio::test]
+async fn a_git_step_is_judged_as_work_vcs_judges_it_and_run_by_the_git_worker() {
+    let w = World::committed(&[("a.txt", "recorded\n")]);
+    let brain = w.session().await;
+    let taught = brain
+        .call(
+            "teach",
+            json!({"intent": "reset_file", "target": {"path": "*"},
+                   "steps": [{"kind": "cmd", "argv": ["git", "branch", "--list"]},
+                             {"kind": "cmd", "argv": ["git", "checkout", "--", "{target.path}"]}]}),
+        )
+        .await;
+    assert_eq!(taught.status(), "ok", "{}", taught.envelope);
+    let contract = json!({"contract": {"intent": "reset_file", "target": {"path": "a.txt"},
+                                       "delegation_mode": "known_only"}});
+    // Nothing to lose: it runs without asking.
+    let clean = brain.call("submit_task", contract.clone()).await;
+    assert_eq!(clean.data()["status"], "ok", "{}", clean.envelope);
+    assert!(clean.data()["steps"][0]["output_tail"]
+        .as_str()
+        .is_some_and(|o| o.contains("main")));
+    // Edits it would throw away: the user decides, shown exactly what would be lost.
+    w.write("a.txt", "edited\n");
+    let asked = brain.call("submit_task", contract).await;
+    assert_eq!(asked.data()["status"], "need_approval", "{}", asked.envelope);
+    assert_eq!(asked.data()["approval"]["details"], json!(["uncommitted edits in a.txt"]));
+    assert_eq!(std::fs::read_to_string(w.project.join("a.txt")).expect("read"), "edited\n");
+    let task = asked.data()["task_id"].as_str().expect("id").to_owned();
+    let done = brain.call("approve", json!({"task_id": task, "decision": "approve"})).await;
+    assert_eq!(done.data()["status"], "ok", "{}", done.envelope);
+    assert_eq!(std::fs::read_to_string(w.project.join("a.txt")).expect("read"), "recorded\n");
 }
 
 /// A task file for `butler worker-mcp`, the real stdio MCP server the test configures.
