@@ -227,7 +227,11 @@ fn task_show(w: &World, task: &str) -> Value {
         .envs(w.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .output()
         .expect("butler task show");
-    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
     serde_json::from_slice(&shown.stdout).expect("json")
 }
 
@@ -360,6 +364,28 @@ async fn a_destructive_step_needs_approval_on_every_run_even_when_active() {
         assert!(!w.project.join("junk.txt").exists());
         assert_eq!(done.data()["by"]["status"], "active");
     }
+    // A task waiting for approval is ended by cancel_task; its approval never works after.
+    let asked = brain.call("submit_task", contract).await;
+    let task = asked.data()["task_id"].as_str().expect("id").to_owned();
+    let cancelled = brain.call("cancel_task", json!({"task_id": task})).await;
+    assert_eq!(
+        cancelled.data()["state"],
+        "cancelled",
+        "{}",
+        cancelled.envelope
+    );
+    assert_eq!(
+        cancelled.data()["result"]["stopped"],
+        json!({"step": 2, "reason": "cancelled"})
+    );
+    let late = brain
+        .call("approve", json!({"task_id": task, "decision": "approve"}))
+        .await;
+    assert_eq!(late.error_code(), "policy_blocked", "{}", late.envelope);
+    assert!(
+        w.project.join("junk.txt").exists(),
+        "the cancelled step never ran"
+    );
 }
 
 #[tokio::test]
@@ -380,19 +406,37 @@ async fn a_git_step_is_judged_as_work_vcs_judges_it_and_run_by_the_git_worker() 
     // Nothing to lose: it runs without asking.
     let clean = brain.call("submit_task", contract.clone()).await;
     assert_eq!(clean.data()["status"], "ok", "{}", clean.envelope);
-    assert!(clean.data()["steps"][0]["output_tail"]
-        .as_str()
-        .is_some_and(|o| o.contains("main")));
+    assert!(
+        clean.data()["steps"][0]["output_tail"]
+            .as_str()
+            .is_some_and(|o| o.contains("main"))
+    );
     // Edits it would throw away: the user decides, shown exactly what would be lost.
     w.write("a.txt", "edited\n");
     let asked = brain.call("submit_task", contract).await;
-    assert_eq!(asked.data()["status"], "need_approval", "{}", asked.envelope);
-    assert_eq!(asked.data()["approval"]["details"], json!(["uncommitted edits in a.txt"]));
-    assert_eq!(std::fs::read_to_string(w.project.join("a.txt")).expect("read"), "edited\n");
+    assert_eq!(
+        asked.data()["status"],
+        "need_approval",
+        "{}",
+        asked.envelope
+    );
+    assert_eq!(
+        asked.data()["approval"]["details"],
+        json!(["uncommitted edits in a.txt"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("a.txt")).expect("read"),
+        "edited\n"
+    );
     let task = asked.data()["task_id"].as_str().expect("id").to_owned();
-    let done = brain.call("approve", json!({"task_id": task, "decision": "approve"})).await;
+    let done = brain
+        .call("approve", json!({"task_id": task, "decision": "approve"}))
+        .await;
     assert_eq!(done.data()["status"], "ok", "{}", done.envelope);
-    assert_eq!(std::fs::read_to_string(w.project.join("a.txt")).expect("read"), "recorded\n");
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("a.txt")).expect("read"),
+        "recorded\n"
+    );
 }
 
 /// A task file for `butler worker-mcp`, the real stdio MCP server the test configures.

@@ -197,6 +197,18 @@ impl Ledger {
         })
     }
 
+    /// No approval of the task is usable any more (the task ended, or nothing waits for one).
+    pub fn void_task_approvals(&self, task_id: &TaskId) -> Result<(), LedgerError> {
+        let now = self.now();
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE approvals SET used_at = ?2 WHERE task_id = ?1 AND used_at IS NULL",
+                params![task_id.as_str(), now],
+            )?;
+            Ok(())
+        })
+    }
+
     /// The user said no: the approval is used up and marked denied. `false` when it was
     /// already used or is not the task's.
     pub fn deny_task_approval(

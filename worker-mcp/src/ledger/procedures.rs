@@ -465,6 +465,13 @@ mod tests {
             !l.consume_task_approval(id, &second.reference, "op-1")
                 .expect("twice")
         );
+        let voided = l.create_task_approval(id, "op-1", "x").expect("voided");
+        l.void_task_approvals(id).expect("void");
+        assert!(
+            !l.consume_task_approval(id, &voided.reference, "op-1")
+                .expect("void")
+        );
+        assert!(!l.task_approval(id).expect("read").expect("row").denied);
         let third = l.create_task_approval(id, "op-1", "x").expect("third");
         assert!(l.deny_task_approval(id, &third.reference).expect("deny"));
         assert!(

@@ -628,9 +628,8 @@ impl Engine {
             // Nothing needs approval any more (what would have been lost is gone): the
             // approval is used up and the task goes on.
             (None, step) => {
-                let (reference, deny_id) = (request.reference.clone(), id.clone());
-                self.db(move |l| l.deny_task_approval(&deny_id, &reference).map(|_| ()))
-                    .await?;
+                let void_id = id.clone();
+                self.db(move |l| l.void_task_approvals(&void_id)).await?;
                 match step {
                     None => Start::TaskApproved,
                     Some(step) => Start::Resume {
@@ -695,10 +694,9 @@ impl Engine {
             }
             TaskStatus::NeedInput | TaskStatus::NeedApproval => {
                 let mut evidence = paused_evidence(&row, row.status, "paused")?;
-                if let Some(request) = evidence.approval.take() {
-                    let (reference, deny_id) = (request.reference, id.clone());
-                    self.db(move |l| l.deny_task_approval(&deny_id, &reference).map(|_| ()))
-                        .await?;
+                if evidence.approval.take().is_some() {
+                    let void_id = id.clone();
+                    self.db(move |l| l.void_task_approvals(&void_id)).await?;
                 }
                 evidence.needs = None;
                 let step = evidence.stopped.as_ref().and_then(|s| s.step);
