@@ -167,18 +167,7 @@ async fn a_taught_procedure_runs_verifies_and_becomes_active_after_the_configure
     assert_eq!(wrong.data()["verify"]["file_checks"][0]["passed"], false);
 
     // The evidence is in the ledger, readable from a terminal.
-    let shown = std::process::Command::new(BUTLER)
-        .args(["task", "show", &task, "--project"])
-        .arg(&w.project)
-        .envs(w.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .output()
-        .expect("butler task show");
-    assert!(
-        shown.status.success(),
-        "{}",
-        String::from_utf8_lossy(&shown.stderr)
-    );
-    let shown: Value = serde_json::from_slice(&shown.stdout).expect("json");
+    let shown = task_show(&w, &task);
     assert_eq!(shown["result"]["steps"][1]["kind"], "cmd", "{shown}");
     assert!(shown["result"]["steps"][0]["duration_ms"].is_u64());
 }
@@ -612,6 +601,13 @@ async fn cancel_task_from_another_call_ends_the_running_step_and_says_where() {
     );
     let cancel = async {
         let pid = pid_in(&pid_file).await;
+        // While it runs, a terminal sees its evidence so far.
+        let shown = task_show(&w, "t1");
+        assert_eq!(shown["status"], "running", "{shown}");
+        assert_eq!(
+            shown["progress"]["steps"][0]["outcome"], "passed",
+            "{shown}"
+        );
         let c = brain.call("cancel_task", json!({"task_id": "t1"})).await;
         (pid, c)
     };
