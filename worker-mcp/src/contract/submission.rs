@@ -318,7 +318,10 @@ impl Problems<'_> {
         }
         let before = self.0.len();
         let mut target = BTreeMap::new();
-        for (key, value) in map {
+        // Sorted, so the problems come in one order however the map was parsed.
+        let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+        entries.sort_unstable_by_key(|(key, _)| *key);
+        for (key, value) in entries {
             let field = format!("target.{key}");
             if let Some(problem) = key_problem(key) {
                 self.add(field, problem);
