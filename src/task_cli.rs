@@ -1,5 +1,5 @@
 //! `butler task list`, `butler task show ID` and `butler implement …`: the ImplementMaid's
-//! tasks from a terminal. Tables and the live progress display go to stderr or stdout as
+//! tasks and delegated operations from a terminal. Tables and the live progress display go to stderr or stdout as
 //! noted; `implement` prints the Result Contract as JSON on stdout.
 
 use std::io::Write;
@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use butler_orchestrator::implement::{CancellationToken, maid_context};
-use butler_worker::contract::{ImplementRequest, ResultStatus, TaskContract, TaskId, TaskStatus};
+use butler_worker::contract::{
+    ImplementRequest, OperationEvidence, ResultStatus, TaskContract, TaskId, TaskStatus,
+};
 use butler_worker::git::GitRepo;
 use butler_worker::ledger::{AttemptRow, Ledger, TaskEnd, TaskNote};
 use butler_worker::time::{SharedClock, Timestamp};
@@ -27,7 +29,9 @@ pub enum TaskCommand {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
-    /// Show one task: its contract, every attempt's evidence, the agent's notes and the result.
+    /// Show one task: its contract, every attempt's evidence, the agent's notes and the result
+    /// (a delegated operation: every step's outcome, output tail and duration; while it runs,
+    /// its evidence so far).
     Show {
         /// The task id (e.g. `t3`).
         id: String,
@@ -93,7 +97,7 @@ fn out(text: &str) -> anyhow::Result<()> {
 }
 
 /// What `butler task show` prints: the task, its contract, every attempt's evidence, the
-/// agent's notes, and its end (`result` or `error`).
+/// agent's notes, a running operation's evidence so far, and its end (`result` or `error`).
 #[derive(Debug, Serialize)]
 struct TaskShown {
     task_id: TaskId,
@@ -104,6 +108,9 @@ struct TaskShown {
     contract: TaskContract,
     attempts: Vec<AttemptRow>,
     notes: Vec<TaskNote>,
+    /// A delegated operation's steps so far, while it runs (or after it was interrupted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    progress: Option<OperationEvidence>,
     #[serde(flatten)]
     end: Option<TaskEnd>,
 }
@@ -151,9 +158,14 @@ pub fn run_task_command(command: TaskCommand, clock: SharedClock) -> anyhow::Res
             let missing = || format!("no task `{id}`");
             let task_id = TaskId::new(id.as_str()).ok().with_context(missing)?;
             let task = ledger.task(&task_id)?.with_context(missing)?;
+            let progress = match task.end {
+                None => ledger.task_progress(&task_id)?,
+                Some(_) => None,
+            };
             let shown = TaskShown {
                 attempts: ledger.task_attempts(&task_id)?,
                 notes: ledger.task_notes(&task_id, 0)?,
+                progress,
                 task_id: task.task_id,
                 status: task.status,
                 branch: task.branch,

@@ -8,8 +8,9 @@ use insta::assert_json_snapshot;
 use serde_json::{Value, json};
 
 /// 8 KiB until the line tools (three tools and work_finish's arguments) and `work_publish`'s
-/// `allow_sensitive` (the way past a false alarm of the secret scan before sharing) came in.
-const TOOLS_LIST_BUDGET: usize = 9 * 1024 + 768;
+/// `allow_sensitive` (the way past a false alarm of the secret scan before sharing) came in;
+/// the delegated operations' seven tools add 3 KiB.
+const TOOLS_LIST_BUDGET: usize = 12 * 1024 + 768;
 
 #[tokio::test]
 async fn tool_surface_is_snapshotted_and_small() {

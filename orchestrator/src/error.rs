@@ -8,6 +8,7 @@
 use butler_worker::git::{GitError, LineInfo};
 use butler_worker::issues::IssueError;
 use butler_worker::ledger::LedgerError;
+use butler_worker::ops::{CapabilityError, OpsError};
 use butler_worker::secrets::{FileFinding, Rule};
 use serde_json::{Value, json};
 
@@ -196,6 +197,9 @@ pub enum WorkError {
     Ledger(#[from] LedgerError),
     #[error(transparent)]
     Issue(#[from] IssueError),
+    /// A delegated-operations call failed (`submit_task`, `teach`, `approve`, …).
+    #[error(transparent)]
+    Delegation(OpsError),
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -420,6 +424,7 @@ impl ToolError {
             WorkError::Git(err) => git_error(err, tool),
             WorkError::Ledger(err) => ledger_error(err, tool),
             WorkError::Issue(err) => issue_error(err, tool),
+            WorkError::Delegation(err) => delegation_error(err, tool),
             WorkError::Internal(_) => {
                 ToolError::new(BackendError, "Butler hit an internal error", OBSERVE_HINT)
             }
@@ -739,6 +744,104 @@ fn ledger_error(err: LedgerError, tool: &str) -> ToolError {
         ),
         LedgerError::Sqlite(_) => {
             ToolError::new(BackendError, "Butler's record store failed", OBSERVE_HINT)
+        }
+    }
+}
+
+/// The named problems, the first few in the summary.
+fn problems_text(problems: &[butler_worker::contract::FieldProblem]) -> String {
+    let shown: Vec<String> = problems
+        .iter()
+        .take(3)
+        .map(|p| format!("`{}`: {}", p.field, p.problem))
+        .collect();
+    format!(
+        "{}{}",
+        shown.join("; "),
+        if problems.len() > 3 { "; …" } else { "" }
+    )
+}
+
+fn delegation_error(err: OpsError, tool: &str) -> ToolError {
+    use ErrorCode::*;
+    match err {
+        OpsError::Contract(problems) => ToolError::new(
+            NeedInput,
+            format!(
+                "The Task Contract has {} wrong field(s): {}",
+                problems.len(),
+                problems_text(&problems)
+            ),
+            "fix the fields named in data.fields and call submit_task again; get_skill_usage(\"butler\") shows the contract",
+        )
+        .with_data(json!({"fields": problems})),
+        OpsError::Steps { problems, refused } => ToolError::new(
+            if refused { PolicyBlocked } else { NeedInput },
+            format!(
+                "{} {} step problem(s): {}",
+                if refused { "Refused:" } else { "Not taught:" },
+                problems.len(),
+                problems_text(&problems)
+            ),
+            "fix the places named in data.fields and call teach again; get_skill_usage(\"butler\") shows the step kinds",
+        )
+        .with_data(json!({"fields": problems})),
+        OpsError::UnknownSkill {
+            intent,
+            signature,
+            known,
+        } => ToolError::new(
+            NotFound,
+            format!(
+                "Butler knows no procedure or capability for `{intent}` with target `{}`",
+                if signature.is_empty() { "{}" } else { &signature }
+            ),
+            "list_skills shows what Butler knows; submit with delegation_mode \"teach_if_unknown\" to teach it",
+        )
+        .with_data(json!({"intent": intent, "target": signature, "known_targets": known})),
+        OpsError::NoTask(id) => ToolError::new(
+            NotFound,
+            format!("No task `{}`", id.chars().take(64).collect::<String>()),
+            "task ids come from submit_task's answer",
+        ),
+        OpsError::WrongState {
+            task,
+            status,
+            expected,
+        } => ToolError::new(
+            PolicyBlocked,
+            format!("Task {task} is {status}, not {expected}"),
+            format!("get_status(task_id=\"{task}\") shows where it is"),
+        )
+        .with_data(json!({"task_id": task, "state": status})),
+        OpsError::NoSkill(name) => ToolError::new(
+            NotFound,
+            format!("No skill `{name}`"),
+            "list_skills shows the skills; get_skill_usage(\"butler\") the common contract",
+        ),
+        OpsError::Capability(CapabilityError::Input { field, reason }) => ToolError::new(
+            NeedInput,
+            format!("Invalid `{field}`: {reason}"),
+            format!("call {tool} again with a valid `{field}`"),
+        )
+        .with_data(json!({"fields": [{"field": field, "problem": reason}]})),
+        OpsError::Capability(CapabilityError::Refused { reason, hint }) => {
+            ToolError::new(PolicyBlocked, reason, hint)
+        }
+        OpsError::Capability(CapabilityError::Failed(why)) => {
+            tracing::warn!(%why, "a capability failed");
+            ToolError::new(BackendError, "The operation could not run", OBSERVE_HINT)
+        }
+        OpsError::Config(e) => ToolError::new(
+            NeedInput,
+            format!("Butler's delegation settings are not usable: {e}"),
+            "ask the user to fix [delegation] or [mcp_servers] in .butler/config.toml",
+        ),
+        OpsError::Git(err) => git_error(err, tool),
+        OpsError::Ledger(err) => ledger_error(err, tool),
+        OpsError::Internal(why) => {
+            tracing::warn!(%why, "delegation failed");
+            ToolError::new(BackendError, "Butler hit an internal error", OBSERVE_HINT)
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod backend;
 pub mod client;
+pub mod delegate;
 pub mod envelope;
 pub mod equivalents;
 pub mod error;

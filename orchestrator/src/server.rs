@@ -17,6 +17,7 @@ use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::args::{self, *};
+use crate::delegate;
 use crate::envelope::{Reply, into_call_result};
 use crate::error::{ToolError, WorkError};
 use crate::implement::{self, RunImplementArgs, TaskIdArgs};
@@ -518,6 +519,87 @@ impl ButlerServer {
             issue_ops::list(&project, state, a.label.as_deref(), a.page).await
         };
         finish_call("issue_list", outcome.await)
+    }
+
+    /// Delegates an operation (commit, push, logs, deploy, checks…) as a Task Contract; runs it to the end and returns the Result Contract with evidence.
+    #[tool(input_schema = schema::<delegate::args::SubmitTaskArgs>(), annotations(read_only_hint = false))]
+    async fn submit_task(
+        &self,
+        raw: JsonObject,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let outcome = async {
+            let a: delegate::args::SubmitTaskArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            delegate::submit_task(&project, a, delegate::progress_of(&ctx), ctx.ct.clone()).await
+        };
+        finish_call("submit_task", outcome.await)
+    }
+
+    /// Relays the user's decision on a need_approval task: approve runs it on, deny ends it.
+    #[tool(input_schema = schema::<delegate::args::ApproveArgs>(), annotations(read_only_hint = false))]
+    async fn approve(&self, raw: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        let outcome = async {
+            let a: delegate::args::ApproveArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            delegate::approve(&project, a, delegate::progress_of(&ctx), ctx.ct.clone()).await
+        };
+        finish_call("approve", outcome.await)
+    }
+
+    /// Teaches the procedure for a need_input task (or an intent and target) as typed steps; the task then runs.
+    #[tool(input_schema = schema::<delegate::args::TeachArgs>(), annotations(read_only_hint = false))]
+    async fn teach(&self, raw: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        let outcome = async {
+            let a: delegate::args::TeachArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            delegate::teach(&project, a, delegate::progress_of(&ctx), ctx.ct.clone()).await
+        };
+        finish_call("teach", outcome.await)
+    }
+
+    /// Stops a delegated task; its running step ends and its evidence says where.
+    #[tool(input_schema = schema::<delegate::args::DelegatedTaskArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn cancel_task(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: delegate::args::DelegatedTaskArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            delegate::cancel_task(&project, &a.task_id).await
+        };
+        finish_call("cancel_task", outcome.await)
+    }
+
+    /// A delegated task's state and result, e.g. after a restart. Never poll: submit_task answers when done.
+    #[tool(input_schema = schema::<delegate::args::DelegatedTaskArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    async fn get_status(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: delegate::args::DelegatedTaskArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            delegate::get_status(&project, &a.task_id).await
+        };
+        finish_call("get_status", outcome.await)
+    }
+
+    /// What Butler runs without teaching: capabilities and taught procedures.
+    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    async fn list_skills(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let _: NoArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            delegate::list_skills(&project).await
+        };
+        finish_call("list_skills", outcome.await)
+    }
+
+    /// The contract one skill needs (target, approval, an example); "butler" for the common one.
+    #[tool(input_schema = schema::<delegate::args::SkillArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    async fn get_skill_usage(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: delegate::args::SkillArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            delegate::get_skill_usage(&project, &a.name).await
+        };
+        finish_call("get_skill_usage", outcome.await)
     }
 }
 

@@ -25,6 +25,16 @@
 //! network = "open"                      # or endpoints agents may reach: ["127.0.0.1:11434"]
 //! sandbox_writable = []                 # more trees agents and verify commands may write
 //! worktrees_dir = "/srv/butler/wt"      # else $XDG_DATA_HOME/butler/worktrees
+//!
+//! [delegation]                          # delegated operations (submit_task, teach, …)
+//! promote_after = 3                     # verified successes that make a procedure active
+//! destructive_commands = ["helm uninstall"]  # more commands that always need approval
+//! env_allow = ["KUBECONFIG"]            # extra variables procedure steps inherit
+//!
+//! [mcp_servers.kb]                      # a server `mcp_call` steps may reach, by name
+//! command = "/usr/local/bin/kb-mcp"
+//! args = ["--stdio"]
+//! env_allow = ["KB_URL"]                # variables it inherits (Butler's secrets never)
 //! ```
 
 use std::fmt;
@@ -195,6 +205,111 @@ struct FileConfig {
     issues: FileIssues,
     #[serde(default)]
     agent: AgentFileConfig,
+    #[serde(default)]
+    delegation: DelegationConfig,
+    #[serde(default)]
+    mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
+}
+
+/// The `[delegation]` section: how delegated operations run.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelegationConfig {
+    /// Verified successes after which a taught procedure becomes `active` (at least 1).
+    #[serde(default = "DelegationConfig::default_promote_after")]
+    pub promote_after: u32,
+    /// Commands (a program name and optionally words among its arguments, `"docker rm"`) that
+    /// need the user's approval each time a step runs them, besides Butler's own list.
+    #[serde(default)]
+    pub destructive_commands: Vec<String>,
+    /// Extra variables procedure steps inherit from Butler's environment (secrets never).
+    #[serde(default)]
+    pub env_allow: Vec<String>,
+}
+
+impl DelegationConfig {
+    fn default_promote_after() -> u32 {
+        3
+    }
+}
+
+impl Default for DelegationConfig {
+    fn default() -> Self {
+        Self {
+            promote_after: Self::default_promote_after(),
+            destructive_commands: Vec::new(),
+            env_allow: Vec::new(),
+        }
+    }
+}
+
+/// One `[mcp_servers.<name>]` entry: a stdio MCP server `mcp_call` steps may reach.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The program (absolute, or found on `PATH`).
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables it inherits from Butler's environment besides the basic ones (secrets never).
+    #[serde(default)]
+    pub env_allow: Vec<String>,
+}
+
+/// What delegated operations read from `.butler/config.toml`: `[delegation]` and
+/// `[mcp_servers.*]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DelegationFileConfig {
+    pub delegation: DelegationConfig,
+    pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
+}
+
+impl DelegationFileConfig {
+    /// Reads the two sections of `<project_root>/.butler/config.toml` (defaults when the file
+    /// or a section is absent).
+    pub fn load(project_root: &Path) -> Result<Self, ConfigError> {
+        let path = project_root.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        Self::parse(&text, &path)
+    }
+
+    /// Reads the two sections from the file's text.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let file = toml::from_str::<FileConfig>(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })?;
+        if file.delegation.promote_after == 0 {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: "[delegation] promote_after must be at least 1".into(),
+            });
+        }
+        if let Some(name) = file.mcp_servers.keys().find(|n| !server_name_ok(n)) {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "[mcp_servers.{name}]: name servers with letters, digits, `-` and `_`"
+                ),
+            });
+        }
+        Ok(Self {
+            delegation: file.delegation,
+            mcp_servers: file.mcp_servers,
+        })
+    }
+}
+
+fn server_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// The `[agent]` section: the ImplementMaid's agent settings (environment variables, read by
@@ -555,6 +670,33 @@ mod tests {
     fn other_sections_are_tolerated() {
         let cfg = load(Some("language = \"ja\"\n[maid]\nagent = \"goose\"\n"), &[]).unwrap();
         assert_eq!(cfg.backend, BackendChoice::Auto);
+    }
+
+    #[test]
+    fn delegation_and_mcp_servers_are_read_with_their_defaults() {
+        let path = Path::new("/p/.butler/config.toml");
+        let cfg = DelegationFileConfig::parse(
+            "[delegation]\npromote_after = 2\ndestructive_commands = [\"helm uninstall\"]\n\
+             [mcp_servers.kb]\ncommand = \"/bin/kb\"\nargs = [\"--stdio\"]\n",
+            path,
+        )
+        .expect("valid");
+        assert_eq!(cfg.delegation.promote_after, 2);
+        assert_eq!(cfg.delegation.destructive_commands, ["helm uninstall"]);
+        let kb = cfg.mcp_servers.get("kb").expect("kb");
+        assert_eq!((kb.command.as_str(), kb.args.len()), ("/bin/kb", 1));
+        let none =
+            DelegationFileConfig::parse("[issues]\nbackend = \"local\"\n", path).expect("valid");
+        assert_eq!(none.delegation.promote_after, 3);
+        assert!(none.mcp_servers.is_empty());
+        for bad in [
+            "[delegation]\npromote_after = 0\n",
+            "[delegation]\npromote = 2\n",
+            "[mcp_servers.kb]\nargs = []\n",
+            "[mcp_servers.\"a b\"]\ncommand = \"x\"\n",
+        ] {
+            assert!(DelegationFileConfig::parse(bad, path).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Butler's worker layer: everything that touches git, the ledger (SQLite) and issue backends,
 //! and the foundation every layer stands on: the Task and Result contracts, the record
-//! protocol, and time.
+//! protocol, time, and the engine of delegated operations ([`ops`]).
 //!
 //! It knows nothing of the Brain or of MCP sessions; the orchestrator and the ImplementMaid call
 //! it. Only this crate spawns git, and every child process of Butler starts in [`process`].
@@ -13,6 +13,7 @@ mod file_lock;
 pub mod git;
 pub mod issues;
 pub mod ledger;
+pub mod ops;
 pub mod process;
 pub mod record;
 pub mod remote_url;

@@ -161,6 +161,7 @@ mod tests {
             command: command.into(),
             exit_code,
             output_contains: output.map(str::to_owned),
+            output_matches: None,
         };
         let long = "yes filler | head -c 20000; echo; echo READY";
         let runs = run_tests(

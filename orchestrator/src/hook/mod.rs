@@ -36,9 +36,9 @@ mod fallback;
 mod getopt;
 pub mod git_cli;
 mod interpreters;
-mod programs;
+pub(crate) mod programs;
 mod suggest;
-mod walk;
+pub(crate) mod walk;
 mod wrappers;
 
 use std::io::{Read, Write};

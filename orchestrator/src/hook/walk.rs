@@ -44,6 +44,33 @@ pub enum Found {
     Dynamic(String),
 }
 
+/// Every command a script would start, as far as can be known before it runs (for the
+/// judge of procedure steps): each simple command's words, wrappers and what they wrap alike,
+/// and the first thing known only at run time (a command word, code of another language, a
+/// script read from standard input, a script that does not parse).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Commands {
+    pub programs: Vec<Vec<String>>,
+    pub opaque: Option<String>,
+}
+
+/// The first git invocation in `script` and every command it would start.
+pub fn commands(script: &str) -> (Option<Found>, Commands) {
+    let mut walker = Walker {
+        line_mentions_git: programs::mentions_git(script),
+        seen: Some(Commands::default()),
+        ..Walker::default()
+    };
+    walker.script(script);
+    let seen = walker.seen.take().unwrap_or_default();
+    let found = match (walker.found, walker.pending_dynamic) {
+        (Some(found), _) => Some(found),
+        (None, Some(word)) if walker.line_mentions_git => Some(Found::Dynamic(word)),
+        _ => None,
+    };
+    (found, seen)
+}
+
 /// Find the first git invocation in `script`, parsing it as bash.
 pub fn find_git(script: &str) -> Option<Found> {
     let mut walker = Walker {
@@ -79,9 +106,20 @@ struct Walker {
     depth: usize,
     parsed_bytes: usize,
     options: ParserOptions,
+    /// Every command seen, when the caller asked for them ([`commands`]).
+    seen: Option<Commands>,
 }
 
 impl Walker {
+    /// Notes something known only at run time (kept: the first one).
+    fn opaque(&mut self, what: impl FnOnce() -> String) {
+        if let Some(seen) = &mut self.seen
+            && seen.opaque.is_none()
+        {
+            seen.opaque = Some(what());
+        }
+    }
+
     fn script(&mut self, text: &str) {
         if self.found.is_some() || text.trim().is_empty() {
             return;
@@ -108,6 +146,10 @@ impl Walker {
     }
 
     fn fallback(&mut self, text: &str) {
+        self.opaque(|| {
+            let start: String = text.chars().take(80).collect();
+            format!("a script that cannot be parsed: {}", shown(&start))
+        });
         if self.found.is_none()
             && let Some(args) = fallback::git_in_command_position(text)
         {
@@ -392,6 +434,9 @@ impl Walker {
         if self.found.is_some() || hops > MAX_WRAPPER_HOPS {
             return;
         }
+        if let Some(seen) = &mut self.seen {
+            seen.programs.push(argv.to_vec());
+        }
         let runs = wrappers::resolve(argv);
         self.runs(runs, stdin, hops);
     }
@@ -405,18 +450,24 @@ impl Walker {
             Runs::Git(args) => self.found = Some(Found::Git(shown_all(&args))),
             Runs::Command(command) => self.resolve(&command, stdin, hops + 1),
             Runs::Script(script) => self.script(&script),
-            Runs::ShellStdin => {
-                if let Some(text) = stdin {
-                    self.script(&text);
-                }
+            Runs::ShellStdin => match stdin {
+                Some(text) => self.script(&text),
+                None => self.opaque(|| "a script read from standard input".to_owned()),
+            },
+            Runs::Code(code) => {
+                self.opaque(|| "code of another language".to_owned());
+                self.code(&code);
             }
-            Runs::Code(code) => self.code(&code),
             Runs::CodeStdin(lang) => {
+                self.opaque(|| "code of another language".to_owned());
                 if let Some(text) = stdin {
                     self.code(&Code { lang, text });
                 }
             }
-            Runs::Dynamic(word) => self.dynamic(&word),
+            Runs::Dynamic(word) => {
+                self.opaque(|| shown(&word));
+                self.dynamic(&word);
+            }
             Runs::Any(all) => {
                 for run in all {
                     self.runs(run, stdin.clone(), hops);

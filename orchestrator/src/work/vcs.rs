@@ -37,7 +37,7 @@ pub struct VcsReply {
 }
 
 /// The repository facts the policy asks about, answered by git.
-struct Facts<'a>(&'a GitRepo);
+pub(crate) struct Facts<'a>(pub(crate) &'a GitRepo);
 
 impl RepoFacts for Facts<'_> {
     fn is_commit(&self, rev: &str) -> bool {

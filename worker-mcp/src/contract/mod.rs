@@ -12,10 +12,14 @@
 //! - [`validation`]: a `run_implement` request checked once into a Task Contract.
 //! - [`result`]: the Result Contract and the task's status.
 //! - [`evidence`]: what one attempt did and how the verifiers judged it.
+//! - [`operation`]: what a delegated operation did, step by step, and how it was judged.
+//! - [`submission`]: a Task Contract as the Brain submits it, checked field by field.
 
 pub mod evidence;
 pub mod ids;
+pub mod operation;
 pub mod result;
+pub mod submission;
 pub mod task;
 pub mod validation;
 
@@ -24,7 +28,12 @@ pub use evidence::{
     NoteKind, TestRun, Verification,
 };
 pub use ids::{IntentName, TaskId};
+pub use operation::{
+    ApprovalRequest, Handler, Needed, OperationChecks, OperationEvidence, ProcedureStatus,
+    StepEvidence, StepKind, StepOutcome, StopReason, Stopped,
+};
 pub use result::{Evidence, ImplementEvidence, Outcome, ResultContract, ResultStatus, TaskStatus};
+pub use submission::{FieldProblem, TaskSubmission};
 pub use task::{
     AgentKind, CommandCheck, Constraints, DelegationMode, FileCheck, FileExpectation,
     ImplementTarget, OperationTarget, SuccessCriteria, TaskContract, Work,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptEvidence, TaskId};
+use super::{AttemptEvidence, OperationEvidence, TaskId};
 
 /// How a task ended, as every intent reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,10 +62,28 @@ impl ResultContract {
         }
     }
 
+    /// The result of a delegated operation, with the status its run came to.
+    pub fn operation(task_id: TaskId, status: ResultStatus, evidence: OperationEvidence) -> Self {
+        Self {
+            task_id,
+            status,
+            evidence: Evidence::Operation(Box::new(evidence)),
+        }
+    }
+
     /// The implementation evidence, when the task was an implementation.
     pub fn implementation(&self) -> Option<&ImplementEvidence> {
         match &self.evidence {
             Evidence::Implement(evidence) => Some(evidence),
+            Evidence::Operation(_) => None,
+        }
+    }
+
+    /// The operation evidence, when the task was a delegated operation.
+    pub fn operation_evidence(&self) -> Option<&OperationEvidence> {
+        match &self.evidence {
+            Evidence::Implement(_) => None,
+            Evidence::Operation(evidence) => Some(evidence.as_ref()),
         }
     }
 }
@@ -76,6 +94,10 @@ impl ResultContract {
 pub enum Evidence {
     /// An implementation task run by the ImplementMaid.
     Implement(ImplementEvidence),
+    /// Any other intent: a delegated operation run by a procedure or a capability (its own
+    /// `intent` field names it; never `implement`).
+    #[serde(untagged)]
+    Operation(Box<OperationEvidence>),
 }
 
 /// What an implementation task did: its line, how it ended, and every attempt's evidence.
@@ -238,6 +260,27 @@ mod tests {
         assert_eq!(back, result);
         let implementation = back.implementation().expect("implement");
         assert!(!implementation.attempts[0].verify.passed());
+    }
+
+    #[test]
+    fn an_operation_result_names_its_own_intent_and_reads_back() {
+        use crate::contract::{IntentName, OperationTarget};
+        let evidence = OperationEvidence::new(
+            IntentName::new("restart").expect("name"),
+            OperationTarget::default(),
+        );
+        let result = ResultContract::operation(
+            TaskId::new("t2").expect("id"),
+            ResultStatus::NeedInput,
+            evidence,
+        );
+        let v = serde_json::to_value(&result).expect("json");
+        assert_eq!(v["intent"], "restart");
+        assert_eq!(v["status"], "need_input");
+        let back: ResultContract = serde_json::from_value(v).expect("reads back");
+        assert_eq!(back, result);
+        assert!(back.implementation().is_none());
+        assert!(back.operation_evidence().is_some());
     }
 
     #[test]

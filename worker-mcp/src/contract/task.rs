@@ -230,6 +230,9 @@ pub struct CommandCheck {
     /// [`CommandCheck::OUTPUT_SEARCHED_BYTES`]) must contain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_contains: Option<String>,
+    /// A regular expression the same output must match somewhere (`^`/`$` match at line ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_matches: Option<String>,
 }
 
 impl CommandCheck {
@@ -242,16 +245,32 @@ impl CommandCheck {
             command: command.into(),
             exit_code: 0,
             output_contains: None,
+            output_matches: None,
         }
     }
 
-    /// Whether a run that ended with `exit_code` and printed `output` passes.
+    /// Whether a run that ended with `exit_code` and printed `output` passes. A pattern that is
+    /// not a regular expression never matches (patterns are checked at the edge with
+    /// [`CommandCheck::pattern`]).
     pub fn passes(&self, exit_code: Option<i32>, output: &str) -> bool {
         exit_code == Some(self.exit_code)
             && self
                 .output_contains
                 .as_deref()
                 .is_none_or(|text| output.contains(text))
+            && self
+                .output_matches
+                .as_deref()
+                .is_none_or(|pattern| Self::pattern(pattern).is_ok_and(|re| re.is_match(output)))
+    }
+
+    /// `output_matches` compiled: multi-line, and bounded in size so a pattern cannot make
+    /// Butler build a huge automaton.
+    pub fn pattern(pattern: &str) -> Result<regex::Regex, regex::Error> {
+        regex::RegexBuilder::new(pattern)
+            .multi_line(true)
+            .size_limit(1 << 20)
+            .build()
     }
 }
 
@@ -291,6 +310,7 @@ mod tests {
                     command: "curl -fs localhost:8080/health".into(),
                     exit_code: 0,
                     output_contains: Some("ok".into()),
+                    output_matches: None,
                 }],
                 ..Default::default()
             },
@@ -354,9 +374,21 @@ mod tests {
             command: "x".into(),
             exit_code: 3,
             output_contains: Some("ready".into()),
+            output_matches: None,
         };
         assert!(strict.passes(Some(3), "all ready\n"));
         assert!(!strict.passes(Some(3), "not yet"));
         assert!(!strict.passes(Some(0), "ready"));
+        let pattern = CommandCheck {
+            output_matches: Some(r"^status: (up|ok)$".into()),
+            ..CommandCheck::exit_zero("x")
+        };
+        assert!(pattern.passes(Some(0), "api\nstatus: up\n"));
+        assert!(!pattern.passes(Some(0), "status: down\n"));
+        let broken = CommandCheck {
+            output_matches: Some("(".into()),
+            ..CommandCheck::exit_zero("x")
+        };
+        assert!(!broken.passes(Some(0), "("));
     }
 }

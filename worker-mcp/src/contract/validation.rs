@@ -180,7 +180,7 @@ fn validate_targets(raw: &[String]) -> Result<Vec<String>, ContractError> {
 /// Normalises a project-relative path or glob: trims, drops `./` segments and doubled slashes,
 /// keeps a trailing `/` (it marks a directory). Refuses absolute paths, `..`, `.git` and control
 /// characters. The whole project is written `.`.
-fn normalise_relative(path: &str) -> Result<String, ContractError> {
+pub(crate) fn normalise_relative(path: &str) -> Result<String, ContractError> {
     let bad = |reason| ContractError::BadPath {
         path: path.to_owned(),
         reason,
@@ -241,7 +241,10 @@ fn validate_file_checks(raw: Vec<FileCheckSpec>) -> Result<Vec<FileCheck>, Contr
         .collect()
 }
 
-fn validate_file_check(index: usize, spec: FileCheckSpec) -> Result<FileCheck, ContractError> {
+pub(super) fn validate_file_check(
+    index: usize,
+    spec: FileCheckSpec,
+) -> Result<FileCheck, ContractError> {
     let bad = |reason| ContractError::BadFileCheck {
         index,
         path: spec.path.clone(),

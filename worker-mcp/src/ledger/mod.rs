@@ -1,6 +1,7 @@
 //! The ledger: one SQLite file per repository (`<git common dir>/butler/ledger.db`) that every
 //! layer reads — work records, the active issue per place, the operation journal, the
-//! ImplementMaid's tasks and evidence, the approval gate, and the embedded issue store.
+//! ImplementMaid's tasks and evidence, delegated operations' procedures, the approval gate, and
+//! the embedded issue store.
 //!
 //! The file is opened (one opener at a time, under a lock file beside it) in WAL mode with a
 //! busy timeout and foreign keys on; every write that touches more than one row runs in a
@@ -11,6 +12,7 @@ mod approvals;
 mod context;
 mod error;
 mod journal;
+mod procedures;
 mod records;
 mod schema;
 mod tasks;
@@ -23,9 +25,10 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use crate::file_lock::{self, FileLock};
 use crate::time::{SharedClock, SystemClock, Timestamp};
 
-pub use self::approvals::APPROVAL_VALID_SECS;
+pub use self::approvals::{APPROVAL_VALID_SECS, TaskApproval};
 pub use self::error::LedgerError;
 pub use self::journal::{Operation, process_alive};
+pub use self::procedures::ProcedureRow;
 pub use self::records::{AdoptCommit, Origin, PendingRecord, Record, RecordId, RecordIdError};
 pub use self::tasks::{AttemptRow, TaskEnd, TaskNote, TaskRow};
 

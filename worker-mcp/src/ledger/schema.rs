@@ -10,7 +10,7 @@ use super::LedgerError;
 /// The schema this build writes. A file with a higher version is refused.
 pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
 
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// Version 1: work records, per-place state, the operation journal, the ImplementMaid's tables,
 /// the approval gate and the embedded issue store.
@@ -289,6 +289,33 @@ UPDATE sqlite_sequence
 DROP TABLE task_notes_v1;
 DROP TABLE attempts_v1;
 DROP TABLE tasks_v1;
+"#;
+
+/// Version 3: delegated operations — the procedures the Brain teaches (identified by intent and
+/// target signature, with their lifecycle and verified runs), a running operation's evidence so
+/// far, a cross-process cancellation request, and approvals bound to a task and denied
+/// explicitly.
+const V3: &str = r#"
+CREATE TABLE procedures (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    intent      TEXT NOT NULL,
+    signature   TEXT NOT NULL,               -- target signature: `key=value,…`, `*` any value
+    steps_json  TEXT NOT NULL,               -- the typed steps
+    status      TEXT NOT NULL CHECK (status IN ('candidate', 'active', 'deprecated')),
+    successes   INTEGER NOT NULL DEFAULT 0,  -- verified runs
+    failures    INTEGER NOT NULL DEFAULT 0,
+    taught_for  TEXT,                        -- the task it was taught for, if any
+    replaced_by INTEGER REFERENCES procedures(id),
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+CREATE UNIQUE INDEX procedures_live ON procedures(intent, signature)
+    WHERE status != 'deprecated';
+ALTER TABLE tasks ADD COLUMN progress_json TEXT;        -- a running operation's evidence so far
+ALTER TABLE tasks ADD COLUMN cancel_requested_at TEXT;  -- cancel_task from another process
+ALTER TABLE approvals ADD COLUMN task_id TEXT;          -- the task it is bound to, if any
+ALTER TABLE approvals ADD COLUMN denied_at TEXT;        -- the user said no
+CREATE INDEX approvals_by_task ON approvals(task_id) WHERE task_id IS NOT NULL;
 "#;
 
 /// Brings the file up to [`VERSION`], one transaction per migration.

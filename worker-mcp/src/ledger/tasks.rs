@@ -71,23 +71,23 @@ pub struct TaskNote {
     pub relayed: bool,
 }
 
-fn missing(task_id: &TaskId) -> LedgerError {
+pub(super) fn missing(task_id: &TaskId) -> LedgerError {
     LedgerError::not_found(format!("task {task_id}"))
 }
 
 /// Reads column `idx` as JSON of `T`.
-fn json<T: DeserializeOwned>(r: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<T> {
+pub(super) fn json<T: DeserializeOwned>(r: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<T> {
     let text: String = r.get(idx)?;
     serde_json::from_str(&text)
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
 }
 
-fn to_json<T: Serialize>(value: &T) -> String {
+pub(super) fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("contract types always serialise")
 }
 
 /// Reads column `idx` as a value of one of the ledger's fixed sets.
-fn named<T>(
+pub(super) fn named<T>(
     r: &rusqlite::Row<'_>,
     idx: usize,
     parse: fn(&str) -> Option<T>,
@@ -105,10 +105,10 @@ fn task_id(r: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<TaskId> {
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
 }
 
-const TASK_COLUMNS: &str =
+pub(super) const TASK_COLUMNS: &str =
     "task_id, status, branch, worktree, created_at, updated_at, contract_json, result_json, error";
 
-fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
+pub(super) fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
     let result: Option<String> = r.get(7)?;
     let error: Option<String> = r.get(8)?;
     let end = match (result, error) {
@@ -139,7 +139,11 @@ fn note_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskNote> {
     })
 }
 
-fn touch(tx: &Transaction<'_>, task_id: &TaskId, now: Timestamp) -> Result<(), LedgerError> {
+pub(super) fn touch(
+    tx: &Transaction<'_>,
+    task_id: &TaskId,
+    now: Timestamp,
+) -> Result<(), LedgerError> {
     let n = tx.execute(
         "UPDATE tasks SET updated_at = ?2 WHERE task_id = ?1",
         params![task_id.as_str(), now],

@@ -1,0 +1,148 @@
+//! Capabilities: intents that need more than steps (the seed's handlers with their declared
+//! intents), written in code and registered at the edge, so the engine never depends on any of
+//! them. A capability says what it would do ([`Capability::plan`], before anything runs: the
+//! approval gate reads it) and then does it ([`Capability::run`]), reporting each action as
+//! step evidence.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::contract::{DelegationMode, ResultContract, StepEvidence, TaskContract};
+
+/// A boxed future a capability returns (the trait stays object-safe).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Progress for MCP notifications: a one-line message and the fraction of the work done.
+pub type Progress = Arc<dyn Fn(String, f64) + Send + Sync>;
+
+/// What a capability would do for a contract, decided before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// What exactly would happen, in one line (shown to the user when approval is needed).
+    pub operation: String,
+    /// The particulars, one line each (the records to share, the destination).
+    pub details: Vec<String>,
+    /// The operations it performs, by name (`git_commit`, `git_push`): any of them in the
+    /// contract's `require_approval_for` needs the user's approval first.
+    pub operations: Vec<&'static str>,
+    /// It needs the user's approval every time, whatever the contract says (`git_push`).
+    pub always_approve: bool,
+}
+
+/// One run of a capability.
+pub struct CapabilityCall {
+    pub contract: TaskContract,
+    pub progress: Progress,
+    pub cancel: CancellationToken,
+}
+
+/// What a capability did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CapabilityOutcome {
+    /// Its actions, one evidence entry each, and its answer for the Brain.
+    Done {
+        steps: Vec<StepEvidence>,
+        output: Option<Value>,
+    },
+    /// It ran as a task of its own (created and stored by itself), with this result.
+    OwnTask(ResultContract),
+}
+
+/// Why a capability could not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CapabilityError {
+    /// A value of the contract does not fit (the field, as a contract path, and why).
+    #[error("`{field}`: {reason}")]
+    Input { field: String, reason: String },
+    /// The project's state does not allow it now; the hint names what to do first.
+    #[error("{reason}")]
+    Refused { reason: String, hint: String },
+    /// It failed in a way the Brain cannot fix (details are logged, not shown).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The slim contract of one intent, for `get_skill_usage`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Usage {
+    pub intent: String,
+    /// What it does, in a sentence.
+    pub summary: String,
+    pub delegation_mode: DelegationMode,
+    /// The target's names and what each means (`{}`: no target).
+    pub target: Vec<(String, String)>,
+    /// When it waits for the user's approval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+    /// A contract to copy.
+    pub example: Value,
+}
+
+/// An intent handler in code.
+pub trait Capability: Send + Sync {
+    /// Its name (`git`, `implement`, `context`).
+    fn name(&self) -> &'static str;
+    /// The intents it handles.
+    fn intents(&self) -> &'static [&'static str];
+    /// The slim contract of one of its intents.
+    fn usage(&self, intent: &str) -> Usage;
+    /// What it would do for `contract`, without doing it.
+    fn plan<'a>(
+        &'a self,
+        contract: &'a TaskContract,
+    ) -> BoxFuture<'a, Result<Plan, CapabilityError>>;
+    /// Does it (the gate has been passed).
+    fn run(
+        &self,
+        call: CapabilityCall,
+    ) -> BoxFuture<'_, Result<CapabilityOutcome, CapabilityError>>;
+    /// It creates and stores its own task (the ImplementMaid does): the engine creates none
+    /// and asks no approval for it.
+    fn owns_task(&self) -> bool {
+        false
+    }
+}
+
+/// The capabilities of one Butler, registered at the edge.
+#[derive(Clone, Default)]
+pub struct Registry {
+    capabilities: Vec<Arc<dyn Capability>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.capabilities.iter().map(|c| c.name()))
+            .finish()
+    }
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a capability; an intent already handled stays with the first one registered.
+    pub fn with(mut self, capability: impl Capability + 'static) -> Self {
+        self.capabilities.push(Arc::new(capability));
+        self
+    }
+
+    /// The capability that handles `intent`.
+    pub fn find(&self, intent: &str) -> Option<Arc<dyn Capability>> {
+        self.capabilities
+            .iter()
+            .find(|c| c.intents().contains(&intent))
+            .cloned()
+    }
+
+    /// Every registered capability, in order.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Capability>> {
+        self.capabilities.iter()
+    }
+}

@@ -1,0 +1,685 @@
+//! Procedures (the seed's SOPs): typed steps the Brain teaches once, identified by intent and
+//! target signature, and what a taught step list must look like.
+//!
+//! A step is one of four kinds, written as the Brain teaches it:
+//!
+//! | kind | fields |
+//! |---|---|
+//! | `cmd` | `argv` (a program and its arguments, no shell) or `shell` (a script for `sh -c`, only when the step says so); `cwd` (inside the project, default its root), `timeout_s` (default 60), `exit_code` (default 0) |
+//! | `check` | a verifier: `command` (a shell line) with `exit_code`, `output_contains`, `output_matches`; or `path` with `exists`/`absent: true` or `contains` |
+//! | `wait` | `until` (a check), `timeout_s` (default 60), `interval_s` (default 2) |
+//! | `mcp_call` | `server` (named in `[mcp_servers]`), `tool`, `params` (an object), `timeout_s` (default 60), `output_contains` |
+//!
+//! `{target.NAME}` in an `argv` word, a `cwd`, a file check's `path` or a text value of
+//! `params` stands for the task's target value `NAME`; shell lines read the same values from
+//! the environment as `$TARGET_NAME`.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::contract::submission::{command_check, file_check, relative_path};
+use crate::contract::{CommandCheck, FieldProblem, FileCheck, FileExpectation, StepKind};
+
+/// Most steps in one procedure.
+pub const MAX_STEPS: usize = 50;
+/// A step's time limit when it names none, and the longest allowed, in seconds.
+pub const DEFAULT_STEP_TIMEOUT_S: u64 = 60;
+pub const MAX_STEP_TIMEOUT_S: u64 = 60 * 60;
+const MAX_ARGV: usize = 256;
+const MAX_WORD_CHARS: usize = 4096;
+const MAX_SHELL_CHARS: usize = 16 * 1024;
+const MAX_PARAMS_BYTES: usize = 64 * 1024;
+const MAX_INTERVAL_S: u64 = 60;
+
+/// The step kinds a procedure may use, as the Brain writes them.
+pub const STEP_KINDS: &[&str] = &["cmd", "check", "wait", "mcp_call"];
+
+/// One step of a procedure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Step {
+    Cmd(CmdStep),
+    Check(Verifier),
+    Wait(WaitStep),
+    McpCall(McpCallStep),
+}
+
+impl Step {
+    pub fn kind(&self) -> StepKind {
+        match self {
+            Step::Cmd(_) => StepKind::Cmd,
+            Step::Check(_) => StepKind::Check,
+            Step::Wait(_) => StepKind::Wait,
+            Step::McpCall(_) => StepKind::McpCall,
+        }
+    }
+}
+
+/// A program to run: its argument list, or a shell script the step asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandLine {
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+impl CommandLine {
+    /// One line for evidence and approval texts.
+    pub fn shown(&self) -> String {
+        match self {
+            CommandLine::Argv(argv) => argv
+                .iter()
+                .map(|w| {
+                    if w.is_empty()
+                        || w.contains(|c: char| c.is_whitespace() || "'\"\\$`".contains(c))
+                    {
+                        format!("'{}'", w.replace('\'', "'\\''"))
+                    } else {
+                        w.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            CommandLine::Shell(script) => format!("sh -c {script:?}"),
+        }
+    }
+}
+
+/// `cmd`: runs a program in the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CmdStep {
+    #[serde(flatten)]
+    pub run: CommandLine,
+    /// Relative to the project root (`.` for the root itself).
+    pub cwd: String,
+    pub timeout_s: u64,
+    pub exit_code: i32,
+}
+
+/// `check`: a verifier of the project's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Verifier {
+    /// A shell line in the project root: its exit code and output.
+    Command(CommandCheck),
+    /// A file in the project: it exists, is absent, or contains a text.
+    File(FileCheck),
+}
+
+impl Verifier {
+    pub fn shown(&self) -> String {
+        match self {
+            Verifier::Command(c) => c.command.clone(),
+            Verifier::File(f) => match &f.expect {
+                FileExpectation::Exists => format!("{} exists", f.path),
+                FileExpectation::Absent => format!("{} is absent", f.path),
+                FileExpectation::Contains(text) => format!("{} contains {text:?}", f.path),
+            },
+        }
+    }
+}
+
+/// `wait`: repeats a check until it passes or the time is up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitStep {
+    pub until: Verifier,
+    pub timeout_s: u64,
+    pub interval_s: u64,
+}
+
+/// `mcp_call`: calls a tool of an MCP server named in the configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpCallStep {
+    pub server: String,
+    pub tool: String,
+    pub params: Map<String, Value>,
+    pub timeout_s: u64,
+    /// Text the tool's answer must contain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_contains: Option<String>,
+}
+
+impl McpCallStep {
+    pub fn shown(&self) -> String {
+        format!("{}.{}", self.server, self.tool)
+    }
+}
+
+/// Reads a taught step list. `keys` are the target's names the steps may refer to
+/// (`{target.NAME}`); `servers` the MCP servers the configuration names. Every problem is
+/// named by its place (`steps[2].argv`).
+pub fn parse_steps(
+    raw: &[Value],
+    keys: &BTreeSet<String>,
+    servers: &BTreeSet<String>,
+) -> Result<Vec<Step>, Vec<FieldProblem>> {
+    let mut problems = Vec::new();
+    if raw.is_empty() || raw.len() > MAX_STEPS {
+        problems.push(FieldProblem {
+            field: "steps".into(),
+            problem: format!("give 1 to {MAX_STEPS} steps"),
+        });
+        return Err(problems);
+    }
+    let mut steps = Vec::with_capacity(raw.len());
+    for (i, value) in raw.iter().enumerate() {
+        let mut at = Place {
+            prefix: format!("steps[{i}]"),
+            problems: &mut problems,
+            keys,
+        };
+        if let Some(step) = at.step(value, servers) {
+            steps.push(step);
+        }
+    }
+    if problems.is_empty() {
+        Ok(steps)
+    } else {
+        Err(problems)
+    }
+}
+
+/// One step being read, with the problems found so far.
+struct Place<'a> {
+    prefix: String,
+    problems: &'a mut Vec<FieldProblem>,
+    keys: &'a BTreeSet<String>,
+}
+
+impl Place<'_> {
+    fn add(&mut self, field: &str, problem: impl Into<String>) {
+        let field = if field.is_empty() {
+            self.prefix.clone()
+        } else {
+            format!("{}.{field}", self.prefix)
+        };
+        self.problems.push(FieldProblem {
+            field,
+            problem: problem.into(),
+        });
+    }
+
+    fn step(&mut self, value: &Value, servers: &BTreeSet<String>) -> Option<Step> {
+        let Value::Object(map) = value else {
+            self.add("", "give each step as an object with a `kind`");
+            return None;
+        };
+        let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let before = self.problems.len();
+        let allowed: &[&str] = match kind {
+            "cmd" => &["kind", "argv", "shell", "cwd", "timeout_s", "exit_code"],
+            "check" => &[
+                "kind",
+                "command",
+                "exit_code",
+                "output_contains",
+                "output_matches",
+                "path",
+                "exists",
+                "absent",
+                "contains",
+            ],
+            "wait" => &["kind", "until", "timeout_s", "interval_s"],
+            "mcp_call" => &[
+                "kind",
+                "server",
+                "tool",
+                "params",
+                "timeout_s",
+                "output_contains",
+            ],
+            _ => {
+                self.add(
+                    "kind",
+                    format!(
+                        "`{}` is not a step kind (kinds: {})",
+                        kind.chars().take(40).collect::<String>(),
+                        STEP_KINDS.join(", ")
+                    ),
+                );
+                return None;
+            }
+        };
+        for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
+            self.add(key, format!("not a field of a `{kind}` step"));
+        }
+        let step = match kind {
+            "cmd" => self.cmd(map).map(Step::Cmd),
+            "check" => {
+                let fields: Map<String, Value> = map
+                    .iter()
+                    .filter(|(k, _)| *k != "kind" && allowed.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                self.verifier("", &Value::Object(fields)).map(Step::Check)
+            }
+            "wait" => self.wait(map).map(Step::Wait),
+            _ => self.mcp_call(map, servers).map(Step::McpCall),
+        };
+        if self.problems.len() == before {
+            step
+        } else {
+            None
+        }
+    }
+
+    fn timeout(&mut self, map: &Map<String, Value>, field: &str, max: u64, default: u64) -> u64 {
+        match map.get(field) {
+            None | Some(Value::Null) => default,
+            Some(v) => match v.as_u64().filter(|s| (1..=max).contains(s)) {
+                Some(s) => s,
+                None => {
+                    self.add(field, format!("give whole seconds in 1..={max}"));
+                    default
+                }
+            },
+        }
+    }
+
+    fn cmd(&mut self, map: &Map<String, Value>) -> Option<CmdStep> {
+        let run = match (map.get("argv"), map.get("shell")) {
+            (Some(argv), None) => self.argv(argv).map(CommandLine::Argv),
+            (None, Some(Value::String(script))) => {
+                if script.trim().is_empty() || script.len() > MAX_SHELL_CHARS {
+                    self.add(
+                        "shell",
+                        format!("give a script of 1 to {MAX_SHELL_CHARS} bytes"),
+                    );
+                    None
+                } else {
+                    self.no_placeholder("shell", script);
+                    Some(CommandLine::Shell(script.clone()))
+                }
+            }
+            (None, Some(_)) => {
+                self.add("shell", "give the script as text");
+                None
+            }
+            _ => {
+                self.add(
+                    "",
+                    "give exactly one of `argv` (a program and its arguments) and `shell` (a \
+                     script for `sh -c`)",
+                );
+                None
+            }
+        };
+        let cwd = match map.get("cwd") {
+            None | Some(Value::Null) => ".".to_owned(),
+            Some(Value::String(path)) => {
+                self.placeholders("cwd", path);
+                match relative_path(path) {
+                    Ok(p) if !p.contains(['*', '?', '[']) => p,
+                    Ok(_) => {
+                        self.add("cwd", "name a directory, not a glob");
+                        ".".to_owned()
+                    }
+                    Err(e) => {
+                        self.add("cwd", format!("{e} (a step runs inside the project)"));
+                        ".".to_owned()
+                    }
+                }
+            }
+            Some(_) => {
+                self.add("cwd", "give a path relative to the project root");
+                ".".to_owned()
+            }
+        };
+        let timeout_s = self.timeout(map, "timeout_s", MAX_STEP_TIMEOUT_S, DEFAULT_STEP_TIMEOUT_S);
+        let exit_code = match map.get("exit_code") {
+            None | Some(Value::Null) => 0,
+            Some(v) => match v.as_i64().and_then(|c| i32::try_from(c).ok()) {
+                Some(c) => c,
+                None => {
+                    self.add("exit_code", "give an integer");
+                    0
+                }
+            },
+        };
+        Some(CmdStep {
+            run: run?,
+            cwd,
+            timeout_s,
+            exit_code,
+        })
+    }
+
+    fn argv(&mut self, value: &Value) -> Option<Vec<String>> {
+        let words: Option<Vec<String>> = value.as_array().and_then(|items| {
+            items
+                .iter()
+                .map(|w| w.as_str().map(str::to_owned))
+                .collect()
+        });
+        match words {
+            Some(words)
+                if !words.is_empty()
+                    && words.len() <= MAX_ARGV
+                    && !words[0].trim().is_empty()
+                    && words
+                        .iter()
+                        .all(|w| w.len() <= MAX_WORD_CHARS && !w.contains('\0')) =>
+            {
+                for word in &words {
+                    self.placeholders("argv", word);
+                }
+                if words[0].contains("{target.") {
+                    self.add("argv", "the program itself cannot come from the target");
+                }
+                Some(words)
+            }
+            _ => {
+                self.add(
+                    "argv",
+                    format!("give the program and its arguments as 1 to {MAX_ARGV} strings"),
+                );
+                None
+            }
+        }
+    }
+
+    fn verifier(&mut self, field: &str, value: &Value) -> Option<Verifier> {
+        let Value::Object(map) = value else {
+            self.add(
+                field,
+                "give a check: `{command, …}` or `{path, exists|absent|contains}`",
+            );
+            return None;
+        };
+        let sub = |name: &str| {
+            if field.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{field}.{name}")
+            }
+        };
+        if map.contains_key("command") {
+            match command_check(value) {
+                Ok(check) => {
+                    self.no_placeholder(&sub("command"), &check.command);
+                    Some(Verifier::Command(check))
+                }
+                Err(problem) => {
+                    self.add(field, problem);
+                    None
+                }
+            }
+        } else if map.contains_key("path") {
+            match file_check(0, value) {
+                Ok(check) => {
+                    self.placeholders(&sub("path"), &check.path);
+                    if let FileExpectation::Contains(text) = &check.expect {
+                        self.placeholders(&sub("contains"), text);
+                    }
+                    Some(Verifier::File(check))
+                }
+                Err(problem) => {
+                    self.add(field, problem.replace("`file_checks` entry 0 ", ""));
+                    None
+                }
+            }
+        } else {
+            self.add(
+                field,
+                "give `command` (with `exit_code`, `output_contains`, `output_matches`) or `path` \
+                 (with `exists`, `absent` or `contains`)",
+            );
+            None
+        }
+    }
+
+    fn wait(&mut self, map: &Map<String, Value>) -> Option<WaitStep> {
+        let until = match map.get("until") {
+            Some(value) => self.verifier("until", value),
+            None => {
+                self.add("until", "give the check to wait for");
+                None
+            }
+        };
+        let timeout_s = self.timeout(map, "timeout_s", MAX_STEP_TIMEOUT_S, DEFAULT_STEP_TIMEOUT_S);
+        let interval_s = self.timeout(map, "interval_s", MAX_INTERVAL_S, 2);
+        Some(WaitStep {
+            until: until?,
+            timeout_s,
+            interval_s,
+        })
+    }
+
+    fn mcp_call(
+        &mut self,
+        map: &Map<String, Value>,
+        servers: &BTreeSet<String>,
+    ) -> Option<McpCallStep> {
+        let server = map
+            .get("server")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if server.is_empty() {
+            self.add(
+                "server",
+                "name the MCP server (a `[mcp_servers.<name>]` entry)",
+            );
+        } else if !servers.contains(server) {
+            self.add(
+                "server",
+                format!(
+                    "`{}` is not configured (configured: {}); ask the user to add \
+                     `[mcp_servers.{0}]` to .butler/config.toml",
+                    server.chars().take(64).collect::<String>(),
+                    if servers.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        servers.iter().cloned().collect::<Vec<_>>().join(", ")
+                    }
+                ),
+            );
+        }
+        let tool = map.get("tool").and_then(Value::as_str).unwrap_or_default();
+        if tool.is_empty() || tool.len() > 128 {
+            self.add("tool", "name the tool to call");
+        }
+        let params = match map.get("params") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(params))
+                if Value::Object(params.clone()).to_string().len() <= MAX_PARAMS_BYTES =>
+            {
+                let mut texts = Vec::new();
+                strings_in(&Value::Object(params.clone()), &mut texts);
+                for text in texts {
+                    self.placeholders("params", &text);
+                }
+                params.clone()
+            }
+            Some(_) => {
+                self.add(
+                    "params",
+                    "give the tool's arguments as an object (at most 64 KiB)",
+                );
+                Map::new()
+            }
+        };
+        let timeout_s = self.timeout(map, "timeout_s", 600, DEFAULT_STEP_TIMEOUT_S);
+        let output_contains = match map.get("output_contains") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
+            Some(_) => {
+                self.add("output_contains", "give the text the answer must contain");
+                None
+            }
+        };
+        Some(McpCallStep {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            params,
+            timeout_s,
+            output_contains,
+        })
+    }
+
+    /// Every `{target.NAME}` in `text` must name a target value the procedure has.
+    fn placeholders(&mut self, field: &str, text: &str) {
+        for name in placeholder_names(text) {
+            if !self.keys.contains(&name) {
+                self.add(
+                    field,
+                    format!("`{{target.{name}}}` names no value of the target"),
+                );
+            }
+        }
+    }
+
+    /// Shell lines read target values from the environment, never spliced into the script.
+    fn no_placeholder(&mut self, field: &str, text: &str) {
+        if let Some(name) = placeholder_names(text).into_iter().next() {
+            self.add(
+                field,
+                format!(
+                    "a shell line reads target values from the environment: write \
+                     `$TARGET_{}` instead of `{{target.{name}}}`",
+                    name.to_ascii_uppercase()
+                ),
+            );
+        }
+    }
+}
+
+fn strings_in(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings_in(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings_in(v, out)),
+        _ => {}
+    }
+}
+
+/// The names `NAME` of every `{target.NAME}` in `text`.
+pub fn placeholder_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{target.") {
+        let after = &rest[start + "{target.".len()..];
+        match after.find('}') {
+            Some(end) => {
+                out.push(after[..end].to_owned());
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push(after.to_owned());
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn keys(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn parse(steps: Value) -> Result<Vec<Step>, Vec<FieldProblem>> {
+        let raw = steps.as_array().expect("array").clone();
+        parse_steps(&raw, &keys(&["service"]), &keys(&["kb"]))
+    }
+
+    fn fields(problems: &[FieldProblem]) -> Vec<&str> {
+        problems.iter().map(|p| p.field.as_str()).collect()
+    }
+
+    #[test]
+    fn the_four_kinds_read_with_their_defaults() {
+        let steps = parse(json!([
+            {"kind": "cmd", "argv": ["systemctl", "restart", "{target.service}"]},
+            {"kind": "cmd", "shell": "echo \"$TARGET_SERVICE\" | tee run/x", "cwd": "deploy/", "timeout_s": 5},
+            {"kind": "check", "command": "curl -fs localhost/health", "output_matches": "^ok"},
+            {"kind": "check", "path": "run/{target.service}.pid", "exists": true},
+            {"kind": "wait", "until": {"path": "run/ready", "exists": true}, "timeout_s": 30},
+            {"kind": "mcp_call", "server": "kb", "tool": "note", "params": {"text": "{target.service} restarted"}}
+        ]))
+        .expect("valid");
+        let Step::Cmd(first) = &steps[0] else {
+            panic!("cmd")
+        };
+        assert_eq!(
+            (first.cwd.as_str(), first.timeout_s, first.exit_code),
+            (".", 60, 0)
+        );
+        let Step::Cmd(second) = &steps[1] else {
+            panic!("cmd")
+        };
+        assert_eq!(second.cwd, "deploy/");
+        let Step::Wait(wait) = &steps[4] else {
+            panic!("wait")
+        };
+        assert_eq!(wait.interval_s, 2);
+        let stored = serde_json::to_value(&steps).expect("json");
+        assert_eq!(stored[0]["kind"], "cmd");
+        assert_eq!(stored[0]["argv"][2], "{target.service}");
+        let back: Vec<Step> = serde_json::from_value(stored).expect("reads back");
+        assert_eq!(back, steps);
+    }
+
+    #[test]
+    fn an_unknown_kind_and_wrong_fields_are_named_by_place() {
+        let problems = parse(json!([
+            {"kind": "ssh", "host": "x"},
+            {"kind": "cmd", "argv": ["ls"], "shell": "ls"},
+            {"kind": "cmd", "argv": ["ls"], "cwd": "../elsewhere"},
+            {"kind": "cmd", "argv": ["cat", "{target.host}"]},
+            {"kind": "cmd", "shell": "systemctl restart {target.service}"},
+            {"kind": "mcp_call", "server": "tracker", "tool": "x"},
+            {"kind": "check", "command": "true", "colour": 1},
+            {"kind": "wait", "until": {"path": "/etc/passwd", "exists": true}}
+        ]))
+        .expect_err("refused");
+        assert_eq!(
+            fields(&problems),
+            [
+                "steps[0].kind",
+                "steps[1]",
+                "steps[2].cwd",
+                "steps[3].argv",
+                "steps[4].shell",
+                "steps[5].server",
+                "steps[6].colour",
+                "steps[7].until"
+            ]
+        );
+        assert!(
+            problems[0].problem.contains("cmd, check, wait, mcp_call"),
+            "{:?}",
+            problems[0]
+        );
+        assert!(
+            problems[5].problem.contains("not configured"),
+            "{:?}",
+            problems[5]
+        );
+    }
+
+    #[test]
+    fn no_steps_or_too_many_is_refused() {
+        assert_eq!(fields(&parse(json!([])).expect_err("empty")), ["steps"]);
+        let many: Vec<Value> = (0..=MAX_STEPS)
+            .map(|_| json!({"kind": "cmd", "argv": ["true"]}))
+            .collect();
+        assert_eq!(
+            fields(&parse(Value::Array(many)).expect_err("many")),
+            ["steps"]
+        );
+    }
+
+    #[test]
+    fn command_lines_show_as_typed() {
+        let argv = CommandLine::Argv(vec!["echo".into(), "a b".into(), "it's".into()]);
+        assert_eq!(argv.shown(), "echo 'a b' 'it'\\''s'");
+        assert_eq!(placeholder_names("a{target.x}b{target.y}"), ["x", "y"]);
+    }
+}
