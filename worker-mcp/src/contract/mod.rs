@@ -12,13 +12,16 @@
 //! - [`validation`]: a `run_implement` request checked once into a Task Contract.
 //! - [`result`]: the Result Contract and the task's status.
 //! - [`evidence`]: what one attempt did and how the verifiers judged it.
+//! - [`activity`]: what the agent's own output showed of its work (events, usage).
 
+pub mod activity;
 pub mod evidence;
 pub mod ids;
 pub mod result;
 pub mod task;
 pub mod validation;
 
+pub use activity::{Activity, ActivityCounts, AgentEvent, Cost, TimedEvent, Usage};
 pub use evidence::{
     AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, Ending, FileCheckResult, GuardFinding,
     NoteKind, TestRun, Verification,
