@@ -360,6 +360,41 @@ mod tests {
         assert_eq!(activity.usage.and_then(|u| u.turns), Some(3));
     }
 
+    /// The account as the evidence carries it (`attempts[].activity`): every kind of event.
+    #[test]
+    fn the_activity_shape_in_the_evidence_is_stable() {
+        let mut activity = Activity::default();
+        let events = [
+            AgentEvent::ToolCall {
+                tool: "developer__shell".into(),
+                digest: "9f2c41d07be3a865".into(),
+                line: "developer__shell: cargo test".into(),
+            },
+            AgentEvent::command("cargo test", Some(101), false),
+            AgentEvent::FileEdited {
+                path: "src/lib.rs".into(),
+            },
+            AgentEvent::message("The test fails because greet is missing; adding it."),
+            AgentEvent::error("model endpoint returned 429"),
+            AgentEvent::output("   Compiling demo v0.1.0"),
+            AgentEvent::Usage(Usage {
+                input_tokens: Some(12_840),
+                output_tokens: Some(913),
+                cached_input_tokens: Some(8_000),
+                total_tokens: None,
+                cost_usd: Some(Cost(0.0421)),
+                turns: Some(4),
+            }),
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            activity.record(TimedEvent {
+                at_ms: 400 * i as u64,
+                event,
+            });
+        }
+        insta::assert_json_snapshot!(activity);
+    }
+
     #[test]
     fn texts_are_one_short_printable_line() {
         assert_eq!(short("a\n  b\tc", 10), "a b c");
