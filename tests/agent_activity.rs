@@ -7,6 +7,8 @@
 // The tests play the person at the terminal: they start `butler` themselves.
 #![allow(clippy::disallowed_methods)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -14,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use butler_testkit::World;
 use butler_testkit::fake_agent::{SCRIPT_VAR, attempt, fake_agent, write_script};
-use serde_json::Value;
+use common::StartBrain;
+use serde_json::{Value, json};
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 
@@ -344,4 +347,46 @@ fn task_shell_opens_the_users_shell_in_the_worktree_without_butlers_secrets() {
     let unknown = butler(&w, &["task", "shell", "t9"], &extra);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no task `t9`"));
+}
+
+#[tokio::test]
+async fn run_implement_streams_the_agents_steps_as_progress_notifications() {
+    let mut w = World::committed(&[("src/lib.rs", "pub fn one() -> i32 { 1 }\n")]);
+    let env = agent_is_fake(
+        &w,
+        "goose",
+        &[&[
+            r#"{"do":"say","text":"Looking at the crate first."}"#,
+            r#"{"do":"sleep","ms":400}"#,
+            r#"{"do":"tool","name":"shell","args":{"command":"cargo test"},"failed":true}"#,
+            r#"{"do":"sleep","ms":400}"#,
+            WRITE_GREET,
+        ]],
+    );
+    w.env.extend(env);
+    w.env.push(("BUTLER_SANDBOX".into(), "off".into()));
+    let brain = w.session().await;
+    let answer = brain
+        .call(
+            "run_implement",
+            json!({"goal": "Add a greeting", "target_paths": ["src/"],
+                   "test_commands": ["test -f src/greet.rs"]}),
+        )
+        .await;
+    assert_eq!(answer.status(), "ok", "{}", answer.envelope);
+    let progress = brain.client.progress();
+    for expected in [
+        "attempt 1: said: Looking at the crate first.",
+        "attempt 1: tool shell: cargo test",
+        "attempt 1: edited src/greet.rs",
+    ] {
+        assert!(
+            progress.iter().any(|p| p == expected),
+            "`{expected}` in {progress:#?} {:#}",
+            answer.data()["attempts"][0]["activity"]
+        );
+    }
+    let last = &answer.data()["attempts"][0]["activity"]["last"];
+    assert_eq!(last[0]["kind"], "message", "{last:#}");
+    assert_eq!(last[1]["kind"], "tool_call", "{last:#}");
 }

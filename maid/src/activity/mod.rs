@@ -175,8 +175,11 @@ pub struct Seen {
     pub line: String,
 }
 
-/// Least time between two progress lines of one attempt (errors are always passed on).
+/// Progress lines of one attempt: one each [`PROGRESS_EVERY`] on average, in bursts of at most
+/// [`PROGRESS_BURST`] (events often come together: a message ends as the next tool call
+/// starts); errors are always passed on.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+const PROGRESS_BURST: u32 = 4;
 /// Events of one attempt written to the task's log, at most (plain output counts half as much:
 /// it is cut at half of this); the account in the evidence counts them all.
 const LOGGED_EVENTS: u64 = 20_000;
@@ -193,7 +196,7 @@ pub struct AgentWatch {
     activity: Arc<Mutex<Activity>>,
     count: u64,
     progress: Option<tokio::sync::mpsc::UnboundedSender<Seen>>,
-    last_progress: Option<Instant>,
+    progress_budget: Budget,
     last_at: Duration,
 }
 
@@ -218,7 +221,7 @@ impl AgentWatch {
             activity: Arc::new(Mutex::new(Activity::default())),
             count: 0,
             progress: None,
-            last_progress: None,
+            progress_budget: Budget::new(PROGRESS_BURST, PROGRESS_EVERY),
             last_at: Duration::ZERO,
         }
     }
@@ -267,11 +270,8 @@ impl AgentWatch {
         let Some(progress) = &self.progress else {
             return;
         };
-        let due = self
-            .last_progress
-            .is_none_or(|last| last.elapsed() >= PROGRESS_EVERY);
-        if due || matches!(event, AgentEvent::Error { .. }) {
-            self.last_progress = Some(Instant::now());
+        let error = matches!(event, AgentEvent::Error { .. });
+        if self.progress_budget.take(Instant::now()) || error {
             let _ = progress.send(Seen {
                 count: self.count,
                 line: short(&event.to_string(), CALL_LINE_CHARS),
@@ -300,6 +300,45 @@ impl LineObserver for AgentWatch {
         for event in self.parser.end() {
             let _ = self.take(event, seen);
         }
+    }
+}
+
+/// A token bucket: `burst` at most, one more each `every`.
+#[derive(Debug)]
+struct Budget {
+    tokens: u32,
+    burst: u32,
+    every: Duration,
+    since: Option<Instant>,
+}
+
+impl Budget {
+    fn new(burst: u32, every: Duration) -> Self {
+        Self {
+            tokens: burst,
+            burst,
+            every,
+            since: None,
+        }
+    }
+
+    /// Whether one more may go at `now`.
+    fn take(&mut self, now: Instant) -> bool {
+        let since = *self.since.get_or_insert(now);
+        let earned = now.saturating_duration_since(since).as_nanos() / self.every.as_nanos();
+        if earned > 0 {
+            let earned = u32::try_from(earned).unwrap_or(u32::MAX);
+            self.tokens = self.tokens.saturating_add(earned).min(self.burst);
+            self.since = Some(since + self.every * earned.min(self.burst));
+            if self.tokens == self.burst {
+                self.since = Some(now);
+            }
+        }
+        if self.tokens == 0 {
+            return false;
+        }
+        self.tokens -= 1;
+        true
     }
 }
 
@@ -388,6 +427,23 @@ mod tests {
                 .count(),
             CALL_LINE_CHARS + 1
         );
+    }
+
+    #[test]
+    fn progress_lines_come_in_short_bursts_then_one_each_interval() {
+        let every = Duration::from_millis(250);
+        let mut budget = Budget::new(4, every);
+        let t0 = Instant::now();
+        let passed = |budget: &mut Budget, at: Duration, n: usize| {
+            (0..n).filter(|_| budget.take(t0 + at)).count()
+        };
+        assert_eq!(passed(&mut budget, Duration::ZERO, 10), 4);
+        assert_eq!(passed(&mut budget, every / 2, 10), 0);
+        assert_eq!(passed(&mut budget, every, 10), 1);
+        assert_eq!(passed(&mut budget, every * 3, 10), 2);
+        // A quiet minute refills the burst, no more.
+        assert_eq!(passed(&mut budget, every * 240, 10), 4);
+        assert_eq!(passed(&mut budget, every * 241, 10), 1);
     }
 
     #[test]
