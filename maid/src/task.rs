@@ -361,7 +361,10 @@ pub async fn run_task(
         .await?
     };
     // [watch] The task's steps go to its log too (`butler task log`).
-    let log = TaskLog::in_dir(&task_paths(Path::new(""), main.common_dir(), id.as_str()).task_dir);
+    let log = TaskLog::in_dir(&crate::activity::log::task_dir(
+        main.common_dir(),
+        id.as_str(),
+    ));
     let (max, clock) = (contract.constraints.max_attempts, ctx.clock.clone());
     let progress = |p: Progress| {
         if let Some(entry) = LogEntry::of_progress(&p, max, clock.now()) {
