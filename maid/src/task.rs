@@ -145,27 +145,12 @@ fn target(contract: &TaskContract) -> Result<&ImplementTarget, MaidError> {
 /// Progress of a running task, for MCP progress notifications.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Progress {
-    AttemptStarted {
-        attempt: u32,
-    },
-    AgentRunning {
-        attempt: u32,
-    },
-    /// [watch] What the agent just did (`line`), its `seen`th event of the attempt.
-    Activity {
-        attempt: u32,
-        seen: u64,
-        line: String,
-    },
-    Verifying {
-        attempt: u32,
-    },
-    Retrying {
-        attempt: u32,
-    },
-    Finished {
-        outcome: Outcome,
-    },
+    AttemptStarted { attempt: u32 },
+    AgentRunning { attempt: u32 },
+    Activity(crate::activity::Seen), // [watch] what the agent just did
+    Verifying { attempt: u32 },
+    Retrying { attempt: u32 },
+    Finished { outcome: Outcome },
 }
 
 impl Progress {
@@ -183,14 +168,7 @@ impl Progress {
                 at(*attempt, 0.1),
             ),
             // [watch] Between running (0.1) and verifying (0.8), rising with each event.
-            Progress::Activity {
-                attempt,
-                seen,
-                line,
-            } => (
-                format!("attempt {attempt}: {line}"),
-                at(*attempt, 0.1 + 0.65 * (1.0 - 10.0 / (10.0 + *seen as f64))),
-            ),
+            Progress::Activity(seen) => (seen.describe(), at(seen.attempt, seen.within())),
             Progress::Verifying { attempt } => {
                 (format!("attempt {attempt}: verifying"), at(*attempt, 0.8))
             }
@@ -606,13 +584,7 @@ async fn sequence(
             TaskLog::in_dir(&paths.task_dir),
             attempt,
         );
-        let on_event = |seen: crate::activity::Seen| {
-            progress(Progress::Activity {
-                attempt,
-                seen: seen.count,
-                line: seen.line,
-            });
-        };
+        let on_event = |seen| progress(Progress::Activity(seen));
         let (run, activity) =
             crate::activity::run_agent(spec, &limits, cancel, watch, &on_event).await;
         TaskLog::in_dir(&paths.task_dir).append(&LogEntry::AgentEnded {

@@ -51,7 +51,7 @@ impl LogEntry {
     /// The task's step for a progress report (an agent's own events are logged as they come).
     pub fn of_progress(progress: &Progress, max_attempts: u32, at: Timestamp) -> Option<Self> {
         match progress {
-            Progress::Activity { .. } => None,
+            Progress::Activity(_) => None,
             Progress::Finished { outcome } => Some(Self::Finished {
                 at,
                 outcome: *outcome,
@@ -265,11 +265,11 @@ mod tests {
                 text: "attempt 1: verifying".into()
             })
         );
-        let activity = Progress::Activity {
+        let activity = Progress::Activity(crate::activity::Seen {
             attempt: 1,
-            seen: 3,
+            count: 3,
             line: "tool shell: ls".into(),
-        };
+        });
         assert_eq!(LogEntry::of_progress(&activity, 3, at()), None);
         let done = LogEntry::of_progress(
             &Progress::Finished {

@@ -171,8 +171,22 @@ fn content_text(content: &Value) -> String {
 /// attempt has seen so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
+    pub attempt: u32,
     pub count: u64,
     pub line: String,
+}
+
+impl Seen {
+    /// `attempt N: <line>`.
+    pub fn describe(&self) -> String {
+        format!("attempt {}: {}", self.attempt, self.line)
+    }
+
+    /// How far into its attempt: between the agent's start (0.1) and verifying (0.8), rising
+    /// with each event and never reaching 0.75.
+    pub fn within(&self) -> f64 {
+        0.1 + 0.65 * (1.0 - 10.0 / (10.0 + self.count as f64))
+    }
 }
 
 /// Progress lines of one attempt: one each [`PROGRESS_EVERY`] on average, in bursts of at most
@@ -273,6 +287,7 @@ impl AgentWatch {
         let error = matches!(event, AgentEvent::Error { .. });
         if self.progress_budget.take(Instant::now()) || error {
             let _ = progress.send(Seen {
+                attempt: self.attempt,
                 count: self.count,
                 line: short(&event.to_string(), CALL_LINE_CHARS),
             });
