@@ -71,11 +71,11 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
-    /// Delegated implementation tasks: list them or show one with its evidence.
+    /// Delegated implementation tasks: list them, show one, print its log, open a shell in it.
     #[command(subcommand)]
     Task(task_cli::TaskCommand),
-    /// Run a delegated implementation task from the terminal (live progress on stderr, the
-    /// result as JSON on stdout).
+    /// Run a delegated implementation task from the terminal (live progress on stderr, a
+    /// summary on stdout, or the result as JSON with `--json`).
     Implement(task_cli::ImplementCommand),
     /// Run a scratch project through a real MCP session and print what the Brain sees.
     Demo {

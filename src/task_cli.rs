@@ -1,17 +1,22 @@
-//! `butler task list`, `butler task show ID` and `butler implement …`: the ImplementMaid's
-//! tasks and delegated operations from a terminal. Tables and the live progress display go to stderr or stdout as
-//! noted; `implement` prints the Result Contract as JSON on stdout.
+//! `butler task list|show|log|shell` and `butler implement …`: the ImplementMaid's tasks and the
+//! delegated operations from a terminal. `implement` shows its progress on stderr; it and `task show` end with a short
+//! summary for a person on stdout (`butler_maid::summary`; an operation: its steps), or the JSON (the Result Contract,
+//! the task's evidence) with `--json`, as `gh` and `cargo` do. `task log` prints a task's steps
+//! and its agent's events from the task's log (`--follow`: until the task ends); `task shell`
+//! opens `$SHELL` in a task's worktree.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use butler_maid::activity::{TaskLog, log::task_dir};
 use butler_orchestrator::implement::{CancellationToken, maid_context};
 use butler_worker::contract::{
     ImplementRequest, OperationEvidence, ResultStatus, TaskContract, TaskId, TaskStatus,
 };
 use butler_worker::git::GitRepo;
-use butler_worker::ledger::{AttemptRow, Ledger, TaskEnd, TaskNote};
+use butler_worker::ledger::{AttemptRow, Ledger, TaskEnd, TaskNote, TaskRow};
+use butler_worker::process::{ChildEnv, ChildSpec, run_attended};
 use butler_worker::time::{SharedClock, Timestamp};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -33,6 +38,29 @@ pub enum TaskCommand {
     /// (a delegated operation: every step's outcome, output tail and duration; while it runs,
     /// its evidence so far).
     Show {
+        /// The task id (e.g. `t3`).
+        id: String,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Print the task and its evidence as JSON instead of a summary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a task's steps and what its agent did, from the task's log.
+    Log {
+        /// The task id (e.g. `t3`).
+        id: String,
+        /// Keep printing while the task runs; end when it ends.
+        #[arg(long, short = 'f')]
+        follow: bool,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        project: Option<PathBuf>,
+    },
+    /// Open `$SHELL` in a task's worktree to look at its work or take over (refused while the
+    /// task runs: what you change would be taken for the agent's).
+    Shell {
         /// The task id (e.g. `t3`).
         id: String,
         /// The project (default: the current directory).
@@ -68,6 +96,9 @@ pub struct ImplementCommand {
     /// The project (default: the current directory).
     #[arg(long)]
     pub project: Option<PathBuf>,
+    /// Print the Result Contract as JSON instead of a summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -81,6 +112,10 @@ fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 fn open_ledger(project: &Path, clock: SharedClock) -> anyhow::Result<Ledger> {
     let repo = GitRepo::discover(project).context("opening the project")?;
+    open_ledger_in(&repo, clock)
+}
+
+fn open_ledger_in(repo: &GitRepo, clock: SharedClock) -> anyhow::Result<Ledger> {
     let ledger = Ledger::open(repo.common_dir())
         .context("opening the ledger")?
         .with_clock(clock);
@@ -153,15 +188,21 @@ pub fn run_task_command(command: TaskCommand, clock: SharedClock) -> anyhow::Res
             }
             out(&text)
         }
-        TaskCommand::Show { id, project } => {
+        TaskCommand::Show { id, project, json } => {
             let ledger = open_ledger(&project_dir(project)?, clock)?;
-            let missing = || format!("no task `{id}`");
-            let task_id = TaskId::new(id.as_str()).ok().with_context(missing)?;
-            let task = ledger.task(&task_id)?.with_context(missing)?;
+            let task = find_task(&ledger, &id)?;
+            let task_id = task.task_id.clone();
             let progress = match task.end {
                 None => ledger.task_progress(&task_id)?,
                 Some(_) => None,
             };
+            if !json {
+                let text = match task.contract.implement() {
+                    Some(_) => summary_of(&ledger, &task)?,
+                    None => operation_summary(&task, progress.as_ref()),
+                };
+                return out(&text);
+            }
             let shown = TaskShown {
                 attempts: ledger.task_attempts(&task_id)?,
                 notes: ledger.task_notes(&task_id, 0)?,
@@ -176,17 +217,184 @@ pub fn run_task_command(command: TaskCommand, clock: SharedClock) -> anyhow::Res
             };
             out(&(serde_json::to_string_pretty(&shown)? + "\n"))
         }
+        TaskCommand::Log {
+            id,
+            follow,
+            project,
+        } => log(&project_dir(project)?, &id, follow, clock),
+        TaskCommand::Shell { id, project } => shell(&project_dir(project)?, &id, clock),
     }
 }
 
-/// Runs `butler implement …`: a live progress display on stderr, the Result Contract on
-/// stdout. Returns the process exit code (0 succeeded, 1 failed, 130 cancelled).
+/// Task `id` of the ledger, or an error naming it.
+fn find_task(ledger: &Ledger, id: &str) -> anyhow::Result<TaskRow> {
+    let missing = || format!("no task `{id}`");
+    let task_id = TaskId::new(id).ok().with_context(missing)?;
+    ledger.task(&task_id)?.with_context(missing)
+}
+
+/// A delegated operation for a person: its intent, status and each step's outcome (the
+/// evidence so far while it runs); the output tails are in `--json`.
+fn operation_summary(task: &TaskRow, progress: Option<&OperationEvidence>) -> String {
+    let evidence = match &task.end {
+        Some(TaskEnd::Result(result)) => result.operation_evidence(),
+        _ => progress,
+    };
+    let mut text = format!(
+        "task {} — {} ({})\n",
+        task.task_id,
+        task.contract.intent(),
+        task.status.as_str()
+    );
+    if let Some(TaskEnd::Error(e)) = &task.end {
+        text.push_str(&format!("error: {e}\n"));
+    }
+    let Some(evidence) = evidence else {
+        return text;
+    };
+    for step in &evidence.steps {
+        text.push_str(&format!(
+            "  {}. {} — {:?} ({} ms){}\n",
+            step.step,
+            step.what,
+            step.outcome,
+            step.duration_ms,
+            step.detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(stopped) = &evidence.stopped {
+        text.push_str(&format!("stopped: {:?}\n", stopped.reason));
+    }
+    if let Some(approval) = &evidence.approval {
+        text.push_str(&format!(
+            "waiting for approval {}: {}\n",
+            approval.reference, approval.operation
+        ));
+    }
+    text.push_str("(the whole evidence: --json)\n");
+    text
+}
+
+/// The summary of `task` for a person.
+fn summary_of(ledger: &Ledger, task: &TaskRow) -> anyhow::Result<String> {
+    let attempts: Vec<_> = ledger
+        .task_attempts(&task.task_id)?
+        .into_iter()
+        .filter_map(|a| a.evidence)
+        .collect();
+    let branch = task.branch.clone().unwrap_or_else(|| task.task_id.branch());
+    let retired = matches!(task.status, TaskStatus::Accepted | TaskStatus::Discarded);
+    let subject = match task.contract.implement() {
+        Some(target) => target.subject(),
+        None => task.contract.intent().to_owned(),
+    };
+    let error = match &task.end {
+        Some(TaskEnd::Error(e)) => Some(e.as_str()),
+        _ => None,
+    };
+    Ok(butler_maid::summary::summary(
+        &butler_maid::summary::TaskView {
+            task_id: &task.task_id,
+            subject: &subject,
+            status: task.status,
+            branch: &branch,
+            worktree: task.worktree.as_deref().filter(|_| !retired),
+            attempts: &attempts,
+            error,
+        },
+    ))
+}
+
+/// How often `task log --follow` looks for new entries.
+const FOLLOW_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// `butler task log ID [--follow]`.
+fn log(project: &Path, id: &str, follow: bool, clock: SharedClock) -> anyhow::Result<()> {
+    let repo = GitRepo::discover(project).context("opening the project")?;
+    let ledger = open_ledger_in(&repo, clock)?;
+    let task = find_task(&ledger, id)?;
+    let log = TaskLog::in_dir(&task_dir(repo.common_dir(), task.task_id.as_str()));
+    let mut offset = 0;
+    let mut status = task.status;
+    loop {
+        let (entries, next) = log
+            .read_from(offset)
+            .with_context(|| format!("reading {}", log.path().display()))?;
+        offset = next;
+        let mut text = String::new();
+        let mut ended = false;
+        for entry in entries {
+            text.push_str(&entry.to_string());
+            text.push('\n');
+            ended |= entry.is_end();
+        }
+        out(&text)?;
+        if !follow || ended || status != TaskStatus::Running {
+            if offset == 0 && !follow {
+                eprintln!("task {} has no log yet", task.task_id);
+            } else if follow && !ended {
+                eprintln!("task {} is {}", task.task_id, status.as_str());
+            }
+            return Ok(());
+        }
+        std::thread::sleep(FOLLOW_EVERY);
+        // A task whose process died is marked interrupted, which ends the follow.
+        butler_maid::mark_interrupted(&ledger).context("reading the task journal")?;
+        status = find_task(&ledger, id)?.status;
+    }
+}
+
+/// `butler task shell ID`: `$SHELL` (else `/bin/sh`) in the task's worktree, Butler's secrets
+/// left out of its environment.
+fn shell(project: &Path, id: &str, clock: SharedClock) -> anyhow::Result<()> {
+    let ledger = open_ledger(project, clock)?;
+    let task = find_task(&ledger, id)?;
+    let task_id = &task.task_id;
+    if task.status == TaskStatus::Running {
+        anyhow::bail!(
+            "task {task_id} is running: what you change now would be taken for its agent's work. \
+             Follow it with `butler task log {task_id} --follow`, or wait until it ends"
+        );
+    }
+    let worktree = match (&task.worktree, task.status) {
+        (_, TaskStatus::Accepted | TaskStatus::Discarded) | (None, _) => None,
+        (Some(dir), _) => Some(PathBuf::from(dir)),
+    }
+    .filter(|dir| dir.is_dir())
+    .with_context(|| format!("task {task_id} has no worktree any more"))?;
+    let program = std::env::var_os("SHELL")
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "/bin/sh".into());
+    eprintln!(
+        "task {task_id}: a shell in its worktree {} (line {}). What you leave changed here \
+         is part of the task's work: accepting the task takes it as the agent's. Leave with \
+         `exit`.",
+        worktree.display(),
+        task.branch.clone().unwrap_or_else(|| task_id.branch())
+    );
+    let mut env = ChildEnv::new();
+    env.inherit(butler_worker::process::env::inherited(), &["*"])
+        .set("BUTLER_TASK", task_id.as_str());
+    let spec = ChildSpec::new(program, worktree, env);
+    let status = run_attended(&spec)
+        .with_context(|| format!("starting {}", spec.program.to_string_lossy()))?;
+    if !status.success() {
+        eprintln!("the shell ended with {status}");
+    }
+    Ok(())
+}
+
+/// Runs `butler implement …`: a live progress display on stderr, then the task's summary on
+/// stdout (the Result Contract as JSON with `--json`). Returns the process exit code (0 succeeded, 1 failed, 130 cancelled).
 pub async fn run_implement_command(
     cmd: ImplementCommand,
     clock: SharedClock,
 ) -> anyhow::Result<i32> {
-    let project = project_dir(cmd.project)?;
-    let ctx = maid_context(project, clock).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (project, json) = (project_dir(cmd.project)?, cmd.json);
+    let ctx = maid_context(project.clone(), clock.clone()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let request = ImplementRequest {
         goal: cmd.goal,
         spec: cmd.spec,
@@ -230,7 +438,13 @@ pub async fn run_implement_command(
     )
     .await
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    out(&(serde_json::to_string_pretty(&result)? + "\n"))?;
+    if json {
+        out(&(serde_json::to_string_pretty(&result)? + "\n"))?;
+    } else {
+        let ledger = open_ledger(&project, clock)?;
+        let task = find_task(&ledger, result.task_id.as_str())?;
+        out(&summary_of(&ledger, &task)?)?;
+    }
     Ok(match result.status {
         ResultStatus::Ok => 0,
         ResultStatus::Cancelled => 130,

@@ -208,10 +208,33 @@ async fn known_only_with_an_unknown_intent_is_refused_and_creates_no_task() {
     assert_json_snapshot!("contract_fields", shape(bad.envelope.clone(), &w));
 }
 
-/// `butler task show <id>` as a person runs it in the project.
+/// `butler task show <id> --json` as a person runs it in the project; the text form (without
+/// `--json`) names the task and every step the JSON lists.
 fn task_show(w: &World, task: &str) -> Value {
+    let shown: Value = task_show_as(w, task, true);
+    let text = task_show_as(w, task, false);
+    let text = text.as_str().expect("text");
+    assert!(text.starts_with(&format!("task {task} — ")), "{text}");
+    let steps = shown["progress"]["steps"]
+        .as_array()
+        .or(shown["result"]["steps"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    for step in steps {
+        let what = step["what"].as_str().expect("what");
+        assert!(text.contains(what), "{what} missing in {text}");
+    }
+    shown
+}
+
+fn task_show_as(w: &World, task: &str, json: bool) -> Value {
+    let mut args = vec!["task", "show", task];
+    if json {
+        args.push("--json");
+    }
     let shown = std::process::Command::new(BUTLER)
-        .args(["task", "show", task, "--project"])
+        .args(&args)
+        .arg("--project")
         .arg(&w.project)
         .envs(w.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .output()
@@ -221,7 +244,11 @@ fn task_show(w: &World, task: &str) -> Value {
         "{}",
         String::from_utf8_lossy(&shown.stderr)
     );
-    serde_json::from_slice(&shown.stdout).expect("json")
+    if json {
+        serde_json::from_slice(&shown.stdout).expect("json")
+    } else {
+        Value::String(String::from_utf8_lossy(&shown.stdout).into_owned())
+    }
 }
 
 fn shared_head(w: &World) -> String {

@@ -52,6 +52,7 @@ fn a_task_run_from_the_terminal_prints_its_result_and_is_listed() {
         &w,
         &[
             "implement",
+            "--json",
             "--goal",
             "Add a greeting",
             "--target",

@@ -95,6 +95,7 @@ impl World {
     fn implement(&self, tests: &[&str]) -> Value {
         let mut args = vec![
             "implement",
+            "--json",
             "--goal",
             "Add a greeting",
             "--target",

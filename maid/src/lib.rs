@@ -5,6 +5,7 @@
 //! every git operation goes through `butler_worker::git::TaskGit`; agents and verify commands run
 //! under the worker layer's supervisor (`butler_worker::process`).
 
+pub mod activity;
 pub mod agent;
 pub mod contract;
 pub mod env;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod prompt;
 pub mod sandbox;
 pub mod scope;
+pub mod summary;
 pub mod task;
 pub mod verify;
 mod worker_channel;

@@ -155,6 +155,7 @@ fn failure_section(p: &mut String, last: &AttemptEvidence) {
         Ending::Signalled { signal } => {
             let _ = writeln!(p, "- The agent process ended by {signal}.");
         }
+        Ending::Looped { .. } | Ending::NoFileChange { .. } => loop_lines(p, &last.agent_exit),
         Ending::Exited { .. } | Ending::Cancelled | Ending::SpawnFailed { .. } => {}
     }
     if last.changed_files.is_empty() {
@@ -185,6 +186,26 @@ fn sandbox_lines(p: &mut String, report: Option<&butler_worker::sandbox::Sandbox
             ticks(&targets)
         );
     }
+}
+
+/// [watch] The loop the agent was stopped for, so the retry does something else.
+fn loop_lines(p: &mut String, ending: &Ending) {
+    let _ = match ending {
+        Ending::Looped { repeated, times } => writeln!(
+            p,
+            "- You were stopped for going round in circles: you called `{repeated}` {times} \
+             times without changing any file. Do not call it again with the same arguments: \
+             change the code or try something different (if you cannot go on, report that you \
+             are blocked, as the rules below say). Looping again ends the task."
+        ),
+        Ending::NoFileChange { active_s } => writeln!(
+            p,
+            "- You were stopped after {active_s} s of work without changing any file. Make \
+             the change the task asks for early (if you cannot, report that you are blocked, \
+             as the rules below say). Looping again ends the task."
+        ),
+        _ => Ok(()),
+    };
 }
 
 fn direct_git_lines(p: &mut String, findings: &[DirectGitFinding]) {
@@ -276,6 +297,8 @@ fn ending_word(ending: &Ending) -> &'static str {
         Ending::Signalled { .. } => "signal",
         Ending::WallClockLimit { .. } => "time limit",
         Ending::Stagnated { .. } => "no progress",
+        Ending::Looped { .. } => "repeating itself",
+        Ending::NoFileChange { .. } => "no file change",
         Ending::Cancelled => "cancelled",
         Ending::SpawnFailed { .. } => "could not start",
     }
@@ -402,6 +425,7 @@ mod tests {
             agent_notes: vec![],
             warnings: vec![],
             sandbox: None,
+            activity: None,
         }
     }
 
@@ -455,6 +479,24 @@ mod tests {
         assert!(p.contains("300 s without output"), "{p}");
         assert!(p.contains("No file was changed"), "{p}");
         assert!(p.contains("attempt 3 of 3"), "{p}");
+    }
+
+    #[test]
+    fn retry_prompt_names_the_loop_it_was_stopped_for() {
+        let mut last = failed_attempt();
+        last.agent_exit = Ending::Looped {
+            repeated: "shell: cat src/lib.rs".into(),
+            times: 5,
+        };
+        let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &last);
+        assert!(
+            p.contains("you called `shell: cat src/lib.rs` 5 times without changing any file"),
+            "{p}"
+        );
+        assert!(p.contains("Looping again ends the task"), "{p}");
+        last.agent_exit = Ending::NoFileChange { active_s: 600 };
+        let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &last);
+        assert!(p.contains("600 s of work without changing any file"), "{p}");
     }
 
     #[test]

@@ -18,11 +18,12 @@ use std::time::{Duration, Instant};
 
 use butler_worker::git::{Committer, MergeOutcome, TaskGit, merge_line};
 use butler_worker::ledger::{Ledger, RecordId, TaskEnd};
-use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, Stagnation, supervise};
+use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, Stagnation};
 use butler_worker::record::{self, Draft, RecordMessage};
 use butler_worker::time::{SharedClock, SystemClock};
 use tokio_util::sync::CancellationToken;
 
+use crate::activity::{AgentWatch, LogEntry, LoopSettings, TaskLog};
 use crate::agent::{AgentConfig, Launch, WorkerMcpCommand, adapter};
 use crate::contract::{
     AgentKind, AgentNote, AttemptEvidence, ContractError, DirectGit, DirectGitFinding,
@@ -83,6 +84,8 @@ pub struct MaidContext {
     pub worktrees_root: Option<PathBuf>,
     /// How agents and verify commands are confined.
     pub sandbox: SandboxSettings,
+    /// [watch] When an agent counts as looping (`[agent] loop_repeats`, `loop_quiet_secs`).
+    pub loops: LoopSettings,
 }
 
 impl MaidContext {
@@ -103,6 +106,7 @@ impl MaidContext {
             clock: SystemClock::shared(),
             worktrees_root: None,
             sandbox: SandboxSettings::default(),
+            loops: LoopSettings::default(),
         }
     }
 
@@ -143,6 +147,7 @@ fn target(contract: &TaskContract) -> Result<&ImplementTarget, MaidError> {
 pub enum Progress {
     AttemptStarted { attempt: u32 },
     AgentRunning { attempt: u32 },
+    Activity(crate::activity::Seen), // [watch] what the agent just did
     Verifying { attempt: u32 },
     Retrying { attempt: u32 },
     Finished { outcome: Outcome },
@@ -162,6 +167,8 @@ impl Progress {
                 format!("attempt {attempt}: agent running"),
                 at(*attempt, 0.1),
             ),
+            // [watch] Between running (0.1) and verifying (0.8), rising with each event.
+            Progress::Activity(seen) => (seen.describe(), at(seen.attempt, seen.within())),
             Progress::Verifying { attempt } => {
                 (format!("attempt {attempt}: verifying"), at(*attempt, 0.8))
             }
@@ -286,10 +293,7 @@ fn task_paths(worktrees: &Path, common_dir: &Path, task: &str) -> Paths {
     Paths {
         agent_dir: beside(&worktree, ".agent"),
         verify_tmp: beside(&worktree, ".verify"),
-        task_dir: common_dir
-            .join(butler_worker::ledger::LEDGER_DIR)
-            .join("tasks")
-            .join(task),
+        task_dir: crate::activity::log::task_dir(common_dir, task),
         worktree,
     }
 }
@@ -334,9 +338,27 @@ pub async fn run_task(
         })
         .await?
     };
+    // [watch] The task's steps go to its log too (`butler task log`).
+    let log = TaskLog::in_dir(&crate::activity::log::task_dir(
+        main.common_dir(),
+        id.as_str(),
+    ));
+    let (max, clock) = (contract.constraints.max_attempts, ctx.clock.clone());
+    let progress = |p: Progress| {
+        if let Some(entry) = LogEntry::of_progress(&p, max, clock.now()) {
+            log.append(&entry);
+        }
+        progress(p);
+    };
     let result = sequence(&ctx, &main, &ledger, &contract, &progress, &cancel)
         .await
         .map(|evidence| ResultContract::implement(contract.task_id.clone(), evidence));
+    if let Err(e) = &result {
+        log.append(&LogEntry::Stopped {
+            at: ctx.clock.now(),
+            error: e.to_string(),
+        });
+    }
     let end = match &result {
         Ok(r) => TaskEnd::Result(r.clone()),
         Err(e) => TaskEnd::Error(e.to_string()),
@@ -554,7 +576,21 @@ async fn sequence(
             Some(c) => c.wrap(spec),
             None => spec,
         };
-        let run = supervise(spec, &limits, cancel).await;
+        // [watch] The agent's output as events: streamed, logged, watched for loops.
+        let watch = AgentWatch::new(
+            agent.output_format(),
+            ctx.loops,
+            &paths.worktree,
+            TaskLog::in_dir(&paths.task_dir),
+            attempt,
+        );
+        let on_event = |seen| progress(Progress::Activity(seen));
+        let (run, activity) =
+            crate::activity::run_agent(spec, &limits, cancel, watch, &on_event).await;
+        TaskLog::in_dir(&paths.task_dir).append(&LogEntry::AgentEnded {
+            attempt,
+            ending: run.ending.clone(),
+        });
         let log = paths.task_dir.join(format!("attempt-{attempt}.log"));
         let agent_output = run.stdout.text() + &run.stderr.text();
         std::fs::write(&log, &agent_output).map_err(|e| MaidError::io("writing", &log, e))?;
@@ -681,12 +717,14 @@ async fn sequence(
                     text: n.body.clone(),
                 })
                 .collect(),
-            warnings: if worker_mcp_reached {
+            // [watch] Only an agent with an MCP client can miss the worker MCP.
+            warnings: if worker_mcp_reached || !agent.has_mcp_client() {
                 Vec::new()
             } else {
                 vec![WORKER_MCP_NOT_REACHED.to_owned()]
             },
             sandbox: Some(sandbox_report),
+            activity: (!activity.is_empty()).then_some(activity),
         };
         {
             let (ledger, id, item) = (ledger.clone(), id.clone(), item.clone());
@@ -700,6 +738,10 @@ async fn sequence(
         // [8] Success, or back to [3].
         if passed {
             outcome = Outcome::Succeeded;
+            break;
+        }
+        // [watch] Looping again after a retry that named the loop: a third try would too.
+        if crate::activity::loops::loops_again(&attempts) {
             break;
         }
         if attempt < contract.constraints.max_attempts {

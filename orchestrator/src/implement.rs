@@ -107,7 +107,9 @@ impl From<RunImplementArgs> for ImplementRequest {
 /// overridden by Butler's environment:
 /// `BUTLER_AGENT` (default agent), `BUTLER_<AGENT>_PROGRAM` / `_PROVIDER` / `_MODEL`
 /// (`<AGENT>` = GOOSE, CLAUDE, CODEX, AIDER), `BUTLER_AGENT_ENV_ALLOW` (comma-separated extra
-/// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_TEST_TIMEOUT_S`,
+/// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_AGENT_LOOP_REPEATS` and
+/// `BUTLER_AGENT_LOOP_QUIET_S` (over `[agent] loop_repeats`, `loop_quiet_secs`),
+/// `BUTLER_TEST_TIMEOUT_S`,
 /// `BUTLER_SANDBOX` (`required`, `auto`, `off`), and `BUTLER_EXE` (the program serving
 /// `worker-mcp` and `sandbox-exec`; default: this executable). Task worktrees go under
 /// `[agent] worktrees_dir`, else `$XDG_DATA_HOME/butler/worktrees` (or
@@ -170,6 +172,13 @@ pub fn maid_context(project_root: PathBuf, clock: SharedClock) -> Result<MaidCon
     let secs = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
     if let Some(s) = secs("BUTLER_AGENT_STAGNATION_S").or(file.stagnation_secs) {
         ctx.stagnation = Duration::from_secs(s.max(1));
+    }
+    // [watch] When an agent counts as looping (0 turns a check off).
+    if let Some(n) = secs("BUTLER_AGENT_LOOP_REPEATS").or(file.loop_repeats.map(u64::from)) {
+        ctx.loops.repeats = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    if let Some(s) = secs("BUTLER_AGENT_LOOP_QUIET_S").or(file.loop_quiet_secs) {
+        ctx.loops.quiet = Duration::from_secs(s);
     }
     if let Some(s) = secs("BUTLER_TEST_TIMEOUT_S") {
         ctx.test_timeout = Duration::from_secs(s.max(1));

@@ -726,7 +726,11 @@ async fn probe_hook(
         Ending::SpawnFailed { reason } => {
             return (Status::Fail, format!("could not run the hook: {reason}"));
         }
-        Ending::Signalled { .. } | Ending::Stagnated { .. } | Ending::Cancelled => None,
+        Ending::Signalled { .. }
+        | Ending::Stagnated { .. }
+        | Ending::Looped { .. }
+        | Ending::NoFileChange { .. }
+        | Ending::Cancelled => None,
     };
     let denied = serde_json::from_str::<Value>(stdout.trim())
         .ok()

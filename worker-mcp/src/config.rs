@@ -21,6 +21,8 @@
 //! programs = { goose = "/opt/goose/bin/goose" }  # else found on PATH
 //! env_allow = ["OPENAI_HOST"]           # extra variables passed to the agent
 //! stagnation_secs = 300                 # no output and no file change for this long: stop
+//! loop_repeats = 5                      # the same tool call this often, no file change: stop (0: off)
+//! loop_quiet_secs = 600                 # activity without a file change this long: stop (0: off)
 //! sandbox = "auto"                      # "required" | "auto" (default) | "off"
 //! network = "open"                      # or endpoints agents may reach: ["127.0.0.1:11434"]
 //! sandbox_writable = []                 # more trees agents and verify commands may write
@@ -328,6 +330,11 @@ pub struct AgentFileConfig {
     #[serde(default)]
     pub env_allow: Vec<String>,
     pub stagnation_secs: Option<u64>,
+    /// The same tool call (same arguments) this many times with no file change stops an
+    /// attempt as a loop (0: never).
+    pub loop_repeats: Option<u32>,
+    /// This long of activity without a file change stops an attempt (0: never).
+    pub loop_quiet_secs: Option<u64>,
     /// `required`, `auto` (default) or `off`: the Landlock sandbox of agents and verify commands.
     pub sandbox: Option<String>,
     /// `"open"` (default) or the endpoints (their TCP ports) a confined agent may connect to.

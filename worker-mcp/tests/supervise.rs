@@ -363,3 +363,100 @@ fn the_blocking_wrapper_enforces_the_same_limits() {
     }
     assert!(!running(pid), "grandchild {pid} survived");
 }
+
+#[tokio::test]
+async fn an_observer_sees_each_stdout_line_as_it_comes_and_may_stop_the_group() {
+    use butler_worker::process::{LineSeen, Verdict, supervise_observed};
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    // A looping child with a grandchild: prints the same line forever.
+    let script = format!(
+        "sleep 100 & echo $! > {}; while :; do echo same; echo other >&2; sleep 0.02; done",
+        pidfile.display()
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let observer = move |line: &[u8], at: LineSeen| {
+        let mut seen = sink.lock().expect("lock");
+        seen.push((String::from_utf8_lossy(line).into_owned(), at.at));
+        if seen.len() == 5 {
+            Verdict::Stop(Ending::Looped {
+                repeated: "same".into(),
+                times: 5,
+            })
+        } else {
+            Verdict::Continue
+        }
+    };
+    let started = Instant::now();
+    let done = supervise_observed(
+        sh(&script, dir.path()),
+        &limits(30_000),
+        &CancellationToken::new(),
+        observer,
+    )
+    .await;
+    assert_eq!(
+        done.ending,
+        Ending::Looped {
+            repeated: "same".into(),
+            times: 5
+        }
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let seen = seen.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 5, "not called after the stop: {seen:?}");
+    assert!(seen.iter().all(|(line, _)| line == "same"), "stdout only");
+    assert!(seen.windows(2).all(|w| w[0].1 <= w[1].1), "in order");
+    assert!(
+        done.stdout.text().starts_with("same\nsame\n"),
+        "still captured"
+    );
+    let grandchild = read_pid(&pidfile);
+    assert!(gone_within(grandchild, Duration::from_secs(3)).await);
+}
+
+#[tokio::test]
+async fn an_observer_learns_when_the_watched_tree_last_changed() {
+    use butler_worker::process::{LineSeen, Verdict, supervise_observed};
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut l = limits(30_000);
+    l.stagnation = Some(Stagnation {
+        after: Duration::from_secs(20),
+        watch: Some(dir.path().to_path_buf()),
+    });
+    // Quiet on files for ~1.2 s, then a write, then ~1.2 s of lines.
+    let script = "i=0; while [ $i -lt 12 ]; do echo before; sleep 0.1; i=$((i+1)); done; \
+                  echo x > changed; i=0; while [ $i -lt 12 ]; do echo after; sleep 0.1; \
+                  i=$((i+1)); done";
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let observer = move |line: &[u8], at: LineSeen| {
+        let line = String::from_utf8_lossy(line).into_owned();
+        sink.lock().expect("lock").push((line, at));
+        Verdict::Continue
+    };
+    let done = supervise_observed(
+        sh(script, dir.path()),
+        &l,
+        &CancellationToken::new(),
+        observer,
+    )
+    .await;
+    assert_eq!(done.ending, Ending::Exited { code: 0 });
+    let seen = seen.lock().expect("lock").clone();
+    let before: Vec<&LineSeen> = seen
+        .iter()
+        .filter(|(l, _)| l == "before")
+        .map(|(_, s)| s)
+        .collect();
+    assert!(
+        before.iter().all(|s| s.files_changed_at.is_none()),
+        "{before:?}"
+    );
+    let last = seen.last().expect("lines").1;
+    let changed = last.files_changed_at.expect("the write was seen");
+    assert!(changed <= last.at, "{last:?}");
+}

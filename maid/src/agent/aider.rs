@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use crate::activity::Format;
 use crate::contract::AgentKind;
 use crate::env::AgentEnvNeeds;
 use crate::error::MaidError;
@@ -91,6 +92,14 @@ impl AgentAdapter for Aider {
             stdin: None,
             files: vec![(prompt_file, launch.prompt.to_owned())],
         })
+    }
+
+    fn output_format(&self) -> Format {
+        Format::AiderText
+    }
+
+    fn has_mcp_client(&self) -> bool {
+        false
     }
 }
 

@@ -1,4 +1,5 @@
-//! Claude Code in print mode: `claude -p` with only Butler's worker MCP (`--mcp-config`,
+//! Claude Code in print mode: `claude -p --output-format stream-json --verbose` (every tool call
+//! as it happens, see [`crate::activity`]) with only Butler's worker MCP (`--mcp-config`,
 //! `--strict-mcp-config`), a fixed tool set, `--permission-mode dontAsk`, and — when a hook
 //! command is configured — the Brain's git policy hook installed through `--settings`.
 //!
@@ -8,6 +9,7 @@
 
 use serde_json::json;
 
+use crate::activity::Format;
 use crate::contract::AgentKind;
 use crate::env::AgentEnvNeeds;
 use crate::error::MaidError;
@@ -65,7 +67,14 @@ impl AgentAdapter for Claude {
         let mcp_path = launch.task_dir.join("claude-mcp.json");
         let mut files = vec![(mcp_path.clone(), pretty(&mcp))];
         let allowed = format!("{TOOLS},mcp__{SERVER}");
-        let mut args = os(["-p", "--output-format", "json", "--mcp-config"]);
+        // stream-json needs --verbose in print mode; it shows every tool call as it happens.
+        let mut args = os([
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--mcp-config",
+        ]);
         args.push(mcp_path.into_os_string());
         args.extend(os([
             "--strict-mcp-config",
@@ -101,6 +110,10 @@ impl AgentAdapter for Claude {
 
     fn installs_git_hook(&self) -> bool {
         self.config.git_hook_command.is_some()
+    }
+
+    fn output_format(&self) -> Format {
+        Format::ClaudeStreamJson
     }
 }
 
@@ -142,7 +155,8 @@ mod tests {
             vec![
                 "-p",
                 "--output-format",
-                "json",
+                "stream-json",
+                "--verbose",
                 "--mcp-config",
                 "/tasks/1/claude-mcp.json",
                 "--strict-mcp-config",

@@ -24,6 +24,7 @@
 //!   servers alike (Codex's own confines only its commands). Without Butler's sandbox, Codex's
 //!   `workspace-write` is kept, with `/tmp` and `$TMPDIR` excluded from its writable roots.
 
+use crate::activity::Format;
 use crate::contract::AgentKind;
 use crate::env::{AgentEnvNeeds, lookup};
 use crate::error::MaidError;
@@ -162,6 +163,10 @@ impl AgentAdapter for Codex {
             stdin: Some(launch.prompt.as_bytes().to_vec()),
             files: Vec::new(),
         })
+    }
+
+    fn output_format(&self) -> Format {
+        Format::CodexJson
     }
 }
 

@@ -1,10 +1,12 @@
-//! Goose, launched exactly as seed 004 does:
+//! Goose, launched as seed 004 does:
 //! `goose run --instructions - --no-session --quiet --provider P --model M --no-profile
 //! --with-builtin developer --with-extension "<worker MCP>" [--with-extension …]`, the prompt on
-//! stdin. Goose starts the worker MCP as its own child, so under Butler's sandbox the worker MCP
+//! stdin, plus `--output-format stream-json` so its tool calls can be watched
+//! ([`crate::activity`]). Goose starts the worker MCP as its own child, so under Butler's sandbox the worker MCP
 //! is confined too: it writes the agent's notes to the notes file in the agent's own directory,
 //! never to the ledger.
 
+use crate::activity::Format;
 use crate::contract::AgentKind;
 use crate::env::{AgentEnvNeeds, lookup};
 use crate::error::MaidError;
@@ -94,6 +96,8 @@ impl AgentAdapter for Goose {
             "-",
             "--no-session",
             "--quiet",
+            "--output-format",
+            "stream-json",
             "--provider",
             &provider,
             "--model",
@@ -114,6 +118,10 @@ impl AgentAdapter for Goose {
             stdin: Some(launch.prompt.as_bytes().to_vec()),
             files: Vec::new(),
         })
+    }
+
+    fn output_format(&self) -> Format {
+        Format::GooseStreamJson
     }
 }
 
@@ -196,6 +204,8 @@ mod tests {
                 "-",
                 "--no-session",
                 "--quiet",
+                "--output-format",
+                "stream-json",
                 "--provider",
                 "openai",
                 "--model",
@@ -224,7 +234,7 @@ mod tests {
             .expect("builds");
         let args = strings(&cmd.args);
         assert_eq!(
-            &args[5..9],
+            &args[7..11],
             ["--provider", "anthropic", "--model", "claude-x"]
         );
     }

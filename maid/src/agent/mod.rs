@@ -6,6 +6,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use crate::activity::Format;
 use crate::contract::AgentKind;
 use crate::env::AgentEnvNeeds;
 use crate::error::MaidError;
@@ -104,6 +105,16 @@ pub trait AgentAdapter: Send + Sync {
     /// Whether the Brain's git policy hook is installed for this agent too.
     fn installs_git_hook(&self) -> bool {
         false
+    }
+
+    /// How the command built by [`AgentAdapter::command`] writes what the agent does on
+    /// stdout.
+    fn output_format(&self) -> Format;
+
+    /// Whether the agent has an MCP client, so the worker MCP is offered to it (and its
+    /// absence is worth a warning).
+    fn has_mcp_client(&self) -> bool {
+        true
     }
 }
 

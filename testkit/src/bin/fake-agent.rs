@@ -19,6 +19,15 @@
 //! `tools/call` per call; the responses are written to `record` when given). Relative paths
 //! are relative to the working directory. Without an `exit` it exits 0.
 //!
+//! Actions that play an agent's reported work write it on stdout in the output format of the
+//! agent whose command line it was given (goose `run --output-format stream-json`, claude
+//! `-p --output-format stream-json`, codex `exec --json`, aider's plain lines; otherwise plain
+//! text), one flushed line at a time: `tool {name, args?, times?, ms?, failed?}` (a tool call
+//! and its result, `times` times `ms` apart; the name `shell` is each agent's shell tool, with
+//! `args.command`), `say {text}`, `usage {input_tokens?, output_tokens?, cost_usd?, turns?}`,
+//! `edit {path, text}` (writes the file and reports the edit), `run {cmd}` (runs `sh -c` and
+//! reports the command with its exit code), `fail {text}` (an error as the agent reports one).
+//!
 //! Actions that probe a sandbox report their outcome on stderr (`fake-agent: <what>: ok` or
 //! `fake-agent: <what>: <error>`) and go on either way: `try_write {path, text}`,
 //! `try_delete {path}`, `connect {port, host?}` (a TCP connection, default host `127.0.0.1`),
@@ -100,6 +109,40 @@ enum Action {
     Getenv {
         name: String,
     },
+    Tool {
+        name: String,
+        #[serde(default)]
+        args: serde_json::Value,
+        #[serde(default)]
+        times: Option<u64>,
+        #[serde(default)]
+        ms: Option<u64>,
+        #[serde(default)]
+        failed: bool,
+    },
+    Say {
+        text: String,
+    },
+    Usage {
+        #[serde(default)]
+        input_tokens: u64,
+        #[serde(default)]
+        output_tokens: u64,
+        #[serde(default)]
+        cost_usd: Option<f64>,
+        #[serde(default)]
+        turns: Option<u32>,
+    },
+    Edit {
+        path: PathBuf,
+        text: String,
+    },
+    Run {
+        cmd: String,
+    },
+    Fail {
+        text: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -178,6 +221,7 @@ fn bump(file: &Path) -> std::io::Result<usize> {
 }
 
 fn run(action: Action, prompt: &str, args: &[String]) {
+    let args_list = args;
     match action {
         Action::Write { path, text } => {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -263,6 +307,52 @@ fn run(action: Action, prompt: &str, args: &[String]) {
             };
             let _ = std::io::stderr().write_all(line.as_bytes());
         }
+        Action::Tool {
+            name,
+            args,
+            times,
+            ms,
+            failed,
+        } => {
+            let style = Style::of(args_list);
+            for i in 0..times.unwrap_or(1) {
+                if i > 0 {
+                    std::thread::sleep(Duration::from_millis(ms.unwrap_or(0)));
+                }
+                style.tool(&name, &args, "ok", failed);
+            }
+        }
+        Action::Say { text } => Style::of(args_list).say(&text),
+        Action::Usage {
+            input_tokens,
+            output_tokens,
+            cost_usd,
+            turns,
+        } => Style::of(args_list).usage(input_tokens, output_tokens, cost_usd, turns),
+        Action::Edit { path, text } => {
+            let existed = path.exists();
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            write(&path, text.as_bytes());
+            Style::of(args_list).edit(&path, &text, existed);
+        }
+        Action::Run { cmd } => {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&cmd)
+                .stdin(std::process::Stdio::null())
+                .output();
+            let (code, text) = match out {
+                Ok(o) => (
+                    o.status.code().unwrap_or(-1),
+                    String::from_utf8_lossy(&o.stdout).into_owned(),
+                ),
+                Err(e) => (-1, e.to_string()),
+            };
+            Style::of(args_list).run(&cmd, code, &text);
+        }
+        Action::Fail { text } => Style::of(args_list).fail(&text),
         Action::RecordEnv { path } => {
             let mut vars: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
             vars.sort();
@@ -375,6 +465,287 @@ fn call_mcp(args: &[String], calls: &[McpCall]) -> Vec<String> {
     drop(input);
     let _ = child.wait();
     responses
+}
+
+/// The output format of the agent whose command line the fake agent was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Goose,
+    Claude,
+    Codex,
+    Aider,
+    Text,
+}
+
+/// A fresh number for ids in the output.
+fn seq() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    SEQ.fetch_add(1, Ordering::Relaxed)
+}
+
+/// One line on stdout, flushed at once (a watcher reads it as it comes).
+fn emit(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(line.as_bytes());
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+fn emit_json(value: serde_json::Value) {
+    emit(&value.to_string());
+}
+
+impl Style {
+    fn of(args: &[String]) -> Self {
+        let has = |a: &str| args.iter().any(|x| x == a);
+        let stream_json = args
+            .windows(2)
+            .any(|w| w[0] == "--output-format" && w[1] == "stream-json");
+        if args.first().is_some_and(|a| a == "exec") && has("--json") {
+            Style::Codex
+        } else if stream_json && has("-p") {
+            Style::Claude
+        } else if stream_json && args.first().is_some_and(|a| a == "run") {
+            Style::Goose
+        } else if has("--message-file") || has("--message") {
+            Style::Aider
+        } else {
+            Style::Text
+        }
+    }
+
+    fn goose_message(role: &str, id: serde_json::Value, content: serde_json::Value) {
+        emit_json(serde_json::json!({"type": "message", "message": {
+            "id": id, "role": role, "created": 0, "content": [content],
+            "metadata": {"userVisible": true, "agentVisible": true}}}));
+    }
+
+    fn claude_message(kind: &str, content: serde_json::Value) {
+        let n = seq();
+        emit_json(serde_json::json!({"type": kind, "message": {
+            "id": format!("msg_{n}"), "type": "message", "role": kind, "content": [content]},
+            "parent_tool_use_id": null, "session_id": "fake"}));
+    }
+
+    fn codex_item(started: bool, item: serde_json::Value) {
+        let kind = if started {
+            "item.started"
+        } else {
+            "item.completed"
+        };
+        emit_json(serde_json::json!({"type": kind, "item": item}));
+    }
+
+    /// A tool call and its result.
+    fn tool(self, name: &str, args: &serde_json::Value, output: &str, failed: bool) {
+        let n = seq();
+        let command = args.get("command").and_then(|c| c.as_str()).unwrap_or("");
+        match self {
+            Style::Goose => {
+                let id = format!("call_{n}");
+                Self::goose_message(
+                    "assistant",
+                    serde_json::json!(format!("m{n}")),
+                    serde_json::json!({"type": "toolRequest", "id": id, "toolCall":
+                        {"status": "success", "value": {"name": name, "arguments": args}}}),
+                );
+                Self::goose_message(
+                    "user",
+                    serde_json::Value::Null,
+                    serde_json::json!({"type": "toolResponse", "id": id, "toolResult":
+                        {"status": "success", "value": {"content": [{"type": "text",
+                        "text": output}], "isError": failed}}}),
+                );
+            }
+            Style::Claude => {
+                let id = format!("toolu_{n}");
+                let (name, input) = if name == "shell" {
+                    (
+                        "Bash",
+                        serde_json::json!({"command": command, "description": "run"}),
+                    )
+                } else {
+                    (name, args.clone())
+                };
+                Self::claude_message(
+                    "assistant",
+                    serde_json::json!({"type": "tool_use", "id": id, "name": name,
+                        "input": input}),
+                );
+                Self::claude_message(
+                    "user",
+                    serde_json::json!({"type": "tool_result", "tool_use_id": id,
+                        "content": output, "is_error": failed}),
+                );
+            }
+            Style::Codex => {
+                let id = format!("item_{n}");
+                let (status, code) = if failed {
+                    ("failed", 1)
+                } else {
+                    ("completed", 0)
+                };
+                if name == "shell" {
+                    Self::codex_item(
+                        true,
+                        serde_json::json!({"id": id,
+                        "type": "command_execution", "command": command,
+                        "aggregated_output": "", "exit_code": null, "status": "in_progress"}),
+                    );
+                    Self::codex_item(
+                        false,
+                        serde_json::json!({"id": id,
+                        "type": "command_execution", "command": command,
+                        "aggregated_output": output, "exit_code": code, "status": status}),
+                    );
+                } else {
+                    Self::codex_item(
+                        true,
+                        serde_json::json!({"id": id,
+                        "type": "mcp_tool_call", "server": "butler", "tool": name,
+                        "arguments": args, "status": "in_progress"}),
+                    );
+                    Self::codex_item(
+                        false,
+                        serde_json::json!({"id": id,
+                        "type": "mcp_tool_call", "server": "butler", "tool": name,
+                        "arguments": args, "status": status}),
+                    );
+                }
+            }
+            Style::Aider if name == "shell" => emit(&format!("Running {command}")),
+            Style::Aider | Style::Text => emit(&format!("{name} {args}")),
+        }
+    }
+
+    fn say(self, text: &str) {
+        let n = seq();
+        match self {
+            Style::Goose => Self::goose_message(
+                "assistant",
+                serde_json::json!(format!("m{n}")),
+                serde_json::json!({"type": "text", "text": text}),
+            ),
+            Style::Claude => {
+                Self::claude_message(
+                    "assistant",
+                    serde_json::json!({"type": "text", "text": text}),
+                );
+            }
+            Style::Codex => Self::codex_item(
+                false,
+                serde_json::json!({"id": format!("item_{n}"), "type": "agent_message",
+                    "text": text}),
+            ),
+            Style::Aider | Style::Text => emit(text),
+        }
+    }
+
+    fn usage(self, input: u64, output: u64, cost: Option<f64>, turns: Option<u32>) {
+        match self {
+            Style::Goose => emit_json(serde_json::json!({"type": "complete",
+                "total_tokens": input + output})),
+            Style::Claude => emit_json(serde_json::json!({"type": "result",
+                "subtype": "success", "is_error": false, "num_turns": turns.unwrap_or(1),
+                "result": "", "session_id": "fake", "total_cost_usd": cost.unwrap_or(0.0),
+                "usage": {"input_tokens": input, "output_tokens": output}})),
+            Style::Codex => emit_json(serde_json::json!({"type": "turn.completed",
+                "usage": {"input_tokens": input, "cached_input_tokens": 0,
+                "output_tokens": output, "reasoning_output_tokens": 0}})),
+            Style::Aider | Style::Text => {
+                let mut line = format!("Tokens: {input} sent, {output} received.");
+                if let Some(cost) = cost {
+                    line.push_str(&format!(" Cost: ${cost:.4} message, ${cost:.4} session."));
+                }
+                emit(&line);
+            }
+        }
+    }
+
+    fn edit(self, path: &Path, text: &str, existed: bool) {
+        let absolute = std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf());
+        let shown = path.to_string_lossy();
+        match self {
+            Style::Goose => self.tool(
+                "write",
+                &serde_json::json!({"path": shown, "content": text}),
+                "written",
+                false,
+            ),
+            Style::Claude => self.tool(
+                "Write",
+                &serde_json::json!({"file_path": absolute, "content": text}),
+                "File written",
+                false,
+            ),
+            Style::Codex => {
+                let id = format!("item_{}", seq());
+                let kind = if existed { "update" } else { "add" };
+                let changes = serde_json::json!([{"path": absolute, "kind": kind}]);
+                Self::codex_item(
+                    true,
+                    serde_json::json!({"id": id, "type": "file_change",
+                    "changes": changes, "status": "in_progress"}),
+                );
+                Self::codex_item(
+                    false,
+                    serde_json::json!({"id": id, "type": "file_change",
+                    "changes": changes, "status": "completed"}),
+                );
+            }
+            Style::Aider | Style::Text => emit(&format!("Applied edit to {shown}")),
+        }
+    }
+
+    fn run(self, cmd: &str, code: i32, output: &str) {
+        match self {
+            Style::Codex => {
+                let id = format!("item_{}", seq());
+                let status = if code == 0 { "completed" } else { "failed" };
+                Self::codex_item(
+                    true,
+                    serde_json::json!({"id": id,
+                    "type": "command_execution", "command": cmd, "aggregated_output": "",
+                    "exit_code": null, "status": "in_progress"}),
+                );
+                Self::codex_item(
+                    false,
+                    serde_json::json!({"id": id,
+                    "type": "command_execution", "command": cmd, "aggregated_output": output,
+                    "exit_code": code, "status": status}),
+                );
+            }
+            Style::Aider | Style::Text => {
+                emit(&format!("Running {cmd}"));
+                for line in output.lines() {
+                    emit(line);
+                }
+            }
+            Style::Goose | Style::Claude => {
+                self.tool(
+                    "shell",
+                    &serde_json::json!({"command": cmd}),
+                    output,
+                    code != 0,
+                );
+            }
+        }
+    }
+
+    fn fail(self, text: &str) {
+        match self {
+            Style::Goose => emit_json(serde_json::json!({"type": "error", "error": text})),
+            Style::Claude => emit_json(serde_json::json!({"type": "result",
+                "subtype": "error_during_execution", "is_error": true, "num_turns": 1,
+                "result": text, "session_id": "fake"})),
+            Style::Codex => emit_json(serde_json::json!({"type": "turn.failed",
+                "error": {"message": text}})),
+            Style::Aider | Style::Text => emit(&format!("litellm.APIError: {text}")),
+        }
+    }
 }
 
 /// `fake-agent: <what>: ok` or `fake-agent: <what>: <error>` on stderr.

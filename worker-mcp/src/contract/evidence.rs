@@ -36,6 +36,10 @@ pub struct AttemptEvidence {
     /// What the sandbox did: mode, whether applied, the kernel's ABI, the rules, the refusals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::SandboxReport>,
+    /// What the agent's own output showed of its work: counts, its usage figures, the last
+    /// notable events (absent when its output showed nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity: Option<super::Activity>,
 }
 
 /// A note the agent left through the worker MCP.

@@ -14,7 +14,9 @@
 //! - [`evidence`]: what one attempt did and how the verifiers judged it.
 //! - [`operation`]: what a delegated operation did, step by step, and how it was judged.
 //! - [`submission`]: a Task Contract as the Brain submits it, checked field by field.
+//! - [`activity`]: what the agent's own output showed of its work (events, usage).
 
+pub mod activity;
 pub mod evidence;
 pub mod ids;
 pub mod operation;
@@ -23,6 +25,7 @@ pub mod submission;
 pub mod task;
 pub mod validation;
 
+pub use activity::{Activity, ActivityCounts, AgentEvent, Cost, TimedEvent, Usage};
 pub use evidence::{
     AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, Ending, FileCheckResult, GuardFinding,
     NoteKind, TestRun, Verification,

@@ -219,6 +219,7 @@ mod tests {
                 agent_notes: vec![],
                 warnings: vec!["worker MCP not reached".into()],
                 sandbox: None,
+                activity: None,
             }],
         }
     }

@@ -148,8 +148,11 @@ impl GitCommand {
                     _ => GitError::failed(op, reason),
                 });
             }
-            // Git runs have no cancellation and no stagnation watch.
-            ending @ (Ending::Cancelled | Ending::Stagnated { .. }) => {
+            // Git runs have no cancellation, no stagnation watch and no line observer.
+            ending @ (Ending::Cancelled
+            | Ending::Stagnated { .. }
+            | Ending::Looped { .. }
+            | Ending::NoFileChange { .. }) => {
                 return Err(GitError::failed(op, ending.to_string()));
             }
         }

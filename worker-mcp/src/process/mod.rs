@@ -5,7 +5,8 @@
 //! built on purpose from the allow-lists in [`env`] (Butler's secrets never pass), and runs
 //! under [`supervise`]: a session and process group of its own, stdin fed then closed, output
 //! captured within bounds ([`CapturedOutput`]), a time limit, optional stagnation detection and
-//! cancellation, the whole group taken down at the end (TERM, grace, KILL), and an [`Ending`]
+//! cancellation, an optional observer of its stdout lines that may stop it ([`LineObserver`],
+//! [`supervise_observed`]: the ImplementMaid's loop watch), the whole group taken down at the end (TERM, grace, KILL), and an [`Ending`]
 //! saying how it ended. Synchronous callers use [`run_blocking`]; a child Butler talks to over
 //! its pipes (an MCP server) is started with [`converse`]. Only `spawn.rs` creates processes
 //! (`clippy.toml` forbids `Command::new` elsewhere).
@@ -21,6 +22,8 @@ mod supervise;
 pub use blocking::run_blocking;
 pub use capture::{CapturedOutput, tail_of};
 pub use env::ChildEnv;
+pub use spawn::run_attended;
 pub use supervise::{
-    ChildSpec, Conversation, Ending, Keep, Limits, Stagnation, Supervised, converse, supervise,
+    ChildSpec, Conversation, Ending, Keep, Limits, LineObserver, LineSeen, Stagnation, Supervised,
+    Verdict, converse, supervise, supervise_observed,
 };

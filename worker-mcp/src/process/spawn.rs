@@ -38,3 +38,18 @@ fn new_session(command: &mut Command) {
         });
     }
 }
+
+/// Runs `spec` for the person at the terminal (`butler task shell`): it shares Butler's
+/// terminal and session (stdin, stdout and stderr inherited, so it can be used interactively)
+/// and Butler waits for it. Its environment is still exactly `spec.env`.
+pub fn run_attended(spec: &ChildSpec) -> std::io::Result<std::process::ExitStatus> {
+    // A person's interactive program, with an environment made on purpose.
+    #[allow(clippy::disallowed_methods)]
+    let mut command = std::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .status()
+}

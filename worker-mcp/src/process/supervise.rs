@@ -1,7 +1,8 @@
 //! Runs one child process under supervision: a session and process group of its own, exactly
 //! the environment it was given, stdin fed then closed, stdout/stderr drained into bounded
-//! buffers, a wall-clock limit, optional stagnation detection, cancellation, and an ending that
-//! always takes the whole group down (TERM, grace, KILL).
+//! buffers, a wall-clock limit, optional stagnation detection, cancellation, an optional observer
+//! of its stdout lines that may stop it ([`LineObserver`]), and an ending that always takes the
+//! whole group down (TERM, grace, KILL).
 //!
 //! Every way a child can end is one [`Ending`] variant.
 
@@ -18,6 +19,7 @@ use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +42,12 @@ pub enum Ending {
     WallClockLimit { limit_s: u64 },
     /// Butler stopped it after this long with no output and no file change.
     Stagnated { quiet_s: u64 },
+    /// Butler stopped it for repeating itself: the same tool call (`repeated`, said for a
+    /// person) `times` times with no file changed meanwhile. Set by a [`LineObserver`].
+    Looped { repeated: String, times: u32 },
+    /// Butler stopped it after `active_s` seconds of activity (it kept writing output) in which
+    /// no file changed. Set by a [`LineObserver`].
+    NoFileChange { active_s: u64 },
     /// Butler stopped it because its work was cancelled.
     Cancelled,
     /// It never ran (program missing, not executable, bad working directory, …).
@@ -82,6 +90,14 @@ impl fmt::Display for Ending {
             Self::Signalled { signal } => write!(f, "ended by {signal}"),
             Self::WallClockLimit { limit_s } => write!(f, "stopped after {limit_s} s"),
             Self::Stagnated { quiet_s } => write!(f, "stopped after {quiet_s} s without progress"),
+            Self::Looped { repeated, times } => write!(
+                f,
+                "stopped after repeating `{repeated}` {times} times without changing a file"
+            ),
+            Self::NoFileChange { active_s } => write!(
+                f,
+                "stopped after {active_s} s of activity without changing a file"
+            ),
             Self::Cancelled => f.write_str("cancelled"),
             Self::SpawnFailed { reason } => write!(f, "could not start: {reason}"),
         }
@@ -191,6 +207,46 @@ pub struct Supervised {
     pub spawn_error: Option<std::io::ErrorKind>,
 }
 
+/// What a [`LineObserver`] is told with each line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSeen {
+    /// Time since the child started.
+    pub at: Duration,
+    /// When a file under the watched tree ([`Stagnation::watch`]) last changed, as a time since
+    /// the start; `None` while none has (or no tree is watched). With an observer the tree is
+    /// looked at about every half second (less often when that is costly), so a change shows
+    /// here that much later at most.
+    pub files_changed_at: Option<Duration>,
+}
+
+/// What a [`LineObserver`] decides after a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Continue,
+    /// Stop the child (TERM to the group, grace, KILL); the run ends with this ending.
+    Stop(Ending),
+}
+
+/// Sees each complete line of a supervised child's stdout as it arrives, in order (without the
+/// line end; a last line without one at the end of the stream; a line longer than 1 MiB cut
+/// there), and may stop the child. It runs on the task draining the pipe: it should be quick.
+/// The output is captured as without an observer. After a stop it is not called again.
+pub trait LineObserver: Send + 'static {
+    fn line(&mut self, line: &[u8], seen: LineSeen) -> Verdict;
+
+    /// The stream ended (after its last line, also after a stop).
+    fn end(&mut self) {}
+}
+
+impl<F> LineObserver for F
+where
+    F: FnMut(&[u8], LineSeen) -> Verdict + Send + 'static,
+{
+    fn line(&mut self, line: &[u8], seen: LineSeen) -> Verdict {
+        self(line, seen)
+    }
+}
+
 /// A child Butler talks to over its stdin and stdout (an MCP server), supervised meanwhile:
 /// its stderr is captured, and `ended` resolves once it and its group are gone.
 #[derive(Debug)]
@@ -210,14 +266,30 @@ const DRAIN_WAIT: Duration = Duration::from_secs(2);
 
 /// Runs `spec` under `limits` until it ends, is stopped, or `cancel` fires. Never returns while
 /// a process of the child's group is still known to be running.
-pub async fn supervise(
+pub async fn supervise(spec: ChildSpec, limits: &Limits, cancel: &CancellationToken) -> Supervised {
+    supervise_child(spec, limits, cancel, None).await
+}
+
+/// [`supervise`], with `observer` seeing each line of the child's stdout as it arrives; it may
+/// stop the child with an ending of its choice ([`Verdict::Stop`]).
+pub async fn supervise_observed(
+    spec: ChildSpec,
+    limits: &Limits,
+    cancel: &CancellationToken,
+    observer: impl LineObserver,
+) -> Supervised {
+    supervise_child(spec, limits, cancel, Some(Box::new(observer))).await
+}
+
+async fn supervise_child(
     mut spec: ChildSpec,
     limits: &Limits,
     cancel: &CancellationToken,
+    observer: Option<Box<dyn LineObserver>>,
 ) -> Supervised {
     let started = Instant::now();
     let stdin = spec.stdin.take();
-    let mut run = match Run::start(&spec, limits, started, stdin.is_some(), false) {
+    let mut run = match Run::start(&spec, limits, started, stdin.is_some(), false, observer) {
         Ok(run) => run,
         Err(err) => return spawn_failed(&spec, err, started, limits),
     };
@@ -234,7 +306,7 @@ pub async fn supervise(
 /// the current runtime (`spec.stdin` is ignored). Fails only when the child cannot be started.
 pub fn converse(spec: ChildSpec, limits: Limits) -> std::io::Result<Conversation> {
     let started = Instant::now();
-    let mut run = Run::start(&spec, &limits, started, true, true).map_err(|err| {
+    let mut run = Run::start(&spec, &limits, started, true, true, None).map_err(|err| {
         std::io::Error::new(
             err.kind(),
             format!("{}: {err}", spec.program.to_string_lossy()),
@@ -281,7 +353,35 @@ struct Run {
     stdout: Arc<Mutex<CapturedOutput>>,
     stderr: Arc<Mutex<CapturedOutput>>,
     drains: Vec<JoinHandle<()>>,
+    marks: Marks,
+    /// An observer's request to stop the child.
+    stop: Option<oneshot::Receiver<Ending>>,
+}
+
+/// Times shared between the drains and the watch, in milliseconds since the start.
+#[derive(Clone)]
+struct Marks {
     last_output: Arc<AtomicU64>,
+    /// The last file change under the watched tree; [`NEVER`] while none.
+    fs_changed: Arc<AtomicU64>,
+}
+
+const NEVER: u64 = u64::MAX;
+
+impl Marks {
+    fn new() -> Self {
+        Self {
+            last_output: Arc::new(AtomicU64::new(0)),
+            fs_changed: Arc::new(AtomicU64::new(NEVER)),
+        }
+    }
+
+    fn files_changed_at(&self) -> Option<Duration> {
+        match self.fs_changed.load(Ordering::Relaxed) {
+            NEVER => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
 }
 
 impl Run {
@@ -291,6 +391,7 @@ impl Run {
         started: Instant,
         pipe_stdin: bool,
         talk: bool,
+        observer: Option<Box<dyn LineObserver>>,
     ) -> std::io::Result<Self> {
         let stdin = if pipe_stdin {
             Stdio::piped()
@@ -309,13 +410,19 @@ impl Run {
             limits.stderr.head,
             limits.stderr.tail,
         )));
-        let last_output = Arc::new(AtomicU64::new(0));
+        let marks = Marks::new();
         let mut drains = Vec::with_capacity(2);
+        let mut stop = None;
         if !talk && let Some(pipe) = child.stdout.take() {
-            drains.push(drain(pipe, stdout.clone(), last_output.clone(), started));
+            let lines = observer.map(|observer| {
+                let (tx, rx) = oneshot::channel();
+                stop = Some(rx);
+                Lines::new(observer, tx, marks.clone(), started)
+            });
+            drains.push(drain(pipe, stdout.clone(), marks.clone(), started, lines));
         }
         if let Some(pipe) = child.stderr.take() {
-            drains.push(drain(pipe, stderr.clone(), last_output.clone(), started));
+            drains.push(drain(pipe, stderr.clone(), marks.clone(), started, None));
         }
         Ok(Self {
             child,
@@ -325,7 +432,8 @@ impl Run {
             stdout,
             stderr,
             drains,
-            last_output,
+            marks,
+            stop,
         })
     }
 
@@ -336,7 +444,8 @@ impl Run {
             &self.group,
             limits,
             cancel,
-            &self.last_output,
+            &self.marks,
+            &mut self.stop,
             self.started,
         )
         .await;
@@ -367,8 +476,9 @@ impl Run {
 fn drain(
     mut pipe: impl AsyncRead + Unpin + Send + 'static,
     sink: Arc<Mutex<CapturedOutput>>,
-    last_output: Arc<AtomicU64>,
+    marks: Marks,
     started: Instant,
+    mut lines: Option<Lines>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 64 * 1024];
@@ -379,39 +489,131 @@ fn drain(
                     sink.lock()
                         .expect("output buffer lock is never poisoned")
                         .push(&buf[..n]);
-                    last_output.store(millis(started.elapsed()), Ordering::Relaxed);
+                    marks
+                        .last_output
+                        .store(millis(started.elapsed()), Ordering::Relaxed);
+                    if let Some(lines) = lines.as_mut() {
+                        lines.feed(&buf[..n]);
+                    }
                 }
             }
         }
+        if let Some(lines) = lines.as_mut() {
+            lines.finish();
+        }
     })
+}
+
+/// Longest line given to an observer; the rest of a longer line is dropped.
+const MAX_LINE: usize = 1024 * 1024;
+
+/// Cuts a stream into lines for an observer and passes its stop request on.
+struct Lines {
+    observer: Box<dyn LineObserver>,
+    partial: Vec<u8>,
+    /// Taken by the first stop; the observer is not called after it.
+    stop: Option<oneshot::Sender<Ending>>,
+    marks: Marks,
+    started: Instant,
+}
+
+impl Lines {
+    fn new(
+        observer: Box<dyn LineObserver>,
+        stop: oneshot::Sender<Ending>,
+        marks: Marks,
+        started: Instant,
+    ) -> Self {
+        Self {
+            observer,
+            partial: Vec::new(),
+            stop: Some(stop),
+            marks,
+            started,
+        }
+    }
+
+    fn feed(&mut self, mut data: &[u8]) {
+        while let Some(end) = data.iter().position(|&b| b == b'\n') {
+            self.keep(&data[..end]);
+            self.emit();
+            data = &data[end + 1..];
+        }
+        self.keep(data);
+    }
+
+    /// The end of the stream: a last line without a line end is a line too.
+    fn finish(&mut self) {
+        if !self.partial.is_empty() {
+            self.emit();
+        }
+        self.observer.end();
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.partial.len());
+        self.partial
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn emit(&mut self) {
+        let mut line = std::mem::take(&mut self.partial);
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        if self.stop.is_none() {
+            return;
+        }
+        let seen = LineSeen {
+            at: self.started.elapsed(),
+            files_changed_at: self.marks.files_changed_at(),
+        };
+        if let Verdict::Stop(ending) = self.observer.line(&line, seen)
+            && let Some(stop) = self.stop.take()
+        {
+            // The watch is gone when the child already ended by itself: nothing to stop.
+            let _ = stop.send(ending);
+        }
+    }
 }
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// How often the watched tree is looked at while an observer wants to know of file changes.
+const OBSERVED_POLL: Duration = Duration::from_millis(500);
+
 /// Waits for the child, enforcing the limits. Returns how it ended; on a stop the leader has
 /// been reaped.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one `Run`, borrowed apart so the child can be waited on mutably"
+)]
 async fn watch(
     child: &mut Child,
     group: &GroupGuard,
     limits: &Limits,
     cancel: &CancellationToken,
-    last_output: &AtomicU64,
+    marks: &Marks,
+    stop_request: &mut Option<oneshot::Receiver<Ending>>,
     started: Instant,
 ) -> Ending {
     // A limit too far away to represent is no limit.
     let deadline = started
         .checked_add(limits.wall_clock)
         .map(tokio::time::Instant::from_std);
-    let poll = limits
+    let mut poll = limits
         .stagnation
         .as_ref()
         .map_or(Duration::from_secs(3600), |s| {
             (s.after / 4).clamp(Duration::from_millis(100), Duration::from_secs(5))
         });
-    let mut tick = tokio::time::interval(poll);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    if stop_request.is_some() {
+        poll = poll.min(OBSERVED_POLL);
+    }
+    let base_poll = poll;
+    let mut next_tick = tokio::time::Instant::now() + poll;
     let watched = limits.stagnation.as_ref().and_then(|s| s.watch.clone());
     let mut print = match &limits.stagnation {
         Some(_) => fingerprint::of(watched.clone()).await,
@@ -434,15 +636,24 @@ async fn watch(
                 stop(child, group, limits.grace).await;
                 return Ending::Cancelled;
             }
-            _ = tick.tick(), if limits.stagnation.is_some() => {
+            ending = requested(stop_request) => {
+                stop(child, group, limits.grace).await;
+                return ending;
+            }
+            () = tokio::time::sleep_until(next_tick), if limits.stagnation.is_some() => {
                 let after = limits.stagnation.as_ref().expect("guarded by the branch condition").after;
+                let looked = Instant::now();
                 let now_print = fingerprint::of(watched.clone()).await;
+                // A costly tree is looked at less often: at most a tenth of the time.
+                poll = base_poll.max(looked.elapsed() * 10);
+                next_tick = tokio::time::Instant::now() + poll;
                 let now = started.elapsed();
                 if now_print != print {
                     print = now_print;
                     last_fs_change = now;
+                    marks.fs_changed.store(millis(now), Ordering::Relaxed);
                 }
-                let last_out = Duration::from_millis(last_output.load(Ordering::Relaxed));
+                let last_out = Duration::from_millis(marks.last_output.load(Ordering::Relaxed));
                 let quiet = now.saturating_sub(last_out.max(last_fs_change));
                 if quiet >= after {
                     stop(child, group, limits.grace).await;
@@ -451,6 +662,18 @@ async fn watch(
             }
         }
     }
+}
+
+/// The ending an observer asked for; pending while none did (or it can no longer ask).
+async fn requested(request: &mut Option<oneshot::Receiver<Ending>>) -> Ending {
+    if let Some(receiver) = request.as_mut() {
+        match receiver.await {
+            Ok(ending) => return ending,
+            // The observer's drain ended without asking: never poll the spent receiver again.
+            Err(_) => *request = None,
+        }
+    }
+    std::future::pending().await
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
@@ -468,5 +691,81 @@ async fn stop(child: &mut Child, group: &GroupGuard, grace: Duration) {
         if let Err(err) = child.wait().await {
             tracing::warn!(%err, "could not reap a killed child");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines cut from `chunks` as an observer sees them; stops at a line equal to `stop_at`.
+    fn lines_of(chunks: &[&[u8]], stop_at: Option<&str>) -> (Vec<String>, Option<Ending>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let stop_at = stop_at.map(str::to_owned);
+        let observer = move |line: &[u8], _: LineSeen| {
+            let text = String::from_utf8_lossy(line).into_owned();
+            let stop = stop_at.as_deref() == Some(text.as_str());
+            sink.lock().expect("lock").push(text);
+            if stop {
+                Verdict::Stop(Ending::Looped {
+                    repeated: "x".into(),
+                    times: 3,
+                })
+            } else {
+                Verdict::Continue
+            }
+        };
+        let (tx, mut rx) = oneshot::channel();
+        let mut lines = Lines::new(Box::new(observer), tx, Marks::new(), Instant::now());
+        for chunk in chunks {
+            lines.feed(chunk);
+        }
+        lines.finish();
+        let seen = seen.lock().expect("lock").clone();
+        (seen, rx.try_recv().ok())
+    }
+
+    #[test]
+    fn lines_are_cut_across_chunks_with_a_last_line_without_its_end() {
+        let (lines, stop) = lines_of(&[b"one\ntw", b"o\r\n\nthr", b"ee"], None);
+        assert_eq!(lines, ["one", "two", "", "three"]);
+        assert_eq!(stop, None);
+    }
+
+    #[test]
+    fn a_stop_is_passed_on_once_and_the_observer_is_not_called_after_it() {
+        let (lines, stop) = lines_of(&[b"a\nb\nc\n"], Some("b"));
+        assert_eq!(lines, ["a", "b"]);
+        assert!(matches!(stop, Some(Ending::Looped { times: 3, .. })));
+    }
+
+    #[test]
+    fn an_endless_line_is_cut_at_the_bound() {
+        let big = vec![b'x'; MAX_LINE + 10];
+        let (lines, _) = lines_of(&[&big, b"\nnext\n"], None);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].len(), MAX_LINE);
+        assert_eq!(lines[1], "next");
+    }
+
+    #[test]
+    fn the_new_endings_say_why_for_a_person() {
+        let looped = Ending::Looped {
+            repeated: "shell: ls".into(),
+            times: 4,
+        };
+        assert_eq!(
+            looped.to_string(),
+            "stopped after repeating `shell: ls` 4 times without changing a file"
+        );
+        assert_eq!(
+            serde_json::to_value(&looped).expect("json"),
+            serde_json::json!({"kind": "looped", "repeated": "shell: ls", "times": 4})
+        );
+        assert_eq!(
+            serde_json::to_value(Ending::NoFileChange { active_s: 9 }).expect("json"),
+            serde_json::json!({"kind": "no_file_change", "active_s": 9})
+        );
     }
 }

@@ -42,6 +42,7 @@ fn evidence(attempt: u32) -> AttemptEvidence {
         agent_notes: vec![],
         warnings: vec![],
         sandbox: None,
+        activity: None,
     }
 }
 
