@@ -10,9 +10,9 @@ pub mod contract;
 pub mod env;
 pub mod error;
 pub mod prompt;
+pub mod run;
 pub mod sandbox;
 pub mod scope;
-pub mod task;
 pub mod verify;
 mod worker_channel;
 
@@ -23,7 +23,7 @@ pub use contract::{
     Verification,
 };
 pub use error::MaidError;
-pub use sandbox::SandboxSettings;
-pub use task::{
+pub use run::{
     Accepted, MaidContext, Progress, accept, discard, mark_interrupted, prepare_task, run_task,
 };
+pub use sandbox::SandboxSettings;
