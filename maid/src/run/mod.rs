@@ -13,6 +13,7 @@
 //! | direct git, outside writes, planted configuration: found and undone | `inspect` |
 //! | scope, and the Maid's record of the in-scope work | `record` |
 //! | tests, file checks, guards | `verify` |
+//! | what verification left in the worktree, undone | `artifacts` |
 //! | the attempt's evidence in the ledger | `evidence` |
 //!
 //! Accepting and discarding a finished task are in `accept`; the journal that finds tasks
@@ -39,6 +40,7 @@ use crate::contract::{
 use crate::error::MaidError;
 
 mod accept;
+mod artifacts;
 mod attempt;
 mod context;
 mod evidence;

@@ -1,6 +1,8 @@
 //! [7b] Verification of the recorded work: the test commands (confined, in their own fresh temp
-//! dir), the file checks, and the two diff guards.
+//! dir), the file checks, and the two diff guards; afterwards the worktree is brought back to
+//! the recorded state (see `artifacts`).
 
+use super::artifacts::TreeState;
 use super::record::Recorded;
 use super::workspace::Workspace;
 use super::{Progress, TaskRun};
@@ -45,6 +47,8 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         std::fs::create_dir_all(&paths.verify_tmp)
             .map_err(|e| MaidError::io("creating", &paths.verify_tmp, e))?;
         verify_env.set("TMPDIR", &paths.verify_tmp);
+        let wt = workspace.wt.clone();
+        let before = self.blocking(move |_| TreeState::take(&wt)).await?;
         let settings = TestSettings {
             grace: ctx.grace,
             confine: confined.clone(),
@@ -57,11 +61,17 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             self.cancel,
         )
         .await;
+        let file_checks = check_files(&paths.worktree, &contract.success_criteria.file_checks);
+        let wt = workspace.wt.clone();
+        let undone = self.blocking(move |_| before.restore(&wt)).await?;
+        if !undone.is_empty() {
+            tracing::debug!(?undone, "what verification left in the worktree is undone");
+        }
         Ok(Checked {
             verification: Verification {
                 scope_violation,
                 tests,
-                file_checks: check_files(&paths.worktree, &contract.success_criteria.file_checks),
+                file_checks,
                 weakened_tests: weakened_tests(&recorded.patch),
                 stubs: stubs(&recorded.patch),
             },
