@@ -61,6 +61,9 @@ pub struct ImplementCommand {
     /// The issue the task works on.
     #[arg(long)]
     pub issue: Option<u64>,
+    /// The task may change or remove tests: weakened tests and stubs are reported, not failures.
+    #[arg(long)]
+    pub allow_test_changes: bool,
     /// The project (default: the current directory).
     #[arg(long)]
     pub project: Option<PathBuf>,
@@ -184,6 +187,7 @@ pub async fn run_implement_command(
         agent: cmd.agent,
         timeout_s: cmd.timeout,
         issue_id: cmd.issue,
+        allow_test_changes: cmd.allow_test_changes,
     };
     let contract = butler_maid::prepare_task(&ctx, request, "terminal")
         .await

@@ -94,6 +94,7 @@ fn request(tests: &[&str]) -> ImplementRequest {
         agent: None,
         timeout_s: Some(60),
         issue_id: None,
+        allow_test_changes: false,
     }
 }
 

@@ -16,7 +16,7 @@ use butler_maid::{MaidContext, MaidError};
 use butler_worker::config::AgentFileConfig;
 use butler_worker::contract::{
     AgentKind, ContractError, FileCheckSpec, ImplementEvidence, ImplementRequest, NoteKind,
-    Outcome, TaskId,
+    Outcome, TaskId, Verification,
 };
 use butler_worker::ledger::TaskNote;
 use butler_worker::time::SharedClock;
@@ -55,6 +55,9 @@ pub struct RunImplementArgs {
     /// The issue it works on.
     #[serde(default)]
     pub issue_id: Option<u64>,
+    /// Tests may be changed (else a weakened test or a stub fails an attempt).
+    #[serde(default)]
+    pub allow_test_changes: Option<bool>,
 }
 
 /// One file check.
@@ -99,6 +102,7 @@ impl From<RunImplementArgs> for ImplementRequest {
             agent: a.agent.map(|kind| kind.name().to_owned()),
             timeout_s: a.timeout_s,
             issue_id: a.issue_id,
+            allow_test_changes: a.allow_test_changes.unwrap_or(false),
         }
     }
 }
@@ -277,11 +281,33 @@ fn is_zero(n: &usize) -> bool {
 
 fn summary_of(task_id: &TaskId, result: &ImplementEvidence) -> String {
     let n = result.attempts.len();
+    let last = result.attempts.last().map(|a| &a.verify);
+    let guards = last.map_or(String::new(), |v| {
+        let mut found = Vec::new();
+        if !v.weakened_tests.is_empty() {
+            found.push(format!("{} weakened test line(s)", v.weakened_tests.len()));
+        }
+        if !v.stubs.is_empty() {
+            found.push(format!("{} stub(s)", v.stubs.len()));
+        }
+        found.join(" and ")
+    });
     match result.outcome {
+        Outcome::Succeeded if !guards.is_empty() => format!(
+            "Task {task_id} passed its checks in {n} attempt(s), with {guards} the task allowed \
+             (see weakened_tests and stubs); its work is recorded on line {}. Read the evidence \
+             before task_accept, or drop it with task_discard.",
+            result.branch
+        ),
         Outcome::Succeeded => format!(
             "Task {task_id} succeeded in {n} attempt(s); its work is recorded on line {}. Read \
              the evidence, then accept it with task_accept or drop it with task_discard.",
             result.branch
+        ),
+        Outcome::Failed if last.is_some_and(Verification::guards_failed) => format!(
+            "Task {task_id} failed after {n} attempt(s): its last attempt left {guards} (see \
+             weakened_tests and stubs in the evidence). Ask again, do it yourself, or drop it \
+             with task_discard."
         ),
         Outcome::Failed => format!(
             "Task {task_id} failed after {n} attempt(s); the evidence says why. Ask again, do \

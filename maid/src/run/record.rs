@@ -22,7 +22,9 @@ pub(super) struct Recorded {
     pub scope_violation: Vec<String>,
     /// The Maid's record of the in-scope changes, if there were any.
     pub record: Option<RecordId>,
-    /// The attempt's recorded changes as a patch (what the guards read).
+    /// The task's recorded changes so far, from the record it started from, as a patch (what
+    /// the guards read: a test weakened in an earlier attempt still counts until it is put
+    /// back).
     pub patch: String,
     /// The task line's tip after the record.
     pub head: String,
@@ -38,7 +40,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         cancelled: bool,
     ) -> Result<Recorded, MaidError> {
         let wt = workspace.wt.clone();
-        let (attempt, from) = (start.attempt, start.baseline.head.clone());
+        let (attempt, from) = (start.attempt, workspace.base.clone());
         self.blocking(move |s| {
             let changed = wt.changed_paths()?;
             let scope_violation = scope_violations(&changed, &target(&s.contract)?.target_paths);

@@ -74,6 +74,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                 file_checks,
                 weakened_tests: weakened_tests(&recorded.patch),
                 stubs: stubs(&recorded.patch),
+                test_changes_allowed: contract.constraints.allow_test_changes,
             },
             confined,
         })
