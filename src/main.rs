@@ -95,9 +95,13 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     match cli.command {
-        Command::Mcp => runtime
-            .block_on(butler_orchestrator::server::serve_stdio(clock))
-            .context("serving MCP on stdio"),
+        Command::Mcp => {
+            let served = runtime.block_on(serve_mcp(clock));
+            // The stdin reader may still block in its thread (a signal came, the client did not
+            // close): nothing is left to wait for once the tasks are stopped.
+            runtime.shutdown_background();
+            served
+        }
         Command::GitHook => unreachable!("dispatched above"),
         Command::Demo { keep } => runtime.block_on(demo::run(keep)),
         Command::SandboxExec { .. } => unreachable!("dispatched above"),
@@ -126,6 +130,27 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `butler mcp`: serves until the client closes the connection or a SIGTERM / SIGINT comes;
+/// either way every running task is stopped (its agent's process group ended) and stored
+/// before the process exits, so no agent outlives the server.
+async fn serve_mcp(clock: SharedClock) -> anyhow::Result<()> {
+    use butler_orchestrator::implement::{STOP_LIMIT, stop_running_tasks};
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("handling SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("handling SIGINT")?;
+    let (served, reason) = tokio::select! {
+        served = butler_orchestrator::server::serve_stdio(clock) => {
+            (served.context("serving MCP on stdio"), "the MCP client closed the connection")
+        }
+        _ = term.recv() => (Ok(()), "Butler received SIGTERM"),
+        _ = int.recv() => (Ok(()), "Butler received SIGINT"),
+    };
+    if !stop_running_tasks(reason, STOP_LIMIT).await {
+        tracing::warn!("tasks still running after the stop limit; their groups are killed on exit");
+    }
+    served
 }
 
 fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {

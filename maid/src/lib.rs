@@ -24,6 +24,7 @@ pub use contract::{
 };
 pub use error::MaidError;
 pub use run::{
-    Accepted, MaidContext, Progress, accept, discard, mark_interrupted, prepare_task, run_task,
+    Accepted, MaidContext, Progress, TaskStop, accept, discard, mark_interrupted, prepare_task,
+    run_task,
 };
 pub use sandbox::SandboxSettings;

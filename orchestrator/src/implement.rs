@@ -320,6 +320,23 @@ fn summary_of(task_id: &TaskId, result: &ImplementEvidence) -> String {
     }
 }
 
+/// How long a stopping server waits for its tasks: each agent's group gets its grace, then the
+/// task's end is stored.
+pub const STOP_LIMIT: Duration = Duration::from_secs(20);
+
+/// Stops every task this process runs — each agent's whole process group ended (TERM, grace,
+/// KILL), each task stored as `cancelled` with `reason` in its evidence — and waits for them,
+/// at most `limit`. Whether none is left running. Called before the server exits.
+pub async fn stop_running_tasks(reason: &str, limit: Duration) -> bool {
+    let stop = butler_maid::TaskStop::default();
+    stop.stop_all(reason);
+    let running = stop.running();
+    if running > 0 {
+        tracing::warn!(running, reason, "stopping the running tasks before exiting");
+    }
+    stop.wait(limit).await
+}
+
 /// `run_implement`: runs a delegated implementation task to its end.
 pub async fn run_implement(
     project: &Arc<Project>,

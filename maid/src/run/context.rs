@@ -48,6 +48,8 @@ pub struct MaidContext {
     pub worktrees_root: Option<PathBuf>,
     /// How agents and verify commands are confined.
     pub sandbox: SandboxSettings,
+    /// Stops every task of the process before it exits (default: the process's own).
+    pub stop: super::TaskStop,
 }
 
 impl MaidContext {
@@ -68,6 +70,7 @@ impl MaidContext {
             clock: SystemClock::shared(),
             worktrees_root: None,
             sandbox: SandboxSettings::default(),
+            stop: super::TaskStop::default(),
         }
     }
 

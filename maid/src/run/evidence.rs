@@ -43,7 +43,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             &verify_outputs,
         );
         let worker_mcp_reached = notes.iter().any(|n| n.kind == NoteKind::Connected);
-        let item = AttemptEvidence {
+        let mut item = AttemptEvidence {
             attempt: start.attempt,
             agent_exit: run.ending,
             duration_ms: u64::try_from(run.started.elapsed().as_millis()).unwrap_or(u64::MAX),
@@ -67,10 +67,21 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             },
             sandbox: Some(sandbox_report),
         };
+        if let Some(reason) = self.stop_reason() {
+            item.warnings.push(reason);
+        }
         let stored = item.clone();
         self.blocking(move |s| s.with_ledger(|l| Ok(l.finish_attempt(s.id(), &stored)?)))
             .await?;
         Ok(item)
+    }
+
+    /// Why the task was stopped, when its process stopped it (it is ending).
+    fn stop_reason(&self) -> Option<String> {
+        let reason = self.shared.ctx.stop.reason()?;
+        self.cancel
+            .is_cancelled()
+            .then(|| format!("stopped: {reason}; the agent's process group was ended"))
     }
 
     /// The notes the agent left through the worker MCP during the attempt, moved into the

@@ -17,7 +17,8 @@
 //! | the attempt's evidence in the ledger | `evidence` |
 //!
 //! Accepting and discarding a finished task are in `accept`; the journal that finds tasks
-//! whose process died is in `journal`.
+//! whose process died (and ends what their agent left running) is in `journal`; stopping every
+//! task before the process exits is in `stop`.
 //!
 //! Tasks, attempts with their evidence, and the agent's notes are stored in the ledger. Every
 //! git operation goes through the git worker's [`TaskGit`]. Files kept as evidence live in the
@@ -50,6 +51,7 @@ mod launch;
 mod paths;
 mod progress;
 mod record;
+mod stop;
 mod verify;
 mod workspace;
 
@@ -58,6 +60,7 @@ pub use context::MaidContext;
 pub use evidence::WORKER_MCP_NOT_REACHED;
 pub use journal::mark_interrupted;
 pub use progress::Progress;
+pub use stop::TaskStop;
 
 use context::{open_ledger, require_recorded};
 use journal::TASK_OPERATION;
@@ -106,6 +109,8 @@ pub async fn run_task(
     progress: impl Fn(Progress) + Send + Sync,
     cancel: CancellationToken,
 ) -> Result<ResultContract, MaidError> {
+    // Counted as running (and stopped with the process) until it returns.
+    let (_running, cancel) = ctx.stop.enter(&cancel);
     let shared = blocking(move || Shared::open(ctx, contract)).await?;
     let shared = Arc::new(shared);
     let journal = {
