@@ -5,8 +5,10 @@ mod sandbox_cli;
 mod task_cli;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
+use butler_worker::config::Environment;
 use butler_worker::time::{FixedClock, SharedClock, SystemClock, Timestamp};
 use clap::{Parser, Subcommand};
 
@@ -89,14 +91,16 @@ fn main() -> anyhow::Result<()> {
     }
     let cli = Cli::parse();
     init_logging();
-    let clock = clock()?;
+    // The process environment, read once here and passed down.
+    let env = Arc::new(Environment::from_vars(std::env::vars_os()));
+    let clock = clock(&env)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     match cli.command {
         Command::Mcp => {
-            let served = runtime.block_on(serve_mcp(clock));
+            let served = runtime.block_on(serve_mcp(clock, env));
             // The stdin reader may still block in its thread (a signal came, the client did not
             // close): nothing is left to wait for once the tasks are stopped.
             runtime.shutdown_background();
@@ -110,7 +114,7 @@ fn main() -> anyhow::Result<()> {
             .context("serving the worker MCP on stdio"),
         Command::Task(command) => task_cli::run_task_command(command, clock),
         Command::Implement(command) => {
-            let code = runtime.block_on(task_cli::run_implement_command(command, clock))?;
+            let code = runtime.block_on(task_cli::run_implement_command(command, clock, &env))?;
             std::process::exit(code);
         }
         Command::Init { project, remove } => {
@@ -135,13 +139,13 @@ fn main() -> anyhow::Result<()> {
 /// `butler mcp`: serves until the client closes the connection or a SIGTERM / SIGINT comes;
 /// either way every running task is stopped (its agent's process group ended) and stored
 /// before the process exits, so no agent outlives the server.
-async fn serve_mcp(clock: SharedClock) -> anyhow::Result<()> {
+async fn serve_mcp(clock: SharedClock, env: Arc<Environment>) -> anyhow::Result<()> {
     use butler_orchestrator::implement::{STOP_LIMIT, stop_running_tasks};
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).context("handling SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("handling SIGINT")?;
     let (served, reason) = tokio::select! {
-        served = butler_orchestrator::server::serve_stdio(clock) => {
+        served = butler_orchestrator::server::serve_stdio(clock, env) => {
             (served.context("serving MCP on stdio"), "the MCP client closed the connection")
         }
         _ = term.recv() => (Ok(()), "Butler received SIGTERM"),
@@ -188,13 +192,13 @@ fn init_logging() {
 /// Butler's clock, chosen once here and passed down: the system's, or — when `BUTLER_NOW` holds
 /// an RFC 3339 time (`2026-04-15T10:00:00+09:00`) — one frozen at that instant, so records,
 /// tasks and issues get reproducible times and ids (as `SOURCE_DATE_EPOCH` does for builds).
-fn clock() -> anyhow::Result<SharedClock> {
-    match std::env::var("BUTLER_NOW") {
-        Ok(now) if !now.trim().is_empty() => {
-            let at = Timestamp::parse(&now).context("BUTLER_NOW")?;
+fn clock(env: &Environment) -> anyhow::Result<SharedClock> {
+    match env.get("BUTLER_NOW") {
+        Some(now) => {
+            let at = Timestamp::parse(now).context("BUTLER_NOW")?;
             Ok(FixedClock::shared(at))
         }
-        _ => Ok(SystemClock::shared()),
+        None => Ok(SystemClock::shared()),
     }
 }
 

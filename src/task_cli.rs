@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use butler_orchestrator::implement::{CancellationToken, maid_context};
+use butler_worker::config::{Environment, ProjectConfig};
 use butler_worker::contract::{ImplementRequest, ResultStatus, TaskContract, TaskId, TaskStatus};
 use butler_worker::git::GitRepo;
 use butler_worker::ledger::{AttemptRow, Ledger, TaskEnd, TaskNote};
@@ -175,9 +176,12 @@ pub fn run_task_command(command: TaskCommand, clock: SharedClock) -> anyhow::Res
 pub async fn run_implement_command(
     cmd: ImplementCommand,
     clock: SharedClock,
+    env: &Environment,
 ) -> anyhow::Result<i32> {
     let project = project_dir(cmd.project)?;
-    let ctx = maid_context(project, clock).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let config = ProjectConfig::load(&project, env)?;
+    let ctx =
+        maid_context(project, clock, env, &config.agent).map_err(|e| anyhow::anyhow!("{e}"))?;
     let request = ImplementRequest {
         goal: cmd.goal,
         spec: cmd.spec,

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
 use butler_maid::{MaidContext, MaidError};
-use butler_worker::config::AgentFileConfig;
+use butler_worker::config::{AgentFileConfig, Environment};
 use butler_worker::contract::{
     AgentKind, ContractError, FileCheckSpec, ImplementEvidence, ImplementRequest, NoteKind,
     Outcome, TaskId, Verification,
@@ -107,8 +107,9 @@ impl From<RunImplementArgs> for ImplementRequest {
     }
 }
 
-/// The Maid's settings for `project_root`: the `[agent]` section of `.butler/config.toml`,
-/// overridden by Butler's environment:
+/// The Maid's settings for `project_root`: the `[agent]` section of `.butler/config.toml`
+/// (`file`, read once per session), overridden by Butler's environment (`env`, read once when
+/// the process started):
 /// `BUTLER_AGENT` (default agent), `BUTLER_<AGENT>_PROGRAM` / `_PROVIDER` / `_MODEL`
 /// (`<AGENT>` = GOOSE, CLAUDE, CODEX, AIDER), `BUTLER_AGENT_ENV_ALLOW` (comma-separated extra
 /// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_TEST_TIMEOUT_S`,
@@ -116,8 +117,13 @@ impl From<RunImplementArgs> for ImplementRequest {
 /// `worker-mcp` and `sandbox-exec`; default: this executable). Task worktrees go under
 /// `[agent] worktrees_dir`, else `$XDG_DATA_HOME/butler/worktrees` (or
 /// `~/.local/share/butler/worktrees`). The task's times and record ids come from `clock`.
-pub fn maid_context(project_root: PathBuf, clock: SharedClock) -> Result<MaidContext, WorkError> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+pub fn maid_context(
+    project_root: PathBuf,
+    clock: SharedClock,
+    env: &Environment,
+    file: &AgentFileConfig,
+) -> Result<MaidContext, WorkError> {
+    let var = |name: &str| env.get(name).map(str::to_owned);
     let exe = match var("BUTLER_EXE") {
         Some(path) => PathBuf::from(path),
         None => std::env::current_exe()
@@ -129,9 +135,6 @@ pub fn maid_context(project_root: PathBuf, clock: SharedClock) -> Result<MaidCon
         args: vec!["worker-mcp".to_owned()],
         env: Vec::new(),
     };
-    let file = AgentFileConfig::load(&project_root).map_err(|e| WorkError::Config {
-        problem: e.to_string(),
-    })?;
     let mut ctx = MaidContext::new(project_root, worker);
     ctx.clock = clock;
     let default = var("BUTLER_AGENT").map(|v| ("BUTLER_AGENT", v));
@@ -178,7 +181,7 @@ pub fn maid_context(project_root: PathBuf, clock: SharedClock) -> Result<MaidCon
     if let Some(s) = secs("BUTLER_TEST_TIMEOUT_S") {
         ctx.test_timeout = Duration::from_secs(s.max(1));
     }
-    sandbox_settings(&mut ctx, &file, var("BUTLER_SANDBOX"))?;
+    sandbox_settings(&mut ctx, file, var("BUTLER_SANDBOX"))?;
     ctx.worktrees_root = file.worktrees_dir.as_ref().map(PathBuf::from).or_else(|| {
         var("XDG_DATA_HOME")
             .map(PathBuf::from)
@@ -344,7 +347,12 @@ pub async fn run_implement(
     progress: impl Fn(String, f64) + Send + Sync + 'static,
     cancel: CancellationToken,
 ) -> Result<Reply, WorkError> {
-    let ctx = maid_context(project.repo.workdir().to_path_buf(), project.clock.clone())?;
+    let ctx = maid_context(
+        project.repo.workdir().to_path_buf(),
+        project.clock.clone(),
+        &project.env,
+        &project.config.agent,
+    )?;
     run_implement_with(project, ctx, args, progress, cancel).await
 }
 
@@ -480,41 +488,74 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn the_project_config_chooses_the_agent_unless_the_environment_does() {
+    fn file(text: &str) -> AgentFileConfig {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir_all(dir.path().join(".butler")).expect("mkdir");
-        std::fs::write(
-            dir.path().join(".butler/config.toml"),
+        std::fs::write(dir.path().join(".butler/config.toml"), text).expect("write");
+        butler_worker::config::ProjectConfig::load(dir.path(), &Environment::default())
+            .expect("reads")
+            .agent
+    }
+
+    fn context(env: &[(&str, &str)], file: &AgentFileConfig) -> Result<MaidContext, WorkError> {
+        let env = Environment::from_vars(env.iter().copied());
+        maid_context(
+            PathBuf::from("/tmp/project"),
+            SystemClock::shared(),
+            &env,
+            file,
+        )
+    }
+
+    #[test]
+    fn the_project_config_chooses_the_agent_unless_the_environment_does() {
+        let file = file(
             "[agent]\ndefault = \"aider\"\nmodel = \"m1\"\nprograms = { aider = \"/opt/aider\" }\n",
-        )
-        .expect("write");
-        let ctx = maid_context(dir.path().to_path_buf(), SystemClock::shared()).expect("context");
-        if std::env::var_os("BUTLER_AGENT").is_none() {
-            assert_eq!(ctx.default_agent, AgentKind::Aider);
-        }
+        );
+        let ctx = context(&[], &file).expect("context");
+        assert_eq!(ctx.default_agent, AgentKind::Aider);
         let aider = ctx.agents.get(&AgentKind::Aider).expect("aider");
-        if std::env::var_os("BUTLER_AIDER_PROGRAM").is_none() {
-            assert_eq!(
-                aider.program.as_deref(),
-                Some(std::path::Path::new("/opt/aider"))
-            );
-        }
-        std::fs::write(
-            dir.path().join(".butler/config.toml"),
-            "[agent]\ndefault = \"vim\"\n",
+        assert_eq!(
+            aider.program.as_deref(),
+            Some(std::path::Path::new("/opt/aider"))
+        );
+        assert_eq!(aider.model.as_deref(), Some("m1"));
+        let ctx = context(
+            &[
+                ("BUTLER_AGENT", "claude"),
+                ("BUTLER_AIDER_PROGRAM", "/usr/local/bin/aider"),
+                ("BUTLER_AIDER_MODEL", " "),
+                ("BUTLER_AGENT_STAGNATION_S", "7"),
+            ],
+            &file,
         )
-        .expect("write");
+        .expect("context");
+        assert_eq!(ctx.default_agent, AgentKind::Claude);
+        let aider = ctx.agents.get(&AgentKind::Aider).expect("aider");
+        assert_eq!(
+            aider.program.as_deref(),
+            Some(std::path::Path::new("/usr/local/bin/aider"))
+        );
+        assert_eq!(
+            aider.model.as_deref(),
+            Some("m1"),
+            "a blank variable is unset"
+        );
+        assert_eq!(ctx.stagnation, Duration::from_secs(7));
+        let bad = AgentFileConfig {
+            default: Some("vim".into()),
+            ..Default::default()
+        };
+        assert!(matches!(context(&[], &bad), Err(WorkError::Config { .. })));
         assert!(matches!(
-            maid_context(dir.path().to_path_buf(), SystemClock::shared()),
+            context(&[("BUTLER_AGENT", "vim")], &AgentFileConfig::default()),
             Err(WorkError::Config { .. })
         ));
     }
 
     #[test]
     fn agents_with_hooks_get_the_brains_git_policy() {
-        let ctx =
-            maid_context(PathBuf::from("/tmp/project"), SystemClock::shared()).expect("context");
+        let ctx = context(&[], &AgentFileConfig::default()).expect("context");
         let claude = ctx
             .agents
             .get(&AgentKind::Claude)
