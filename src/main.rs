@@ -91,8 +91,10 @@ fn main() -> anyhow::Result<()> {
     }
     let cli = Cli::parse();
     init_logging();
-    // The process environment, read once here and passed down.
-    let env = Arc::new(Environment::from_vars(std::env::vars_os()));
+    // The process environment, read once here: Butler's settings and what children inherit.
+    let vars: Vec<_> = std::env::vars_os().collect();
+    butler_worker::process::env::set_inherited(vars.clone());
+    let env = Arc::new(Environment::from_vars(vars));
     let clock = clock(&env)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
