@@ -58,7 +58,13 @@ fn main() {
     let root = dir.to_string_lossy().into_owned();
     let clock = butler_worker::time::SystemClock::shared();
     let (project, _) = rt
-        .block_on(open_project(&root, clock))
+        .block_on(open_project(
+            &root,
+            clock,
+            std::sync::Arc::new(butler_worker::config::Environment::from_vars(server_env(
+                &world,
+            ))),
+        ))
         .expect("session opens");
     let exe = Path::new(env!("CARGO_BIN_EXE_butler"));
     let brain = rt

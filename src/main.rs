@@ -5,8 +5,10 @@ mod sandbox_cli;
 mod task_cli;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
+use butler_worker::config::Environment;
 use butler_worker::time::{FixedClock, SharedClock, SystemClock, Timestamp};
 use clap::{Parser, Subcommand};
 
@@ -122,16 +124,24 @@ fn main() -> anyhow::Result<()> {
     }
     let cli = Cli::parse();
     init_logging();
-    let clock = clock()?;
+    // The process environment, read once here: Butler's settings and what children inherit.
+    let vars: Vec<_> = std::env::vars_os().collect();
+    butler_worker::process::env::set_inherited(vars.clone());
+    let env = Arc::new(Environment::from_vars(vars));
+    let clock = clock(&env)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     match cli.command {
-        Command::Mcp => runtime
-            .block_on(butler_orchestrator::server::serve_stdio(clock))
-            .context("serving MCP on stdio"),
-        Command::Serve(args) => runtime.block_on(serve_http(args, clock)),
+        Command::Mcp => {
+            let served = runtime.block_on(serve_mcp(clock, env));
+            // The stdin reader may still block in its thread (a signal came, the client did not
+            // close): nothing is left to wait for once the tasks are stopped.
+            runtime.shutdown_background();
+            served
+        }
+        Command::Serve(args) => runtime.block_on(serve_http(args, clock, env)),
         Command::GitHook => unreachable!("dispatched above"),
         Command::Demo { keep } => runtime.block_on(demo::run(keep)),
         Command::SandboxExec { .. } => unreachable!("dispatched above"),
@@ -140,7 +150,7 @@ fn main() -> anyhow::Result<()> {
             .context("serving the worker MCP on stdio"),
         Command::Task(command) => task_cli::run_task_command(command, clock),
         Command::Implement(command) => {
-            let code = runtime.block_on(task_cli::run_implement_command(command, clock))?;
+            let code = runtime.block_on(task_cli::run_implement_command(command, clock, &env))?;
             std::process::exit(code);
         }
         Command::Init { project, remove } => {
@@ -157,7 +167,7 @@ fn main() -> anyhow::Result<()> {
             token_file,
             ..
         } => {
-            let token = http_token(token_file.as_deref())?;
+            let token = http_token(token_file.as_deref(), &env)?;
             let report = runtime.block_on(butler_orchestrator::install::doctor_http(
                 &url,
                 token.as_ref(),
@@ -170,7 +180,11 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Doctor { project, .. } => {
             let project = project_dir(project)?;
-            let report = runtime.block_on(butler_orchestrator::install::doctor(&project, &exe()?));
+            let report = runtime.block_on(butler_orchestrator::install::doctor(
+                &project,
+                &exe()?,
+                &env,
+            ));
             // Stops whatever a probe left running before the process exits.
             drop(runtime);
             write_out(&report.to_string())?;
@@ -185,17 +199,24 @@ fn main() -> anyhow::Result<()> {
 /// The HTTP server's bearer token, read once here: from `file`, else `BUTLER_HTTP_TOKEN`.
 fn http_token(
     file: Option<&std::path::Path>,
+    env: &Environment,
 ) -> anyhow::Result<Option<butler_worker::config::Secret>> {
     use butler_orchestrator::http::{TOKEN_ENV, load_token};
-    Ok(load_token(file, std::env::var_os(TOKEN_ENV))?)
+    Ok(load_token(file, env.get(TOKEN_ENV).map(Into::into))?)
 }
 
-/// `butler serve --http`: binds, says where on stderr, serves until SIGTERM/SIGINT.
-async fn serve_http(args: ServeArgs, clock: SharedClock) -> anyhow::Result<()> {
+/// `butler serve --http`: binds, says where on stderr, serves until SIGTERM/SIGINT; then, as
+/// `butler mcp` does, stops every task still running before the process exits.
+async fn serve_http(
+    args: ServeArgs,
+    clock: SharedClock,
+    env: Arc<Environment>,
+) -> anyhow::Result<()> {
     use butler_orchestrator::http::{HttpOptions, HttpServer, termination_signal};
+    use butler_orchestrator::implement::{STOP_LIMIT, stop_running_tasks};
     use std::time::Duration;
     let mut options = HttpOptions::new(args.http);
-    options.token = http_token(args.token_file.as_deref())?;
+    options.token = http_token(args.token_file.as_deref(), &env)?;
     options.allowed_origins = args.allow_origins;
     options.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
     options.shutdown_grace = Duration::from_secs(args.shutdown_grace);
@@ -214,8 +235,32 @@ async fn serve_http(args: ServeArgs, clock: SharedClock) -> anyhow::Result<()> {
             server.url()
         )?;
     }
-    server.serve(clock, termination_signal()).await;
+    server.serve(clock, env, termination_signal()).await;
+    if !stop_running_tasks("Butler's HTTP server stopped", STOP_LIMIT).await {
+        tracing::warn!("tasks still running after the stop limit; their groups are killed on exit");
+    }
     Ok(())
+}
+
+/// `butler mcp`: serves until the client closes the connection or a SIGTERM / SIGINT comes;
+/// either way every running task is stopped (its agent's process group ended) and stored
+/// before the process exits, so no agent outlives the server.
+async fn serve_mcp(clock: SharedClock, env: Arc<Environment>) -> anyhow::Result<()> {
+    use butler_orchestrator::implement::{STOP_LIMIT, stop_running_tasks};
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("handling SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("handling SIGINT")?;
+    let (served, reason) = tokio::select! {
+        served = butler_orchestrator::server::serve_stdio(clock, env) => {
+            (served.context("serving MCP on stdio"), "the MCP client closed the connection")
+        }
+        _ = term.recv() => (Ok(()), "Butler received SIGTERM"),
+        _ = int.recv() => (Ok(()), "Butler received SIGINT"),
+    };
+    if !stop_running_tasks(reason, STOP_LIMIT).await {
+        tracing::warn!("tasks still running after the stop limit; their groups are killed on exit");
+    }
+    served
 }
 
 fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -253,13 +298,13 @@ fn init_logging() {
 /// Butler's clock, chosen once here and passed down: the system's, or — when `BUTLER_NOW` holds
 /// an RFC 3339 time (`2026-04-15T10:00:00+09:00`) — one frozen at that instant, so records,
 /// tasks and issues get reproducible times and ids (as `SOURCE_DATE_EPOCH` does for builds).
-fn clock() -> anyhow::Result<SharedClock> {
-    match std::env::var("BUTLER_NOW") {
-        Ok(now) if !now.trim().is_empty() => {
-            let at = Timestamp::parse(&now).context("BUTLER_NOW")?;
+fn clock(env: &Environment) -> anyhow::Result<SharedClock> {
+    match env.get("BUTLER_NOW") {
+        Some(now) => {
+            let at = Timestamp::parse(now).context("BUTLER_NOW")?;
             Ok(FixedClock::shared(at))
         }
-        _ => Ok(SystemClock::shared()),
+        None => Ok(SystemClock::shared()),
     }
 }
 

@@ -123,7 +123,12 @@ async fn init_then_doctor_finds_a_working_hook_and_server() {
         false,
     )
     .expect("init");
-    let report = install::doctor(&w.project, Path::new(BUTLER)).await;
+    let report = install::doctor(
+        &w.project,
+        Path::new(BUTLER),
+        &butler_worker::config::Environment::from_vars(w.env.clone()),
+    )
+    .await;
     for name in [
         "hook_configured",
         "hook_executable",

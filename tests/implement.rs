@@ -22,6 +22,7 @@ use butler_orchestrator::implement::{
 use butler_orchestrator::session::{Project, open_project};
 use butler_testkit::World;
 use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
+use butler_worker::config::{AgentFileConfig, Environment};
 use butler_worker::contract::{TaskId, TaskStatus};
 use butler_worker::time::SystemClock;
 use serde_json::Value;
@@ -56,14 +57,24 @@ impl TaskWorld {
     }
 
     async fn project(&self) -> Arc<Project> {
-        open_project(&self.root.to_string_lossy(), SystemClock::shared())
-            .await
-            .expect("session")
-            .0
+        open_project(
+            &self.root.to_string_lossy(),
+            SystemClock::shared(),
+            Arc::new(Environment::default()),
+        )
+        .await
+        .expect("session")
+        .0
     }
 
     fn ctx(&self) -> MaidContext {
-        let mut ctx = maid_context(self.root.clone(), SystemClock::shared()).expect("context");
+        let mut ctx = maid_context(
+            self.root.clone(),
+            SystemClock::shared(),
+            &Environment::default(),
+            &AgentFileConfig::default(),
+        )
+        .expect("context");
         ctx.worker_mcp.program = BUTLER.into();
         let goose = AgentConfig {
             program: Some(fake_agent()),

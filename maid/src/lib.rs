@@ -11,10 +11,10 @@ pub mod contract;
 pub mod env;
 pub mod error;
 pub mod prompt;
+pub mod run;
 pub mod sandbox;
 pub mod scope;
 pub mod summary;
-pub mod task;
 pub mod verify;
 mod worker_channel;
 
@@ -25,7 +25,8 @@ pub use contract::{
     Verification,
 };
 pub use error::MaidError;
-pub use sandbox::SandboxSettings;
-pub use task::{
-    Accepted, MaidContext, Progress, accept, discard, mark_interrupted, prepare_task, run_task,
+pub use run::{
+    Accepted, MaidContext, Progress, TaskStop, accept, discard, mark_interrupted, prepare_task,
+    run_task,
 };
+pub use sandbox::SandboxSettings;

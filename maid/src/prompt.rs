@@ -120,8 +120,7 @@ fn rules_section(p: &mut String, c: &TaskContract, tools: &WorkerTools) {
          working directory.\n\
          - Do not create agent configuration files (`.goosehints`, `AGENTS.md`, \
          `.aider.conf.yml`, `.claude/`).\n\
-         - Do not weaken or delete tests or assertions, and do not leave `todo!()`, \
-         `unimplemented!()`, `TODO` or stub bodies: both are checked.\n\
+         - {guards}\n\
          - To leave a note for the reviewer, call the `{note}` tool of the `butler` server. If \
          you cannot finish (missing information, contradictory spec), call `{blocked}` with \
          the reason and stop.\n\
@@ -129,6 +128,13 @@ fn rules_section(p: &mut String, c: &TaskContract, tools: &WorkerTools) {
          ({checks}).",
         note = tools.leave_note,
         blocked = tools.report_blocked,
+        guards = if c.constraints.allow_test_changes {
+            "You may change tests where the task needs it; do not leave `todo!()`, \
+             `unimplemented!()`, `TODO` or stub bodies."
+        } else {
+            "Do not weaken or delete tests or assertions, and do not leave `todo!()`, \
+             `unimplemented!()`, `TODO` or stub bodies: either fails the attempt."
+        },
         checks = if c.success_criteria.commands.is_empty() {
             "scope and file checks"
         } else {
@@ -188,7 +194,7 @@ fn sandbox_lines(p: &mut String, report: Option<&butler_worker::sandbox::Sandbox
     }
 }
 
-/// [watch] The loop the agent was stopped for, so the retry does something else.
+/// The loop the agent was stopped for, so the retry does something else.
 fn loop_lines(p: &mut String, ending: &Ending) {
     let _ = match ending {
         Ending::Looped { repeated, times } => writeln!(
@@ -281,9 +287,26 @@ fn verification_lines(p: &mut String, v: &Verification) {
         };
         let _ = writeln!(p, "- File check failed: `{}` {want}.", check.path);
     }
-    for (label, findings) in [("Weakened tests", &v.weakened_tests), ("Stubs", &v.stubs)] {
+    guard_lines(p, v);
+}
+
+/// The two guards' findings: failures unless the task allowed changing tests.
+fn guard_lines(p: &mut String, v: &Verification) {
+    let (weakened, stubs) = if v.test_changes_allowed {
+        (
+            "Tests changed (allowed by the task)",
+            "Stubs found (allowed by the task)",
+        )
+    } else {
+        (
+            "Weakened tests (these fail the attempt: put the tests and assertions back and make \
+             the code pass them)",
+            "Stubs (these fail the attempt: write the real implementation)",
+        )
+    };
+    for (label, findings) in [(weakened, &v.weakened_tests), (stubs, &v.stubs)] {
         if !findings.is_empty() {
-            let _ = writeln!(p, "- {label} found:");
+            let _ = writeln!(p, "- {label}:");
             for f in findings.iter().take(RETRY_LIST_MAX) {
                 let _ = writeln!(p, "  - `{}:{}` {}: `{}`", f.path, f.line, f.what, f.text);
             }
@@ -497,6 +520,43 @@ mod tests {
         last.agent_exit = Ending::NoFileChange { active_s: 600 };
         let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &last);
         assert!(p.contains("600 s of work without changing any file"), "{p}");
+    }
+
+    #[test]
+    fn retry_prompt_names_weakened_tests_and_stubs_as_failures() {
+        let mut last = failed_attempt();
+        let finding = |path: &str, what: &str, text: &str| GuardFinding {
+            path: path.into(),
+            line: 3,
+            what: what.into(),
+            text: text.into(),
+        };
+        last.verify = Verification {
+            weakened_tests: vec![finding(
+                "tests/test_a.py",
+                "removed assertion",
+                "assert f() == 1",
+            )],
+            stubs: vec![finding(
+                "src/a.py",
+                "`raise NotImplementedError`",
+                "raise NotImplementedError",
+            )],
+            ..Default::default()
+        };
+        let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &last);
+        for needle in [
+            "Weakened tests (these fail the attempt",
+            "`tests/test_a.py:3` removed assertion: `assert f() == 1`",
+            "Stubs (these fail the attempt",
+            "`src/a.py:3` `raise NotImplementedError`",
+        ] {
+            assert!(p.contains(needle), "missing {needle:?} in:\n{p}");
+        }
+        last.verify.test_changes_allowed = true;
+        let p = retry_prompt(&contract(), &WorkerTools::default(), 2, &last);
+        assert!(p.contains("Tests changed (allowed by the task)"), "{p}");
+        assert!(!p.contains("these fail the attempt"), "{p}");
     }
 
     #[test]

@@ -94,6 +94,7 @@ fn request(tests: &[&str]) -> ImplementRequest {
         agent: None,
         timeout_s: Some(60),
         issue_id: None,
+        allow_test_changes: false,
     }
 }
 
@@ -581,5 +582,74 @@ async fn notes_through_the_worker_mcp_reach_the_ledger_and_the_evidence() {
     assert_eq!(
         lines[5]["result"]["isError"], true,
         "an empty note is refused"
+    );
+}
+
+#[tokio::test]
+async fn what_verification_produces_is_neither_recorded_nor_seen_by_the_next_attempt() {
+    let world = World::committed(&[
+        ("src/lib.rs", "pub fn one() -> i32 { 1 }\n"),
+        ("README.md", "project\n"),
+        (".gitignore", "*.pyc\nbuild/\n"),
+    ]);
+    let script = write_script(
+        world.dir(),
+        &[
+            attempt(&[
+                r#"{"do":"write","path":"src/greet.rs","text":"pub fn greet() {}\n"}"#,
+                // Ignored, made by the agent before verification: it stays.
+                r#"{"do":"write","path":"build/agent.log","text":"agent\n"}"#,
+            ]),
+            attempt(&[
+                r#"{"do":"sh","cmd":"ls -a src build > src/seen.txt; cat README.md >> src/seen.txt"}"#,
+                r#"{"do":"write","path":"src/done","text":"ok"}"#,
+            ]),
+        ],
+    );
+    let repo = Repo {
+        root: world.project.clone(),
+        world,
+        script,
+    };
+    // An ignored artifact (a .pyc in a new directory, a file in an existing ignored one), an
+    // unignored one, and a tracked file changed.
+    let verify = "mkdir -p src/__pycache__ && echo x > src/__pycache__/greet.pyc \
+                  && echo y > build/out && echo z > src/artifact.txt \
+                  && echo changed >> README.md && test -f src/done";
+    let (result, _) = run(&repo, contract(&repo, &[verify]).await).await;
+    let result = result.expect("runs");
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    assert_eq!(result.attempts.len(), 2);
+    assert_eq!(
+        result.attempts[1].changed_files,
+        vec!["src/done", "src/seen.txt"],
+        "the second attempt records only its own work"
+    );
+    let files = repo.git(
+        &repo.root,
+        &["log", "--format=", "--name-only", "main..butler/task-t1"],
+    );
+    let mut files: Vec<&str> = files.lines().filter(|l| !l.is_empty()).collect();
+    files.sort_unstable();
+    assert_eq!(files, ["src/done", "src/greet.rs", "src/seen.txt"]);
+    let seen = repo.git(&repo.root, &["show", "butler/task-t1:src/seen.txt"]);
+    assert!(
+        !seen.contains("__pycache__") && !seen.contains("artifact") && !seen.contains("out"),
+        "the next attempt saw the artifacts: {seen}"
+    );
+    assert!(seen.contains("agent.log"), "{seen}");
+    assert!(!seen.contains("changed"), "{seen}");
+    // After the last verification the worktree is the recorded state again.
+    let wt = worktree(&repo, "t1");
+    assert!(!wt.join("src/__pycache__").exists());
+    assert!(!wt.join("src/artifact.txt").exists());
+    assert!(!wt.join("build/out").exists());
+    assert_eq!(
+        std::fs::read_to_string(wt.join("build/agent.log")).expect("kept"),
+        "agent\n"
+    );
+    assert_eq!(
+        repo.git(&wt, &["status", "--porcelain", "--ignored"]),
+        "!! build/"
     );
 }

@@ -22,10 +22,8 @@ pub async fn choose(
     name: &str,
     remote: Option<&RemoteRepo>,
     clock: SharedClock,
+    config: &IssueConfig,
 ) -> Result<(Arc<dyn IssueBackend>, String, KnownSecrets), WorkError> {
-    let config = IssueConfig::load(repo.workdir()).map_err(|e| WorkError::Config {
-        problem: e.to_string(),
-    })?;
     let known = KnownSecrets::new(config.token.as_ref());
     let common_dir = repo.common_dir().to_path_buf();
     let name = name.to_string();
@@ -36,7 +34,7 @@ pub async fn choose(
         Ok(Box::new(store.with_clock(clock)) as Box<dyn IssueBackend>)
     };
     let (backend, selection) =
-        select_backend(&config, remote, local)
+        select_backend(config, remote, local)
             .await
             .map_err(|e| match e {
                 SelectError::Issue(issue) => WorkError::Issue(issue),

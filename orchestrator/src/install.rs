@@ -11,7 +11,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use butler_worker::config::Secret;
+use butler_worker::config::{Environment, Secret};
 use butler_worker::process::{self, ChildEnv, ChildSpec, Ending, Limits, env};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -497,10 +497,11 @@ impl fmt::Display for DoctorReport {
 /// Check that Butler's hook and MCP server are configured where Claude Code reads them and
 /// really work: the hook denies `git status` and allows `ls`, the server lists its tools.
 /// Commands named without a path are looked up on `PATH`, as Claude Code's shell would.
-pub async fn doctor(project: &Path, butler_exe: &Path) -> DoctorReport {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let path = std::env::var_os("PATH");
-    doctor_with(project, butler_exe, home.as_deref(), path.as_deref()).await
+/// `env` is Butler's environment as the edge read it (`HOME`, `PATH`).
+pub async fn doctor(project: &Path, butler_exe: &Path, env: &Environment) -> DoctorReport {
+    let home = env.get("HOME").map(PathBuf::from);
+    let path = env.get("PATH").map(std::ffi::OsStr::new);
+    doctor_with(project, butler_exe, home.as_deref(), path).await
 }
 
 async fn doctor_with(

@@ -25,6 +25,7 @@ use crate::instructions::INSTRUCTIONS;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
 use crate::work::{auto_finish, diff, finish, history, line, observe, publish, record, vcs};
+use butler_worker::config::Environment;
 use butler_worker::issues::IssueState;
 use butler_worker::time::{SharedClock, SystemClock};
 
@@ -107,6 +108,8 @@ pub struct ButlerServer {
     clock: SharedClock,
     /// Which protocol revisions this server speaks.
     revisions: Revisions,
+    /// Butler's environment, read once when the process started.
+    env: Arc<Environment>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -123,7 +126,7 @@ enum Revisions {
 
 impl Default for ButlerServer {
     fn default() -> Self {
-        Self::new(SystemClock::shared())
+        Self::new(SystemClock::shared(), Arc::new(Environment::default()))
     }
 }
 
@@ -134,20 +137,21 @@ fn finish_call(tool: &str, outcome: Outcome) -> CallToolResult {
 }
 
 impl ButlerServer {
-    pub fn new(clock: SharedClock) -> Self {
+    pub fn new(clock: SharedClock, env: Arc<Environment>) -> Self {
         Self {
             project: Arc::new(Mutex::new(None)),
             clock,
             revisions: Revisions::All,
+            env,
             tool_router: Self::tool_router(),
         }
     }
 
     /// A server for one MCP session over streamable HTTP (see [`Revisions::WithHandshake`]).
-    pub fn for_http_session(clock: SharedClock) -> Self {
+    pub fn for_http_session(clock: SharedClock, env: Arc<Environment>) -> Self {
         Self {
             revisions: Revisions::WithHandshake,
-            ..Self::new(clock)
+            ..Self::new(clock, env)
         }
     }
 
@@ -170,7 +174,8 @@ impl ButlerServer {
     async fn work_session_start(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
             let a: SessionStartArgs = args::parse(raw)?;
-            let (project, reply) = open_project(&a.project_root, self.clock.clone()).await?;
+            let (project, reply) =
+                open_project(&a.project_root, self.clock.clone(), self.env.clone()).await?;
             *self.project.lock().await = Some(project);
             Ok(reply)
         };
@@ -623,12 +628,12 @@ impl ServerHandler for ButlerServer {
 
 /// Serves the Brain-facing server on stdin/stdout until the client disconnects; every time it
 /// stamps comes from `clock`.
-pub async fn serve_stdio(clock: SharedClock) -> Result<(), std::io::Error> {
+pub async fn serve_stdio(clock: SharedClock, env: Arc<Environment>) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
     // Every line is checked by Butler's transport before rmcp sees it (see `transport`).
     let (stdin, stdout) = rmcp::transport::stdio();
     let (transport, output) = crate::transport::LineTransport::new(stdin, stdout);
-    let served = ButlerServer::new(clock).serve(transport).await;
+    let served = ButlerServer::new(clock, env).serve(transport).await;
     let result = match served {
         Ok(service) => service
             .waiting()

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use butler_worker::config::{Environment, ProjectConfig};
 use butler_worker::git::GitRepo;
 use butler_worker::issues::{BackendInfo, IssueBackend};
 use butler_worker::ledger::{Ledger, LedgerError};
@@ -37,6 +38,10 @@ pub struct Project {
     /// The active issue this session set, per line of work (`None` inside: cleared on purpose).
     /// Lines this session never chose for fall back to the ledger's memory.
     session_issues: Mutex<HashMap<String, Option<u64>>>,
+    /// Butler's environment, read once when the process started.
+    pub env: Arc<Environment>,
+    /// `.butler/config.toml`, read once when the session started.
+    pub config: ProjectConfig,
 }
 
 impl Project {
@@ -113,11 +118,13 @@ pub async fn blocking<T: Send + 'static>(
 /// Longest `project_root` accepted.
 const MAX_PATH: usize = 4096;
 
-/// `work_session_start`: resolves the project and its issue backend; its ledger and issue
-/// store stamp times from `clock`.
+/// `work_session_start`: resolves the project, reads its configuration (with `env`'s
+/// overrides) and chooses its issue backend; its ledger and issue store stamp times from
+/// `clock`.
 pub async fn open_project(
     root: &str,
     clock: SharedClock,
+    env: Arc<Environment>,
 ) -> Result<(Arc<Project>, crate::envelope::Reply), WorkError> {
     let root = root.trim();
     if root.is_empty() || root.len() > MAX_PATH || root.contains('\0') {
@@ -157,8 +164,17 @@ pub async fn open_project(
         Some(r) => format!("{}/{}", r.owner, r.repo),
         None => dir_name(repo.workdir()),
     };
-    let (issues, backend_note, known_secrets) =
-        crate::backend::choose(&repo, &resolved_repo, remote.as_ref(), clock.clone()).await?;
+    let config = ProjectConfig::load(repo.workdir(), &env).map_err(|e| WorkError::Config {
+        problem: e.to_string(),
+    })?;
+    let (issues, backend_note, known_secrets) = crate::backend::choose(
+        &repo,
+        &resolved_repo,
+        remote.as_ref(),
+        clock.clone(),
+        &config.issues,
+    )
+    .await?;
     let project = Arc::new(Project {
         repo,
         ledger: Mutex::new(ledger),
@@ -169,6 +185,8 @@ pub async fn open_project(
         clock,
         known_secrets,
         session_issues: Mutex::new(HashMap::new()),
+        env,
+        config,
     });
     let info = project.backend();
     let data = serde_json::json!({

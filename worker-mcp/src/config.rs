@@ -1,5 +1,8 @@
 //! Butler's project configuration: `.butler/config.toml` in the project, overridden by
-//! environment variables.
+//! environment variables. Both are read once: the environment when the process starts
+//! ([`Environment`], built in `main` and passed down), the file when a session opens its project
+//! ([`ProjectConfig::load`], one read and one parse for both sections); nothing below reads
+//! either again.
 //!
 //! Two sections: the issue backend (`[issues]`) and the ImplementMaid's agents (`[agent]`).
 //! Tokens are never read from the file (it may be committed); they come from the environment
@@ -201,6 +204,83 @@ pub enum ConfigError {
     TokenInFile,
 }
 
+/// Butler's environment, read once where the process starts (`main`) and passed down to what
+/// needs a setting from it; tests build their own instead of setting process variables. Its
+/// `Debug` names the variables, never their values (tokens are among them).
+#[derive(Clone, Default)]
+pub struct Environment {
+    vars: std::collections::BTreeMap<String, String>,
+}
+
+impl Environment {
+    /// From `(name, value)` pairs (`std::env::vars_os()` at the edge); pairs that are not UTF-8
+    /// are left out.
+    pub fn from_vars<K, V>(vars: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<std::ffi::OsString>,
+        V: Into<std::ffi::OsString>,
+    {
+        Self {
+            vars: vars
+                .into_iter()
+                .filter_map(|(k, v)| {
+                    Some((k.into().into_string().ok()?, v.into().into_string().ok()?))
+                })
+                .collect(),
+        }
+    }
+
+    /// The variable's value, when it is set and not blank.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.trim().is_empty())
+    }
+}
+
+impl fmt::Debug for Environment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.vars.keys()).finish()
+    }
+}
+
+/// A project's configuration: `.butler/config.toml`, read and parsed once per session, with the
+/// environment's overrides of the issue backend applied (the agent's are applied by the
+/// orchestrator, which knows the agents).
+#[derive(Debug, Clone, Default)]
+pub struct ProjectConfig {
+    pub issues: IssueConfig,
+    pub agent: AgentFileConfig,
+}
+
+impl ProjectConfig {
+    /// Reads `<project_root>/.butler/config.toml` (a missing file is the defaults).
+    pub fn load(project_root: &Path, env: &Environment) -> Result<Self, ConfigError> {
+        let path = project_root.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        let file = parse_file(text.as_deref(), &path)?;
+        Ok(Self {
+            issues: IssueConfig::from_file(file.issues, |name| env.get(name).map(str::to_owned))?,
+            agent: file.agent,
+        })
+    }
+}
+
+fn parse_file(text: Option<&str>, path: &Path) -> Result<FileConfig, ConfigError> {
+    match text {
+        Some(text) => toml::from_str::<FileConfig>(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        }),
+        None => Ok(FileConfig::default()),
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 struct FileConfig {
     #[serde(default)]
@@ -346,24 +426,6 @@ pub struct AgentFileConfig {
     pub worktrees_dir: Option<String>,
 }
 
-impl AgentFileConfig {
-    /// Reads the `[agent]` section of `<project_root>/.butler/config.toml` (empty when the
-    /// file or the section is absent).
-    pub fn load(project_root: &Path) -> Result<Self, ConfigError> {
-        let path = project_root.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(source) => return Err(ConfigError::Read { path, source }),
-        };
-        let file = toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::Parse {
-            path: path.clone(),
-            message: e.message().to_string(),
-        })?;
-        Ok(file.agent)
-    }
-}
-
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileIssues {
@@ -375,17 +437,6 @@ struct FileIssues {
 }
 
 impl IssueConfig {
-    /// Reads `<project_root>/.butler/config.toml` (if present) and the process environment.
-    pub fn load(project_root: &Path) -> Result<Self, ConfigError> {
-        let path = project_root.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(source) => return Err(ConfigError::Read { path, source }),
-        };
-        Self::from_sources(text.as_deref(), &path, |name| std::env::var(name).ok())
-    }
-
     /// Builds the configuration from the file's text (if any) and an environment lookup.
     /// Environment variables win over the file; empty variables count as unset.
     pub fn from_sources(
@@ -393,14 +444,13 @@ impl IssueConfig {
         file_path: &Path,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let file = match file_text {
-            Some(text) => toml::from_str::<FileConfig>(text).map_err(|e| ConfigError::Parse {
-                path: file_path.to_path_buf(),
-                message: e.message().to_string(),
-            })?,
-            None => FileConfig::default(),
-        };
-        let issues = file.issues;
+        Self::from_file(parse_file(file_text, file_path)?.issues, env)
+    }
+
+    fn from_file(
+        issues: FileIssues,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
         if issues.token.is_some() {
             return Err(ConfigError::TokenInFile);
         }
@@ -500,7 +550,9 @@ mod agent_tests {
     fn the_agent_section_is_read_and_unknown_keys_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         assert_eq!(
-            AgentFileConfig::load(dir.path()).expect("no file"),
+            ProjectConfig::load(dir.path(), &Environment::default())
+                .map(|c| c.agent)
+                .expect("no file"),
             AgentFileConfig::default()
         );
         std::fs::create_dir_all(dir.path().join(".butler")).expect("mkdir");
@@ -511,7 +563,9 @@ mod agent_tests {
              programs = { claude = \"/opt/claude\" }\nenv_allow = [\"X\"]\n",
         )
         .expect("write");
-        let cfg = AgentFileConfig::load(dir.path()).expect("reads");
+        let cfg = ProjectConfig::load(dir.path(), &Environment::default())
+            .map(|c| c.agent)
+            .expect("reads");
         assert_eq!(cfg.default.as_deref(), Some("claude"));
         assert_eq!(
             cfg.programs.get("claude").map(String::as_str),
@@ -524,7 +578,9 @@ mod agent_tests {
              sandbox_writable = [\"/srv/cache\"]\nworktrees_dir = \"/srv/wt\"\n",
         )
         .expect("write");
-        let cfg = AgentFileConfig::load(dir.path()).expect("reads");
+        let cfg = ProjectConfig::load(dir.path(), &Environment::default())
+            .map(|c| c.agent)
+            .expect("reads");
         assert_eq!(cfg.sandbox.as_deref(), Some("required"));
         assert_eq!(
             cfg.network,
@@ -536,12 +592,15 @@ mod agent_tests {
         assert_eq!(cfg.worktrees_dir.as_deref(), Some("/srv/wt"));
         std::fs::write(&file, "[agent]\nnetwork = \"open\"\n").expect("write");
         assert_eq!(
-            AgentFileConfig::load(dir.path()).expect("reads").network,
+            ProjectConfig::load(dir.path(), &Environment::default())
+                .map(|c| c.agent)
+                .expect("reads")
+                .network,
             Some(crate::sandbox::NetworkSetting::Word("open".into()))
         );
         std::fs::write(&file, "[agent]\ntoken = \"x\"\n").expect("write");
         assert!(matches!(
-            AgentFileConfig::load(dir.path()),
+            ProjectConfig::load(dir.path(), &Environment::default()).map(|c| c.agent),
             Err(ConfigError::Parse { .. })
         ));
     }

@@ -13,7 +13,7 @@ use butler_worker::process::Ending;
 use butler_worker::time::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::task::Progress;
+use crate::run::Progress;
 
 /// The log's file name in the task's directory.
 pub const LOG_FILE: &str = "events.jsonl";

@@ -446,10 +446,13 @@ impl Capability for Implement {
                 agent: contract.constraints.agent.map(|a| a.name().to_owned()),
                 timeout_s: Some(contract.constraints.timeout_s),
                 issue_id: contract.issue_id,
+                allow_test_changes: contract.constraints.allow_test_changes,
             };
             let ctx = crate::implement::maid_context(
                 self.project.repo.workdir().to_path_buf(),
                 self.project.clock.clone(),
+                &self.project.env,
+                &self.project.config.agent,
             )
             .map_err(refused)?;
             let prepared = butler_maid::prepare_task(&ctx, request, &contract.requested_by)

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use butler_worker::config::Secret;
+use butler_worker::config::{Environment, Secret};
 use butler_worker::time::SharedClock;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
@@ -143,8 +143,13 @@ impl HttpServer {
 
     /// Serves until `stop` completes; then takes no new calls, lets the calls in flight finish
     /// (up to the grace period), closes every session and returns. Every time a session stamps
-    /// comes from `clock`.
-    pub async fn serve(self, clock: SharedClock, stop: impl Future<Output = ()>) {
+    /// comes from `clock`; `env` is Butler's environment, read once when the process started.
+    pub async fn serve(
+        self,
+        clock: SharedClock,
+        env: Arc<Environment>,
+        stop: impl Future<Output = ()>,
+    ) {
         let HttpServer {
             listener,
             options,
@@ -170,7 +175,12 @@ impl HttpServer {
         };
         // A fresh server, and so a fresh session state, for every MCP session.
         let mcp = StreamableHttpService::new(
-            move || Ok(ButlerServer::for_http_session(clock.clone())),
+            move || {
+                Ok(ButlerServer::for_http_session(
+                    clock.clone(),
+                    Arc::clone(&env),
+                ))
+            },
             Arc::clone(&manager),
             config,
         );

@@ -132,15 +132,26 @@ pub struct Verification {
     pub weakened_tests: Vec<GuardFinding>,
     /// Stubs left in added lines (`todo!()`, `TODO`, `pass`-only bodies, …).
     pub stubs: Vec<GuardFinding>,
+    /// The task allowed changing tests: the two guards' findings are reported, not failures.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub test_changes_allowed: bool,
 }
 
 impl Verification {
-    /// Scope, tests and file checks all passed. The two guards are reported as evidence for the
-    /// Brain to judge; they do not fail an attempt by themselves.
+    /// Scope, tests and file checks all passed, and neither guard found anything (unless the
+    /// task allowed changing tests): a weakened test or a stub fails an attempt like a failing
+    /// test.
     pub fn passed(&self) -> bool {
         self.scope_violation.is_empty()
             && self.tests.iter().all(|t| t.passed)
             && self.file_checks.iter().all(|c| c.passed)
+            && !self.guards_failed()
+    }
+
+    /// A guard found a weakened test or a stub, and the task did not allow changing tests.
+    pub fn guards_failed(&self) -> bool {
+        let found = !self.weakened_tests.is_empty() || !self.stubs.is_empty();
+        found && !self.test_changes_allowed
     }
 }
 

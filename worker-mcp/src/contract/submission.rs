@@ -351,10 +351,18 @@ impl Problems<'_> {
         };
         let before = self.0.len();
         for key in map.keys() {
-            if !["timeout_s", "require_approval_for", "agent"].contains(&key.as_str()) {
+            if ![
+                "timeout_s",
+                "require_approval_for",
+                "agent",
+                "allow_test_changes",
+            ]
+            .contains(&key.as_str())
+            {
                 self.add(
                     format!("constraints.{key}"),
-                    "not a constraint (constraints: timeout_s, require_approval_for, agent)",
+                    "not a constraint (constraints: timeout_s, require_approval_for, agent, \
+                     allow_test_changes)",
                 );
             }
         }
@@ -412,8 +420,24 @@ impl Problems<'_> {
                 }
             },
         };
+        let allow_test_changes = match map.get("allow_test_changes") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(allowed)) if implement => *allowed,
+            Some(Value::Bool(_)) => {
+                self.add(
+                    "constraints.allow_test_changes",
+                    "only `implement` tasks have tests to change",
+                );
+                false
+            }
+            Some(_) => {
+                self.add("constraints.allow_test_changes", "give true or false");
+                false
+            }
+        };
         (self.0.len() == before).then_some(Constraints {
             agent,
+            allow_test_changes,
             timeout_s,
             max_attempts: if implement { super::MAX_ATTEMPTS } else { 1 },
             no_direct_git: implement,
@@ -559,6 +583,7 @@ impl Problems<'_> {
             agent: constraints.agent.map(|a| a.name().to_owned()),
             timeout_s: Some(constraints.timeout_s),
             issue_id,
+            allow_test_changes: constraints.allow_test_changes,
         };
         match TaskContract::from_request(request, id, requested_by, requested_at) {
             Ok(mut contract) => {

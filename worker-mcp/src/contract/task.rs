@@ -203,6 +203,10 @@ pub struct Constraints {
     /// Operations that wait for the user's approval, relayed by the Brain (`git_push`, …).
     #[serde(default)]
     pub require_approval_for: Vec<IntentName>,
+    /// The task may change or remove tests (and leave stubs): the two diff guards then report
+    /// without failing an attempt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_test_changes: bool,
 }
 
 /// What must hold for the task to count as done. Judged by verifiers, never by an agent's
@@ -304,6 +308,7 @@ mod tests {
                 max_attempts: 1,
                 no_direct_git: false,
                 require_approval_for: vec![IntentName::new("git_push").expect("name")],
+                allow_test_changes: false,
             },
             success_criteria: SuccessCriteria {
                 commands: vec![CommandCheck {

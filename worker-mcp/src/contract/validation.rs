@@ -81,6 +81,9 @@ pub struct ImplementRequest {
     /// The issue the task works on: the Maid's records refer to it.
     #[serde(default)]
     pub issue_id: Option<u64>,
+    /// The task may change or remove tests (see [`Constraints::allow_test_changes`]).
+    #[serde(default)]
+    pub allow_test_changes: bool,
 }
 
 /// One file check as the Brain writes it: `{path, exists: true}`, `{path, absent: true}` or
@@ -132,6 +135,7 @@ impl TaskContract {
                 max_attempts: MAX_ATTEMPTS,
                 no_direct_git: true,
                 require_approval_for: Vec::new(),
+                allow_test_changes: request.allow_test_changes,
             },
             success_criteria: SuccessCriteria {
                 commands: test_commands,

@@ -22,6 +22,9 @@ use super::command::GitCommand;
 use super::error::GitError;
 use super::lock::TreeLock;
 
+/// Where the tasks' lines are (`refs/heads/butler/task-<id>`).
+const TASK_LINES: &str = "refs/heads/butler/task-";
+
 /// The identity of the Maid's own records.
 pub const MAID_NAME: &str = "Butler Maid";
 /// The e-mail of the Maid's own records.
@@ -315,12 +318,14 @@ impl TaskGit {
     }
 
     /// Creates branch `branch` at `base` checked out in a new worktree at `path` (which must
-    /// not exist), and opens it. No lock: the only index written is the new worktree's, which
-    /// nothing else knows yet.
+    /// not exist), and opens it. Under this tree's lock: the only index written is the new
+    /// worktree's, but git reads every other worktree's metadata while it adds one, and fails
+    /// on one another `worktree add` is still writing (tasks started side by side).
     pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<TaskGit, GitError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| GitError::io("worktree", e))?;
         }
+        let _held = self.lock()?;
         self.run(
             "worktree",
             [
@@ -589,11 +594,17 @@ impl Baseline {
             });
             wt.run("symbolic-ref", ["symbolic-ref", "HEAD", &self.branch_ref])?;
         }
-        // Refs other than the task branch are put back; the agent's values are kept.
+        // Refs other than the task branch are put back; the agent's values are kept. Butler's
+        // own refs and the other tasks' lines (their Maid records them side by side) are not
+        // the agent's doing.
         let refs_now = wt.refs()?;
         let keep_ns = format!("refs/butler/agent/{task}");
+        let butlers = |name: &str| {
+            name.starts_with("refs/butler/")
+                || (name.starts_with(TASK_LINES) && name != self.branch_ref)
+        };
         for (name, sha) in &refs_now {
-            if name.starts_with("refs/butler/") || *name == self.branch_ref {
+            if butlers(name) || *name == self.branch_ref {
                 continue;
             }
             match self.refs.get(name) {
@@ -611,7 +622,7 @@ impl Baseline {
             }
         }
         for (name, sha) in &self.refs {
-            if !refs_now.contains_key(name) && !name.starts_with("refs/butler/") {
+            if !refs_now.contains_key(name) && !butlers(name) {
                 findings.push(Tampering::RefDeleted { name: name.clone() });
                 wt.run("update-ref", ["update-ref", name, sha])?;
             }

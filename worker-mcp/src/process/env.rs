@@ -152,11 +152,19 @@ pub fn is_secret(name: &str) -> bool {
         || upper.contains("FORGEJO")
 }
 
-/// Butler's own environment, read once (every child's environment is built from it).
+/// Butler's own environment, given once by the edge ([`set_inherited`]) or, in a program that
+/// does not, read once on first use. Every child's environment is built from it.
 pub fn inherited() -> &'static [(OsString, OsString)] {
-    static PARENT: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
     PARENT.get_or_init(|| std::env::vars_os().collect())
 }
+
+/// Gives the process environment the edge read (`main`), before any child is started; false
+/// when it was already set or used.
+pub fn set_inherited(vars: Vec<(OsString, OsString)>) -> bool {
+    PARENT.set(vars).is_ok()
+}
+
+static PARENT: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
 
 /// Whether `name` is listed in `allow` (exact, or `PREFIX*`).
 pub fn allowed(allow: &[&str], name: &str) -> bool {

@@ -1,0 +1,120 @@
+//! Parallel tasks: four implementation tasks on one project run side by side, against the same
+//! four run one after another, in the same run. Each task is whole (precheck, task in the
+//! ledger, worktree, baseline, the agent, detection, the Maid's record, one test command, the
+//! evidence); the scripted agent waits `BUTLER_BENCH_AGENT_MS` (default 1000, standing in for a
+//! model's latency) and writes one file.
+//!
+//! `cargo bench --bench parallel_tasks` (env `BUTLER_BENCH_RUNS`, default 3; `BUTLER_BENCH_TASKS`,
+//! default 4).
+#![allow(clippy::print_stdout)]
+// The agent is a shell script written here; Butler's own children go through
+// `butler_worker::process`.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
+use butler_maid::contract::ImplementRequest;
+use butler_maid::{AgentKind, MaidContext, Outcome, SandboxSettings};
+use butler_orchestrator::implement::CancellationToken;
+use butler_testkit::World;
+
+use common::{env_usize, median, ms};
+
+fn request(n: usize) -> ImplementRequest {
+    ImplementRequest {
+        goal: format!("Add bench {n}"),
+        target_paths: vec!["src/".into()],
+        test_commands: vec!["test -s src/bench.rs".into()],
+        ..Default::default()
+    }
+}
+
+/// Runs task `n` to its end and checks it succeeded.
+async fn one_task(ctx: MaidContext, n: usize) {
+    let contract = butler_maid::prepare_task(&ctx, request(n), "bench")
+        .await
+        .expect("prepared");
+    let result = butler_maid::run_task(ctx, contract, |_| {}, CancellationToken::new())
+        .await
+        .expect("runs");
+    let evidence = result.implementation().expect("implementation evidence");
+    assert_eq!(evidence.outcome, Outcome::Succeeded, "{result:#?}");
+}
+
+async fn sequential(ctx: &MaidContext, tasks: usize) -> Duration {
+    let t = Instant::now();
+    for n in 0..tasks {
+        one_task(ctx.clone(), n).await;
+    }
+    t.elapsed()
+}
+
+async fn parallel(ctx: &MaidContext, tasks: usize) -> Duration {
+    let t = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for n in 0..tasks {
+        set.spawn(one_task(ctx.clone(), n));
+    }
+    while let Some(done) = set.join_next().await {
+        done.expect("a task panicked");
+    }
+    t.elapsed()
+}
+
+fn agent(path: &Path, wait_ms: usize) {
+    let script = format!(
+        "#!/bin/sh\nsleep {}.{:03}\nmkdir -p src && echo \"pub fn bench() {{}} // $PWD\" > src/bench.rs\n",
+        wait_ms / 1000,
+        wait_ms % 1000
+    );
+    std::fs::write(path, script).expect("agent");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+fn main() {
+    let runs = env_usize("BUTLER_BENCH_RUNS", 3);
+    let tasks = env_usize("BUTLER_BENCH_TASKS", 4);
+    let wait_ms = env_usize("BUTLER_BENCH_AGENT_MS", 1000);
+    let world = World::committed(&[("src/lib.rs", "pub fn one() -> i32 { 1 }\n")]);
+    let program = world.path("scripted-agent");
+    agent(&program, wait_ms);
+    let mut ctx = MaidContext::new(
+        &world.project,
+        WorkerMcpCommand {
+            program: "/bin/true".into(),
+            args: vec!["worker-mcp".into()],
+            env: vec![],
+        },
+    );
+    ctx.agents.insert(
+        AgentKind::Goose,
+        AgentConfig {
+            program: Some(program),
+            provider: Some("bench".into()),
+            model: Some("bench".into()),
+            ..Default::default()
+        },
+    );
+    ctx.git_env = world.env.clone();
+    ctx.sandbox = SandboxSettings::off();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let (mut seq, mut par) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        seq.push(rt.block_on(sequential(&ctx, tasks)));
+        par.push(rt.block_on(parallel(&ctx, tasks)));
+    }
+    let (s, p) = (median(seq), median(par));
+    println!("runs: {runs}, tasks: {tasks}, agent wait: {wait_ms} ms");
+    println!("{tasks} tasks one after another: {:9.1} ms (median)", ms(s));
+    println!("{tasks} tasks side by side:      {:9.1} ms (median)", ms(p));
+    println!(
+        "ratio side by side / one after another: {:.2}  (1/{tasks} = {:.2} is perfect overlap)",
+        p.as_secs_f64() / s.as_secs_f64(),
+        1.0 / tasks as f64
+    );
+}

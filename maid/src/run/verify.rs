@@ -1,0 +1,82 @@
+//! [7b] Verification of the recorded work: the test commands (confined, in their own fresh temp
+//! dir), the file checks, and the two diff guards; afterwards the worktree is brought back to
+//! the recorded state (see `artifacts`).
+
+use super::artifacts::TreeState;
+use super::record::Recorded;
+use super::workspace::Workspace;
+use super::{Progress, TaskRun};
+use crate::contract::Verification;
+use crate::error::MaidError;
+use crate::sandbox::Confinement;
+use crate::verify::{TestSettings, check_files, run_tests, stubs, weakened_tests};
+
+/// The verifiers' findings, and the confinement the test commands ran in.
+pub(super) struct Checked {
+    pub verification: Verification,
+    pub confined: Option<Confinement>,
+}
+
+impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+    /// Runs the verifiers; after a cancellation only the scope is reported.
+    pub(super) async fn verify(
+        &self,
+        workspace: &Workspace,
+        attempt: u32,
+        recorded: &Recorded,
+        cancelled: bool,
+    ) -> Result<Checked, MaidError> {
+        let scope_violation = recorded.scope_violation.clone();
+        if cancelled {
+            return Ok(Checked {
+                verification: Verification {
+                    scope_violation,
+                    ..Default::default()
+                },
+                confined: None,
+            });
+        }
+        let confined = workspace.sandbox.verify(attempt)?;
+        (self.progress)(Progress::Verifying { attempt });
+        let ctx = &self.shared.ctx;
+        let paths = self.paths();
+        let contract = self.contract();
+        let mut verify_env = crate::env::verify_env(&ctx.parent_env, &ctx.env_allow);
+        // Its own temp dir, fresh per attempt: nothing the agent planted is picked up.
+        let _ = std::fs::remove_dir_all(&paths.verify_tmp);
+        std::fs::create_dir_all(&paths.verify_tmp)
+            .map_err(|e| MaidError::io("creating", &paths.verify_tmp, e))?;
+        verify_env.set("TMPDIR", &paths.verify_tmp);
+        let wt = workspace.wt.clone();
+        let before = self.blocking(move |_| TreeState::take(&wt)).await?;
+        let settings = TestSettings {
+            grace: ctx.grace,
+            confine: confined.clone(),
+            ..TestSettings::new(ctx.test_timeout, verify_env)
+        };
+        let tests = run_tests(
+            &paths.worktree,
+            &contract.success_criteria.commands,
+            &settings,
+            self.cancel,
+        )
+        .await;
+        let file_checks = check_files(&paths.worktree, &contract.success_criteria.file_checks);
+        let wt = workspace.wt.clone();
+        let undone = self.blocking(move |_| before.restore(&wt)).await?;
+        if !undone.is_empty() {
+            tracing::debug!(?undone, "what verification left in the worktree is undone");
+        }
+        Ok(Checked {
+            verification: Verification {
+                scope_violation,
+                tests,
+                file_checks,
+                weakened_tests: weakened_tests(&recorded.patch),
+                stubs: stubs(&recorded.patch),
+                test_changes_allowed: contract.constraints.allow_test_changes,
+            },
+            confined,
+        })
+    }
+}

@@ -1,0 +1,287 @@
+//! No agent outlives its server, through the real `butler mcp` binary: a client that goes away
+//! mid-`run_implement` (stdin closed, as the MCP SDK clients do on exit), a SIGTERM to Butler,
+//! and — when Butler is killed outright — the orphan found and ended at the next start. In each
+//! case the scripted fake agent (a long `sleep`) is gone shortly after and the ledger says why.
+
+// The test plays the MCP client and the person who kills the server: it starts `butler mcp`
+// itself, speaks JSON-RPC lines on its pipes, and sends it signals.
+#![allow(clippy::disallowed_methods)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use butler_testkit::World;
+use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
+use butler_worker::contract::{TaskId, TaskStatus};
+use butler_worker::ledger::{Ledger, TaskEnd};
+use serde_json::{Value, json};
+
+const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
+
+/// A published project whose goose is the fake agent: it writes its pid beside its script,
+/// then becomes `sleep 300`.
+fn world() -> (World, PathBuf) {
+    let mut w = World::published();
+    let script = write_script(
+        w.dir(),
+        &[attempt(&[
+            r#"{"do":"sh","cmd":"echo $$ > \"$FAKE_AGENT_SCRIPT.child\"; exec sleep 300"}"#,
+        ])],
+    );
+    for (k, v) in [
+        (
+            "BUTLER_GOOSE_PROGRAM",
+            fake_agent().to_string_lossy().into_owned(),
+        ),
+        ("BUTLER_GOOSE_PROVIDER", "openai".into()),
+        ("BUTLER_GOOSE_MODEL", "fake".into()),
+        ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
+        ("BUTLER_AGENT_ENV_ALLOW", "FAKE_AGENT_SCRIPT".into()),
+        ("BUTLER_ISSUE_BACKEND", "local".into()),
+        ("BUTLER_SANDBOX", "off".into()),
+    ] {
+        w.env.push((k.to_owned(), v.clone()));
+    }
+    let pid_file = PathBuf::from(format!("{}.child", script.display()));
+    (w, pid_file)
+}
+
+/// `butler mcp` with its pipes, the lines it answers arriving on `answers`.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: Receiver<Value>,
+}
+
+impl Server {
+    fn start(w: &World) -> Server {
+        let mut child = Command::new(BUTLER)
+            .arg("mcp")
+            .current_dir(&w.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .envs(w.env.iter().cloned())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("butler mcp starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, answers) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && tx.send(v).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut server = Server {
+            child,
+            stdin,
+            answers,
+        };
+        server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "lifetime-test", "version": "1"}}}));
+        server.answer(1);
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "work_session_start",
+                       "arguments": {"project_root": w.root()}}}));
+        server.answer(2);
+        server
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("the server reads");
+        stdin.flush().expect("flushed");
+    }
+
+    fn answer(&self, id: u64) -> Value {
+        let until = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < until {
+            if let Ok(v) = self.answers.recv_timeout(Duration::from_millis(200))
+                && v["id"] == id
+            {
+                return v;
+            }
+        }
+        panic!("no answer to request {id}");
+    }
+
+    /// Starts `run_implement` and returns once the agent runs; its pid.
+    fn run_implement_until_the_agent_runs(&mut self, pid_file: &Path) -> i32 {
+        self.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "run_implement",
+                       "arguments": {"goal": "Wait", "target_paths": ["src/"]}}}));
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(pid) = std::fs::read_to_string(pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+            {
+                return pid;
+            }
+            assert!(Instant::now() < until, "the agent never started");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    /// Waits for the server to exit by itself.
+    fn exits_within(&mut self, limit: Duration) -> bool {
+        let until = Instant::now() + limit;
+        while Instant::now() < until {
+            if self.child.try_wait().expect("waits").is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether `pid` still runs (a zombie waiting for its reaper counts as gone).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(") ")
+                .map(|(_, rest)| !rest.starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+fn gone_within(pid: i32, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+fn kill_leftover(pid: i32) {
+    if alive(pid) {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+}
+
+/// The task's status and the warnings of its last attempt, from the ledger.
+fn ledger_says(w: &World) -> (TaskStatus, Vec<String>) {
+    let ledger = Ledger::open(&w.project.join(".git")).expect("ledger");
+    let task = ledger
+        .task(&TaskId::new("t1").expect("id"))
+        .expect("read")
+        .expect("the task is stored");
+    let warnings = match &task.end {
+        Some(TaskEnd::Result(result)) => result
+            .implementation()
+            .and_then(|e| e.attempts.last())
+            .map(|a| a.warnings.clone())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    (task.status, warnings)
+}
+
+#[test]
+fn a_client_that_goes_away_mid_task_takes_the_agent_with_it() {
+    let (w, pid_file) = world();
+    let mut server = Server::start(&w);
+    let agent = server.run_implement_until_the_agent_runs(&pid_file);
+    // As the MCP SDK clients exit: stdin closed, 2 s, then SIGTERM.
+    drop(server.stdin.take());
+    if !server.exits_within(Duration::from_secs(2)) {
+        server.signal("-TERM");
+    }
+    let exited = server.exits_within(Duration::from_secs(30));
+    let gone = gone_within(agent, Duration::from_secs(10));
+    kill_leftover(agent);
+    assert!(exited, "Butler exits");
+    assert!(gone, "the agent outlived Butler");
+    let (status, warnings) = ledger_says(&w);
+    assert_eq!(status, TaskStatus::Cancelled, "{warnings:?}");
+    assert!(
+        warnings.iter().any(|w| w.starts_with("stopped: ")
+            && (w.contains("closed the connection") || w.contains("SIGTERM"))),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_sigterm_to_butler_ends_the_agent_first() {
+    let (w, pid_file) = world();
+    let mut server = Server::start(&w);
+    let agent = server.run_implement_until_the_agent_runs(&pid_file);
+    server.signal("-TERM");
+    let exited = server.exits_within(Duration::from_secs(30));
+    let gone = !alive(agent);
+    kill_leftover(agent);
+    assert!(exited, "Butler exits");
+    assert!(gone, "the agent was still running when Butler exited");
+    let (status, warnings) = ledger_says(&w);
+    assert_eq!(status, TaskStatus::Cancelled, "{warnings:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("stopped: Butler received SIGTERM")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn an_agent_orphaned_by_a_killed_butler_is_ended_at_the_next_start() {
+    let (w, pid_file) = world();
+    let mut server = Server::start(&w);
+    let agent = server.run_implement_until_the_agent_runs(&pid_file);
+    server.signal("-KILL");
+    assert!(server.exits_within(Duration::from_secs(10)));
+    let orphaned = alive(agent);
+    // The next start: any Butler command that reads the task journal.
+    let list = Command::new(BUTLER)
+        .args(["task", "list"])
+        .current_dir(&w.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(w.env.iter().cloned())
+        .output()
+        .expect("butler task list runs");
+    let gone = gone_within(agent, Duration::from_secs(10));
+    kill_leftover(agent);
+    assert!(orphaned, "a KILLed Butler cannot end its agent itself");
+    assert!(
+        list.status.success(),
+        "{}",
+        String::from_utf8_lossy(&list.stderr)
+    );
+    assert!(gone, "the orphaned agent was not ended");
+    let stderr = String::from_utf8_lossy(&list.stderr);
+    assert!(stderr.contains("process groups were ended"), "{stderr}");
+    assert_eq!(ledger_says(&w).0, TaskStatus::Interrupted);
+}
