@@ -156,7 +156,8 @@ mod tests {
     use super::*;
 
     /// A run in the shapes Claude Code 2.x writes in print mode with `stream-json --verbose`;
-    /// the refused command is a hook's deny as claude-code-observed.md shows the model sees it.
+    /// the refused command is a hook's deny as the model sees it (the hook's reason as the
+    /// tool result's error text).
     const RUN: &[&str] = &[
         r#"{"type":"system","subtype":"init","cwd":"/wt","session_id":"s1","tools":["Bash","Edit","Write"],"mcp_servers":[{"name":"butler","status":"connected"}],"model":"claude-sonnet","permissionMode":"dontAsk"}"#,
         r#"{"type":"assistant","message":{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"I will add the greeting."}],"usage":{"input_tokens":3,"output_tokens":1}},"parent_tool_use_id":null,"session_id":"s1"}"#,

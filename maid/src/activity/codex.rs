@@ -1,4 +1,4 @@
-//! codex `exec --json`: one JSON object a line (codex-observed.md §3a): `thread.started`,
+//! codex `exec --json` (0.171.0): one JSON object a line: `thread.started`,
 //! `turn.started`, `item.started` / `item.updated` / `item.completed` with an `item` whose
 //! `type` is `command_execution` (`command`, `exit_code`, `status`), `file_change` (`changes`:
 //! `path`, `kind`), `mcp_tool_call` (`server`, `tool`, `arguments`, `status`), `agent_message`
@@ -129,8 +129,8 @@ impl Parser for Codex {
 mod tests {
     use super::*;
 
-    /// The `--json` stdout of codex-observed.md §3a (an edit, a shell command, a message),
-    /// with the elided parts filled in the shapes the sheet gives.
+    /// The `--json` stdout of a codex 0.171.0 run against a scripted model (an edit, a shell
+    /// command, a message), in the shapes codex writes.
     const RUN: &[&str] = &[
         r#"{"type":"thread.started","thread_id":"01a23138-0000"}"#,
         r#"{"type":"turn.started"}"#,
@@ -164,13 +164,13 @@ mod tests {
     }
 
     #[test]
-    fn failures_the_sheet_shows_are_errors() {
+    fn failures_codex_reports_are_errors() {
         let events = parse(&[
-            // §2: an unknown model slug.
+            // An unknown model slug.
             r#"{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `fake-model` not found. Defaulting to fallback metadata"}}"#,
-            // §3c: an MCP call that needs approval under `approval: never`.
+            // An MCP call that needs approval under `approval: never`.
             r#"{"type":"item.completed","item":{"id":"item_1","type":"mcp_tool_call","server":"butler","tool":"work_note","arguments":{"text":"x"},"status":"failed","error":{"message":"MCP tool call requires approval, but approval policy is never"}}}"#,
-            // §3e: the model endpoint failing.
+            // The model endpoint failing.
             r#"{"type":"error","message":"Reconnecting... 1/5 (We're currently experiencing high demand, which may cause temporary errors.)"}"#,
             r#"{"type":"turn.failed","error":{"message":"stream disconnected before completion: stream closed before response.completed"}}"#,
             // A failed command, its exit code kept.

@@ -2,8 +2,8 @@
 //! `message` (a conversation message: `role`, `id`, `content` parts `text`, `toolRequest`
 //! `{id, toolCall: {status, value: {name, arguments}}}`, `toolResponse` `{id, toolResult:
 //! {status, value: {content, isError}}}`), `notification` (an extension's log), `error`, and
-//! `complete` (`total_tokens`). Streamed text comes as several messages with one id
-//! (goose-observed.md): their parts are joined into one message event.
+//! `complete` (`total_tokens`). Streamed text comes as several messages with one id (goose
+//! 1.43 splits a reply so): their parts are joined into one message event.
 
 use std::collections::HashMap;
 
@@ -183,7 +183,7 @@ mod tests {
     use super::*;
 
     /// Lines in the shapes goose 1.x writes with `--output-format stream-json` (from its
-    /// public message format; the reference sheet notes streamed text joined by id).
+    /// public message format, with one reply streamed as several messages of one id).
     const RUN: &[&str] = &[
         r#"{"type":"message","message":{"id":"m1","role":"assistant","created":1,"content":[{"type":"text","text":"Let me "}],"metadata":{"userVisible":true,"agentVisible":true}}}"#,
         r#"{"type":"message","message":{"id":"m1","role":"assistant","created":1,"content":[{"type":"text","text":"look."}],"metadata":{"userVisible":true,"agentVisible":true}}}"#,

@@ -1,5 +1,5 @@
 //! Aider, with the command line that kept a real aider 0.86.2 on its configured endpoint and
-//! left no files in the tree (aider-observed.md). The prompt goes in a file
+//! left no files in the tree (tried against a scripted model). The prompt goes in a file
 //! (`--message-file`, so its size is not bound by the argument limit); stdin is `/dev/null`.
 //! Aider has no MCP client and no hooks: it gets no worker MCP. Its history files go to the
 //! agent's own writable directory. Under Butler's sandbox it also gets `--no-git`: its own

@@ -1,4 +1,4 @@
-//! OpenAI Codex CLI, as `codex-observed.md` found it works (0.171.0, scripted model):
+//! OpenAI Codex CLI, as it was seen to work (0.171.0 against a scripted model):
 //! `codex exec --json --skip-git-repo-check --ephemeral --ignore-user-config -C <worktree>
 //! --sandbox <mode> -c model_provider=butler -c model_providers.butler={…} -c mcp_servers.butler…
 //! -`, the prompt on stdin.

@@ -1,4 +1,4 @@
-//! Goose, launched as seed 004 does:
+//! Goose, launched as the user's earlier Butler launched it:
 //! `goose run --instructions - --no-session --quiet --provider P --model M --no-profile
 //! --with-builtin developer --with-extension "<worker MCP>" [--with-extension …]`, the prompt on
 //! stdin, plus `--output-format stream-json` so its tool calls can be watched
@@ -70,7 +70,7 @@ impl AgentAdapter for Goose {
             ],
             set: vec![
                 // Unset means auto in 1.43, but `approve` from the user's env would exit 1 at
-                // the first tool call (goose-observed.md).
+                // the first tool call (seen with goose 1.43 and a scripted model).
                 ("GOOSE_MODE", "auto".into()),
                 ("GOOSE_DISABLE_SESSION_NAMING", "true".into()),
                 ("GOOSE_DISABLE_KEYRING", "1".into()),
