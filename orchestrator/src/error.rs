@@ -367,7 +367,7 @@ impl ToolError {
                     if total > 3 { "; …" } else { "" }
                 ),
                 format!(
-                    "ask the user: they can move those files aside and call {tool} again, or approve losing them through work_vcs({})",
+                    "show the user data.would_lose: they can move those files aside, or remove them with work_vcs({}) (which asks for their approval); then call {tool} again",
                     serde_json::to_string(&via).expect("strings serialize")
                 ),
             )
