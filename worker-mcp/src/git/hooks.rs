@@ -8,8 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::command::GitCommand;
 
-/// A private file that git's trace2 event stream is written to. Removed on drop.
+/// A private file that git's trace2 event stream is written to, alone in a private directory.
+/// Dropping it removes the directory: a process git left running in the background (automatic
+/// maintenance after a commit) that inherited the setting cannot then recreate the file.
 pub(crate) struct HookTrace {
+    dir: PathBuf,
     path: PathBuf,
 }
 
@@ -23,7 +26,8 @@ pub(crate) struct HooksRun {
 }
 
 impl HookTrace {
-    /// A fresh trace file (mode 0600); `None` when none can be made (hooks then go unnamed).
+    /// A fresh trace file (directory 0700, file 0600); `None` when none can be made (hooks
+    /// then go unnamed).
     pub(crate) fn create() -> Option<HookTrace> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let name = format!(
@@ -31,13 +35,21 @@ impl HookTrace {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        let path = std::env::temp_dir().join(name);
-        let _ = std::fs::remove_file(&path);
+        let dir = std::env::temp_dir().join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(&dir);
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir).ok()?;
+        let path = dir.join("events");
         let mut options = File::options();
         options.write(true).create_new(true);
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        options.open(&path).ok()?;
-        Some(HookTrace { path })
+        if options.open(&path).is_err() {
+            let _ = std::fs::remove_dir_all(&dir);
+            return None;
+        }
+        Some(HookTrace { dir, path })
     }
 
     /// `cmd` writing its events here.
@@ -59,7 +71,7 @@ impl HookTrace {
 
 impl Drop for HookTrace {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -104,6 +116,24 @@ fn hooks_in(events: &str) -> HooksRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trace_leaves_nothing_behind_even_if_written_to_later() {
+        let trace = HookTrace::create().expect("trace");
+        let (dir, path) = (trace.dir.clone(), trace.path.clone());
+        assert!(path.exists());
+        drop(trace);
+        assert!(!dir.exists());
+        // A late writer (what a background git would do) cannot recreate it.
+        assert!(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&path)
+                .is_err()
+        );
+        assert!(!dir.exists());
+    }
 
     #[test]
     fn failing_hook_of_the_top_process_is_found() {
