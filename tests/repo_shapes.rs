@@ -255,3 +255,33 @@ async fn a_very_large_file_gets_a_note_before_it_is_recorded() {
     assert!(notes(&obs).contains("data.bin"), "{obs}");
     assert!(notes(&obs).contains("Very large"), "{obs}");
 }
+
+#[tokio::test]
+async fn line_counts_of_a_very_large_new_file_are_flagged_as_estimates() {
+    let w = World::published();
+    // 20 MiB of 8-byte lines: more than is read of an untracked file.
+    let lines = (20 << 20) / 8;
+    w.write("big.txt", &"1234567\n".repeat(lines));
+    w.write("small.txt", "a\nb\n");
+    let brain = w.session().await;
+    let diff = brain.ok("work_diff", json!({"level": "stat"})).await;
+    let files = diff["data"]["files"].as_array().expect("files");
+    let big = files
+        .iter()
+        .find(|f| f["path"] == json!("big.txt"))
+        .expect("big.txt listed");
+    assert_eq!(big["estimated"], json!(true), "{diff}");
+    let added = big["added"].as_u64().expect("added") as f64;
+    assert!(
+        (added - lines as f64).abs() / (lines as f64) < 0.01,
+        "{diff}"
+    );
+    let small = files
+        .iter()
+        .find(|f| f["path"] == json!("small.txt"))
+        .expect("small.txt listed");
+    assert!(small.get("estimated").is_none(), "{diff}");
+    assert_eq!(small["added"], json!(2));
+    let summary = diff["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("estimates"), "{summary}");
+}
