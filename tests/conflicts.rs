@@ -272,3 +272,41 @@ async fn markers_recorded_with_no_conflict_under_way_get_a_warning() {
     assert!(text.contains("a.txt (line 2)"), "{done}");
     assert!(!text.contains("doc.md"), "{done}");
 }
+
+#[tokio::test]
+async fn a_revert_that_conflicts_is_finished_by_work_record() {
+    let w = World::published();
+    let brain = w.session().await;
+    w.write("README.md", "# a\n");
+    record(&brain, "Readme a").await;
+    w.write("README.md", "# b\n");
+    record(&brain, "Readme b").await;
+    let first = w
+        .git(&w.project, &["rev-parse", "HEAD~1"])
+        .trim()
+        .to_owned();
+
+    let revert = brain
+        .call("work_vcs", json!({"args": ["revert", "--no-edit", first]}))
+        .await;
+    assert_eq!(revert.error_code(), "conflict", "{}", revert.envelope);
+    observe_blocked(&brain, "revert").await;
+    record_refused_with_markers(&brain, &w, "revert").await;
+
+    w.write("README.md", "# b, without a\n");
+    let done = brain.ok("work_record", json!({"issue_ids": []})).await;
+    assert_eq!(
+        done["data"]["operation"],
+        json!({"name": "revert", "finished": true}),
+        "{done}"
+    );
+    assert!(!in_progress(&w));
+    let subject = w.git(&w.project, &["log", "-1", "--format=%s"]);
+    assert_eq!(subject, "Revert \"Readme a\"\n");
+}
+
+async fn record(brain: &Brain, message: &str) {
+    brain
+        .ok("work_record", json!({"message": message, "issue_ids": []}))
+        .await;
+}
