@@ -359,3 +359,59 @@ async fn task_lines_show_up_and_task_accept_is_a_line_merge() {
     assert!(obs["data"]["line"].get("task_lines").is_none(), "{obs}");
     assert_eq!(w.git(&w.project, &["branch", "--list", "butler/*"]), "");
 }
+
+#[tokio::test]
+async fn ignored_files_a_line_change_would_overwrite_are_asked_about_first() {
+    let w = frozen();
+    let brain = w.session().await;
+    ok(&brain, "work_new_line", json!({"name": "topic"})).await;
+    w.write("out.txt", "tracked on topic\n");
+    record(&brain, "Track out.txt").await;
+    ok(&brain, "work_switch_line", json!({"name": "main"})).await;
+    w.write(".gitignore", "out.txt\n");
+    record(&brain, "Ignore out.txt").await;
+    w.write("out.txt", "precious local file\n");
+    assert_eq!(brain.state().await, "recorded_unpublished");
+
+    for (tool, args) in [
+        ("work_switch_line", json!({"name": "topic"})),
+        ("work_merge_line", json!({"name": "topic"})),
+    ] {
+        let asked = brain.call(tool, args).await;
+        assert_eq!(asked.error_code(), "need_input", "{}", asked.envelope);
+        assert_eq!(
+            asked.data()["would_lose"],
+            json!(["ignored file out.txt"]),
+            "{}",
+            asked.envelope
+        );
+        let hint = asked.envelope["hint"].as_str().unwrap_or_default();
+        assert!(
+            hint.contains(r#"work_vcs(["clean","-f","-X","--","out.txt"])"#),
+            "{hint}"
+        );
+        let kept = std::fs::read_to_string(w.project.join("out.txt")).expect("read");
+        assert_eq!(kept, "precious local file\n");
+        assert_eq!(line_of(&w), "main");
+    }
+
+    // The way on the hint names: removing the file, approved by the user.
+    let args = json!(["clean", "-f", "-X", "--", "out.txt"]);
+    let approval = brain.call("work_vcs", json!({"args": args})).await;
+    assert_eq!(approval.error_code(), "need_input", "{}", approval.envelope);
+    let reference = approval.data()["approval"].clone();
+    ok(
+        &brain,
+        "work_vcs",
+        json!({"args": args, "approval": reference}),
+    )
+    .await;
+    ok(&brain, "work_switch_line", json!({"name": "topic"})).await;
+    assert_eq!(line_of(&w), "topic");
+}
+
+fn line_of(w: &World) -> String {
+    w.git(&w.project, &["branch", "--show-current"])
+        .trim()
+        .to_owned()
+}

@@ -286,7 +286,10 @@ async fn credential_files_inside_new_directories_are_found_too() {
     w.write("deploy/README.md", "how to deploy\n");
     let brain = w.session().await;
     let obs = brain.observe().await;
-    assert_eq!(obs["data"]["changed_files"], json!(["deploy/"]));
+    assert_eq!(
+        obs["data"]["changed_files"],
+        json!(["deploy/README.md", "deploy/keys/server.pem"])
+    );
     let a = brain
         .call("work_record", json!({"message": "deploy", "issue_ids": []}))
         .await;

@@ -102,11 +102,30 @@ async fn a_merge_conflict_blocks() {
 }
 
 #[tokio::test]
+async fn a_rebase_conflict_blocks_and_names_the_rebase() {
+    let w = frozen(World::published());
+    w.git(&w.project, &["switch", "-q", "-c", "other"]);
+    w.write("README.md", "# other\n");
+    w.git(&w.project, &["commit", "-q", "-am", "other"]);
+    w.git(&w.project, &["switch", "-q", "main"]);
+    w.write("README.md", "# main\n");
+    w.git(&w.project, &["commit", "-q", "-am", "main"]);
+    let rebase = w.git_output(&w.project, &["rebase", "other"]);
+    assert!(!rebase.status.success());
+    let brain = w.session().await;
+    let obs = brain.observe().await;
+    assert_json_snapshot!("blocked_rebase", obs);
+    assert_eq!(obs["data"]["required_action"]["tool"], json!("work_record"));
+}
+
+#[tokio::test]
 async fn a_detached_head_blocks() {
-    let w = World::published();
+    let w = frozen(World::published());
     w.git(&w.project, &["switch", "-q", "--detach", "HEAD"]);
     let brain = w.session().await;
-    assert_eq!(brain.state().await, "blocked");
+    let obs = brain.observe().await;
+    assert_json_snapshot!("blocked_detached", obs);
+    assert_eq!(obs["data"]["work_state"], json!("blocked"));
 }
 
 #[tokio::test]

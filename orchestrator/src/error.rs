@@ -5,7 +5,7 @@
 //! error kind cannot silently become `backend_error`. Summaries and hints never carry git or
 //! tracker vocabulary, exit codes, raw backend text or secrets; hints name Butler tools.
 
-use butler_worker::git::{GitError, LineInfo};
+use butler_worker::git::{GitError, InProgress, LineInfo, Markers};
 use butler_worker::issues::IssueError;
 use butler_worker::ledger::LedgerError;
 use butler_worker::ops::{CapabilityError, OpsError};
@@ -73,35 +73,99 @@ impl ToolError {
     }
 }
 
-/// Why the repository cannot take a record right now.
+/// An operation git started that is not finished, or conflicts git left without one (a
+/// stash applied with conflicts): what `work_record` finishes or continues once the conflicts
+/// are resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unfinished {
+    /// The operation in progress, if any.
+    pub op: Option<InProgress>,
+    /// Files git still marks as conflicted.
+    pub conflicted: Vec<String>,
+    /// The conflicted files that still hold conflict markers, with the lines.
+    pub unresolved: Vec<Markers>,
+}
+
+impl Unfinished {
+    /// What finishing means for the Brain (`continue the rebase`).
+    pub fn goal(&self) -> String {
+        match self.op {
+            Some(InProgress::Rebase) => "continue the rebase".into(),
+            Some(InProgress::ApplyMailbox) => "continue applying the patches".into(),
+            Some(op) => format!("finish the {}", op.command()),
+            None => "save the resolution".into(),
+        }
+    }
+
+    /// How to give the operation up instead, as a call.
+    pub fn abort_call(&self) -> Option<String> {
+        self.op.map(|op| {
+            let [a, b] = op.abort_args();
+            format!("work_vcs([\"{a}\", \"{b}\"])")
+        })
+    }
+
+    /// `a.txt (lines 3, 9), b.rs (line 1)`, the first few files.
+    pub fn unresolved_list(&self) -> String {
+        let mut parts: Vec<String> = self
+            .unresolved
+            .iter()
+            .take(3)
+            .map(|m| {
+                let lines: Vec<String> = m.lines.iter().take(5).map(ToString::to_string).collect();
+                let word = if m.lines.len() == 1 { "line" } else { "lines" };
+                format!("{} ({word} {})", m.path, lines.join(", "))
+            })
+            .collect();
+        if self.unresolved.len() > 3 {
+            parts.push("…".into());
+        }
+        parts.join(", ")
+    }
+}
+
+/// Why the repository cannot take a record as usual right now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockReason {
-    InProgress(&'static str),
-    Conflicts(Vec<String>),
+    Unfinished(Unfinished),
     Detached,
 }
 
 impl BlockReason {
     pub fn describe(&self) -> String {
         match self {
-            BlockReason::InProgress(what) => format!("a {what} is in progress"),
-            BlockReason::Conflicts(paths) => {
-                format!("{} file(s) have unresolved conflicts", paths.len())
-            }
+            BlockReason::Unfinished(u) => match (u.op, u.conflicted.len()) {
+                (Some(op), 0) => format!("a {} is in progress", op.command()),
+                (Some(op), n) => format!("a {} stopped on conflicts in {n} file(s)", op.command()),
+                (None, n) => format!("{n} file(s) have unresolved conflicts"),
+            },
             BlockReason::Detached => "work is not on a named line of work".to_string(),
         }
     }
 
-    pub fn hint(&self) -> &'static str {
+    pub fn hint(&self) -> String {
         match self {
-            BlockReason::InProgress(_) => {
-                "finish or abort it with work_vcs (e.g. work_vcs([\"merge\", \"--abort\"])), then call work_observe"
+            BlockReason::Unfinished(u) if u.op == Some(InProgress::Bisect) => {
+                "end it with work_vcs([\"bisect\", \"reset\"]) before recording".into()
             }
-            BlockReason::Conflicts(_) => {
-                "resolve the conflicted files (see work_observe changed_files), then call work_record"
+            BlockReason::Unfinished(u) => {
+                let first = if !u.unresolved.is_empty() {
+                    format!(
+                        "edit the conflicted files to keep the right content and remove the conflict markers, then call work_record to {}",
+                        u.goal()
+                    )
+                } else if !u.conflicted.is_empty() {
+                    format!("the conflicts look resolved: call work_record to {}", u.goal())
+                } else {
+                    format!("call work_record to {}", u.goal())
+                };
+                match u.abort_call() {
+                    Some(call) => format!("{first}; or give it up with {call}"),
+                    None => first,
+                }
             }
             BlockReason::Detached => {
-                "switch to a line of work with work_switch_line(name=…) or start one here with work_new_line(name=…)"
+                "switch to a line of work with work_switch_line(name=…) or start one here with work_new_line(name=…)".into()
             }
         }
     }
@@ -187,6 +251,25 @@ pub enum WorkError {
     LineNeedsRecord { paths: Vec<String> },
     #[error("the merge stopped on conflicts")]
     MergeConflicted { files: Vec<String>, from: String },
+    /// `work_record` was asked to finish an operation while conflict markers remain.
+    #[error("conflict markers remain")]
+    ConflictMarkers(Unfinished),
+    /// `work_record` carried an operation on and it stopped on conflicts again.
+    #[error("the {} stopped on conflicts again", .op.command())]
+    OperationConflicted {
+        op: InProgress,
+        files: Vec<String>,
+        /// The record the resolution was saved as, when one was made.
+        record_id: Option<String>,
+    },
+    /// A line change would overwrite ignored files git lets it replace.
+    #[error("a line change would overwrite ignored files")]
+    LineWouldLose {
+        lost: Vec<String>,
+        total: usize,
+        /// The `work_vcs` arguments that do the same with the user's approval.
+        via: Vec<String>,
+    },
     #[error("no record message given")]
     MessageNeeded { proposed: String },
     #[error("work_finish stopped at {}", .0.step)]
@@ -233,6 +316,66 @@ impl ToolError {
                 format!("The project is blocked: {}", reason.describe()),
                 reason.hint(),
             ),
+            WorkError::ConflictMarkers(unfinished) => {
+                let files = unfinished.unresolved.len();
+                let mut hint = format!(
+                    "edit those files to keep the right content and remove the <<<<<<< ======= >>>>>>> lines, then call work_record again to {}",
+                    unfinished.goal()
+                );
+                if let Some(call) = unfinished.abort_call() {
+                    hint.push_str(&format!("; or give it up with {call}"));
+                }
+                ToolError::new(
+                    PolicyBlocked,
+                    format!(
+                        "Not recorded: conflict markers remain in {files} file(s): {}",
+                        unfinished.unresolved_list()
+                    ),
+                    hint,
+                )
+                .with_data(json!({
+                    "operation": unfinished.op.map(InProgress::command),
+                    "unresolved": unfinished.unresolved.iter().take(50).collect::<Vec<_>>(),
+                    "total": files,
+                }))
+            }
+            WorkError::OperationConflicted { op, files, record_id } => {
+                let [a, b] = op.abort_args();
+                let shown: Vec<&String> = files.iter().take(50).collect();
+                let saved = match &record_id {
+                    Some(id) => format!(" (record {id})"),
+                    None => String::new(),
+                };
+                ToolError::new(
+                    Conflict,
+                    format!(
+                        "The resolution was saved{saved} and the {} went on, then stopped on conflicts in {} file(s)",
+                        op.command(),
+                        files.len()
+                    ),
+                    format!("edit those files to resolve the conflicts, then call work_record again to continue; or give it up with work_vcs([\"{a}\", \"{b}\"])"),
+                )
+                .with_data(json!({
+                    "work_state": "blocked",
+                    "operation": op.command(),
+                    "record_id": record_id,
+                    "conflicted_files": shown,
+                    "total": files.len(),
+                }))
+            }
+            WorkError::LineWouldLose { lost, total, via } => ToolError::new(
+                NeedInput,
+                format!(
+                    "Changing lines would overwrite {total} ignored file(s): {}{}",
+                    lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+                    if total > 3 { "; …" } else { "" }
+                ),
+                format!(
+                    "show the user data.would_lose: they can move those files aside, or remove them with work_vcs({}) (which asks for their approval); then call {tool} again",
+                    serde_json::to_string(&via).expect("strings serialize")
+                ),
+            )
+            .with_data(json!({"would_lose": lost, "would_lose_total": total})),
             WorkError::NoDestination => ToolError::new(
                 UpstreamNotConfigured,
                 "No shared destination is configured, so published state cannot be known",
@@ -538,7 +681,7 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
         return (
             Conflict,
             "The operation conflicts with the project's current state",
-            "read data.message; work_observe shows conflicted files: resolve them, or abort the operation with work_vcs, then continue",
+            "work_observe names the operation and the conflicted files: edit them to resolve the conflicts, then call work_record to finish it; or give it up as work_observe says",
         );
     }
     if has(&[
@@ -651,15 +794,35 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
             "No author name and email are configured, so records cannot be signed",
             "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_record again",
         ),
-        GitError::HookRejected { hook, output_tail } => ToolError::new(
-            PolicyBlocked,
-            format!(
-                "The project's {} check refused the record",
-                hook.as_deref().unwrap_or("commit")
-            ),
-            "fix what the check reports (see data.output), then call work_record again",
-        )
-        .with_data(json!({"hook": hook, "output": bounded(&output_tail)})),
+        GitError::HookRejected { hook, output_tail } => {
+            let (what, hint) = match tool {
+                "work_publish" => (
+                    "sharing",
+                    "fix what the check reports (see data.output) and save the fix with work_record, then call work_publish again".to_string(),
+                ),
+                "work_record" => (
+                    "the record",
+                    "fix what the check reports (see data.output), then call work_record again; if the check changed files itself (a formatter), calling work_record again saves them".to_string(),
+                ),
+                _ => (
+                    "the operation",
+                    format!("fix what the check reports (see data.output), then call {tool} again"),
+                ),
+            };
+            ToolError::new(
+                PolicyBlocked,
+                format!(
+                    "The project's {} check refused {what}",
+                    hook.as_deref().unwrap_or(if tool == "work_publish" {
+                        "push"
+                    } else {
+                        "commit"
+                    })
+                ),
+                hint,
+            )
+            .with_data(json!({"hook": hook, "output": bounded(&output_tail)}))
+        }
         GitError::IndexLocked { age, .. } => ToolError::new(
             PolicyBlocked,
             format!(
@@ -681,7 +844,7 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
         GitError::Rejected => ToolError::new(
             Conflict,
             "The shared destination has work that is not here yet",
-            "bring it in with work_vcs([\"pull\", \"--rebase\"]) (resolve conflicts if any), then call work_publish again",
+            "bring it in with work_vcs([\"pull\", \"--rebase\"]); if that stops on conflicts, edit the conflicted files and call work_record to continue; then call work_publish again",
         ),
         GitError::AuthFailed => ToolError::new(
             AuthFailed,

@@ -229,11 +229,7 @@ impl ButlerServer {
                 allow_sensitive: a.allow_sensitive.unwrap_or_default(),
             };
             let done = blocking(&project, move |p| record::record(p, req)).await?;
-            let summary = match &done.record_id {
-                Some(id) => format!("Recorded as {id} ({} changed path(s)).", done.files),
-                None => "Nothing to record.".to_string(),
-            };
-            Ok(Reply::new(summary, done))
+            Ok(Reply::new(done.summary(), done))
         };
         finish_call("work_record", outcome.await)
     }

@@ -199,7 +199,7 @@ fn status_lists_every_kind_of_change_and_leaves_ignored_files_out() {
             (".gitignore".into(), Change::Untracked),
             ("a.txt".into(), Change::Modified),
             ("keep.txt".into(), Change::Deleted),
-            ("newdir/".into(), Change::Untracked),
+            ("newdir/inner/x.txt".into(), Change::Untracked),
             ("staged.txt".into(), Change::Added),
         ]
     );

@@ -279,7 +279,7 @@ fn capitalised(text: &str) -> String {
 async fn active_issue(project: &Arc<Project>) -> Result<Option<u64>, WorkError> {
     blocking(project, |p| {
         let head = p.repo.head()?;
-        p.with_ledger(|l| Ok(p.active_issue(l, &line_of(&head))?))
+        super::record::active_issue(p, &line_of(&head))
     })
     .await
 }

@@ -41,6 +41,9 @@ pub struct FileLine {
     pub deleted: usize,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
+    /// `added` is estimated (a new file larger than what is read of it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -88,7 +91,13 @@ pub fn diff(project: &Project, req: DiffRequest) -> Result<(String, DiffView), W
             let deleted = stats.iter().map(|s| s.deleted).sum();
             let total = stats.len();
             let files: Vec<FileLine> = stats.iter().take(MAX_FILES).map(line).collect();
-            let summary = format!("{total} file(s) changed in {of}: +{added} -{deleted}.");
+            let estimate = if stats.iter().any(|s| s.estimated) {
+                " (some line counts of very large new files are estimates)"
+            } else {
+                ""
+            };
+            let summary =
+                format!("{total} file(s) changed in {of}: +{added} -{deleted}{estimate}.");
             let files_more = (total > MAX_FILES).then(|| total - MAX_FILES);
             Ok((
                 summary,
@@ -136,6 +145,7 @@ fn line(stat: &FileStat) -> FileLine {
         added: stat.added,
         deleted: stat.deleted,
         binary: stat.binary,
+        estimated: stat.estimated,
     }
 }
 

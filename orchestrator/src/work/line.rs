@@ -18,8 +18,8 @@
 use std::sync::Arc;
 
 use butler_worker::git::{
-    Committer, GitRepo, LineInfo, MergeOutcome, check_line_name, merge_line as merge_lines,
-    task_of_line,
+    Committer, FilesQuery, GitRepo, LineInfo, LossQuery, Lost, MergeOutcome, Source, Untracked,
+    check_line_name, merge_line as merge_lines, task_of_line,
 };
 use butler_worker::record::Draft;
 use serde::Serialize;
@@ -42,6 +42,8 @@ pub use view::{LineView, attach, line_view};
 
 /// How many lines an answer that lists them shows.
 const LINES_SHOWN: usize = 20;
+/// How many files a line change would overwrite are named (the rest are counted).
+const MAX_LOST_NAMED: usize = 50;
 /// The longest name accepted for an existing line (git's own limit is the file system's).
 const MAX_EXISTING_NAME: usize = 255;
 
@@ -203,6 +205,42 @@ fn require_recorded(snapshot: &Snapshot) -> Result<(), WorkError> {
     })
 }
 
+/// Ignored files git would overwrite when the tree of `rev` is written over the working tree
+/// (git replaces ignored files without asking): refused with the list, so the user decides.
+/// The way on it names removes exactly those files through `work_vcs`, itself approved by
+/// what it deletes.
+fn refuse_ignored_loss(project: &Project, rev: &str) -> Result<(), WorkError> {
+    let query = LossQuery::Files(FilesQuery {
+        source: Source::Tree(rev.to_owned()),
+        pathspecs: None,
+        worktree: true,
+        index: true,
+        edits: false,
+        untracked: Untracked::IgnoredOnly,
+        overlay: false,
+    });
+    let lost = project.repo.would_lose(&[query], &[])?;
+    if lost.is_empty() {
+        return Ok(());
+    }
+    let mut via: Vec<String> = ["clean", "-f", "-X", "--"].map(String::from).to_vec();
+    via.extend(lost.iter().take(MAX_LOST_NAMED).filter_map(|l| match l {
+        Lost::Ignored { path } | Lost::Untracked { path } | Lost::Edits { path } => {
+            Some(path.clone())
+        }
+        _ => None,
+    }));
+    Err(WorkError::LineWouldLose {
+        total: lost.len(),
+        lost: lost
+            .iter()
+            .take(MAX_LOST_NAMED)
+            .map(Lost::describe)
+            .collect(),
+        via,
+    })
+}
+
 fn start(project: &Project, name: &str, from: Option<&str>) -> Result<LineChange, WorkError> {
     let repo = &project.repo;
     let snap = snapshot(repo)?;
@@ -302,6 +340,15 @@ fn switch(project: &Project, name: &str) -> Result<LineChange, WorkError> {
         return Err(not_found(repo, name));
     }
     require_recorded(&snap)?;
+    let target = match repo.line_tip(name)? {
+        Some(tip) => tip,
+        None => {
+            let remotes = repo.remotes_with_line(name)?;
+            let remote = remotes.first().ok_or_else(|| not_found(repo, name))?;
+            format!("refs/remotes/{remote}/{name}")
+        }
+    };
+    refuse_ignored_loss(project, &target)?;
     repo.switch_line(name)?;
     Ok(LineChange {
         line: name.into(),
@@ -389,10 +436,17 @@ fn merge(project: &Project, name: Option<&str>) -> Result<MergeDone, WorkError> 
             .ok_or_else(|| not_found(repo, &source))?,
     };
     if target != current {
-        if repo.line_tip(&target)?.is_none() {
+        let Some(target_tip) = repo.line_tip(&target)? else {
             return Err(not_found(repo, &target));
-        }
+        };
+        refuse_ignored_loss(project, &target_tip)?;
         repo.switch_line(&target)?;
+    }
+    if let Err(e) = refuse_ignored_loss(project, &tip) {
+        if target != current {
+            let _ = repo.switch_line(&current);
+        }
+        return Err(e);
     }
     let result = merge_into(project, &source, &target, &tip);
     if result.is_err() && target != current && repo.operation_in_progress().is_none() {

@@ -5,11 +5,11 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use butler_worker::git::{GitRepo, HeadInfo, InProgress, WorkTreeStatus};
+use butler_worker::git::{GitRepo, HeadInfo, InProgress, Markers, NotRecordable, WorkTreeStatus};
 use serde::Serialize;
 
 use crate::envelope::Reply;
-use crate::error::{BlockReason, WorkError};
+use crate::error::{BlockReason, Unfinished, WorkError};
 use crate::session::{Project, blocking};
 use crate::work::line::{self, LineView};
 use crate::work::records::{RecordView, records_for};
@@ -26,6 +26,10 @@ pub const RECENT_RECORDS: usize = 5;
 const OUTSIDE_SCAN_LIMIT: usize = 50;
 /// How long `work_observe` waits for the tracker to name the active issue.
 const TITLE_TIMEOUT: Duration = Duration::from_secs(3);
+/// A changed file this large gets a note before it is recorded: once in history it stays.
+pub const LARGE_FILE_BYTES: u64 = 20 << 20;
+/// How many paths a note names before it only counts.
+const NOTE_PATHS: usize = 3;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ActiveIssue {
@@ -42,6 +46,9 @@ pub struct Observation {
     pub changed_files: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changed_files_more: Option<usize>,
+    /// The operation git started and has not finished, or the conflicts it left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_progress: Option<InProgressView>,
     pub recent_records: Vec<RecordView>,
     pub unpublished_records: Option<usize>,
     pub required_action: Option<RequiredAction>,
@@ -50,27 +57,54 @@ pub struct Observation {
     pub notes: Vec<String>,
 }
 
+/// `in_progress` in `work_observe`: what is unfinished and where conflict markers remain.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct InProgressView {
+    /// git's name of the operation (`rebase`, `merge`, `cherry-pick`, `revert`, `am`,
+    /// `bisect`); null for conflicts left without one.
+    pub operation: Option<&'static str>,
+    /// Files git marks as conflicted.
+    pub conflicted_files: Vec<String>,
+    /// Those still holding conflict markers, with the lines where conflicts start.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<Markers>,
+}
+
+impl InProgressView {
+    fn of(reason: Option<&BlockReason>) -> Option<InProgressView> {
+        let Some(BlockReason::Unfinished(u)) = reason else {
+            return None;
+        };
+        Some(InProgressView {
+            operation: u.op.map(InProgress::command),
+            conflicted_files: u
+                .conflicted
+                .iter()
+                .take(CHANGED_FILES_CAP)
+                .cloned()
+                .collect(),
+            unresolved: u
+                .unresolved
+                .iter()
+                .take(CHANGED_FILES_CAP)
+                .cloned()
+                .collect(),
+        })
+    }
+}
+
 /// The answer when no session has been started.
 pub fn uninitialized() -> Reply {
-    let d = state::uninitialized();
-    let obs = Observation {
-        work_state: d.state,
-        default_issue: None,
-        active_issue: None,
-        changed_files: None,
-        changed_files_more: None,
-        recent_records: Vec::new(),
-        unpublished_records: None,
-        required_action: d.required_action,
-        available_next: d.available_next,
-        notes: Vec::new(),
-    };
-    Reply::new(d.summary, obs)
+    reply(state::uninitialized(), Observation::empty(None))
 }
 
 /// What was read from git and the ledger, before the tracker is asked for a title.
 struct Gathered {
     facts: Facts,
+    in_progress: Option<InProgressView>,
+    /// What the working tree calls for besides the state (work a record cannot save, very
+    /// large files).
+    tree_notes: Vec<String>,
     changed: Vec<String>,
     recent: Vec<RecordView>,
     outside_new: usize,
@@ -84,18 +118,10 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
         Err(err) => {
             tracing::warn!(error = %err, "work_observe could not read the project");
             let d = state::unknown("the project could not be read");
-            return reply(
-                d,
-                None,
-                None,
-                (Vec::new(), None),
-                Vec::new(),
-                None,
-                Vec::new(),
-            );
+            return reply(d, Observation::empty(Some(Vec::new())));
         }
     };
-    let mut notes = Vec::new();
+    let mut notes = gathered.tree_notes;
     let active = match gathered.facts.active_issue {
         Some(number) => Some(ActiveIssue {
             number,
@@ -110,41 +136,49 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
             gathered.outside_new
         ));
     }
-    let unpublished = gathered.facts.unpublished;
-    let changed = cap(gathered.changed);
-    let mut answer = reply(
-        d,
-        gathered.facts.active_issue,
-        active,
-        changed,
-        gathered.recent,
-        unpublished,
+    let (changed, more) = cap(gathered.changed);
+    let obs = Observation {
+        default_issue: gathered.facts.active_issue,
+        active_issue: active,
+        changed_files: Some(changed),
+        changed_files_more: more,
+        in_progress: gathered.in_progress,
+        recent_records: gathered.recent,
+        unpublished_records: gathered.facts.unpublished,
         notes,
-    );
+        ..Observation::empty(None)
+    };
+    let mut answer = reply(d, obs);
     line::attach(&mut answer, gathered.line);
     answer
 }
 
-fn reply(
-    d: Decision,
-    default_issue: Option<u64>,
-    active_issue: Option<ActiveIssue>,
-    (changed, more): (Vec<String>, Option<usize>),
-    recent: Vec<RecordView>,
-    unpublished: Option<usize>,
-    notes: Vec<String>,
-) -> Reply {
+impl Observation {
+    /// An observation with nothing in it yet (the decision fills in the state).
+    fn empty(changed_files: Option<Vec<String>>) -> Observation {
+        Observation {
+            work_state: WorkState::Unknown,
+            default_issue: None,
+            active_issue: None,
+            changed_files,
+            changed_files_more: None,
+            in_progress: None,
+            recent_records: Vec::new(),
+            unpublished_records: None,
+            required_action: None,
+            available_next: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// The answer: `obs` with the decision's state, summary and next actions.
+fn reply(d: Decision, obs: Observation) -> Reply {
     let obs = Observation {
         work_state: d.state,
-        default_issue,
-        active_issue,
-        changed_files: Some(changed),
-        changed_files_more: more,
-        recent_records: recent,
-        unpublished_records: unpublished,
         required_action: d.required_action,
         available_next: d.available_next,
-        notes,
+        ..obs
     };
     Reply::new(d.summary, obs)
 }
@@ -164,20 +198,16 @@ pub fn line_of(head: &HeadInfo) -> String {
     head.branch.clone().unwrap_or_else(|| "(detached)".into())
 }
 
-/// Why the repository cannot take a record, if it cannot.
-fn block_reason(repo: &GitRepo, head: &HeadInfo, conflicted: &[String]) -> Option<BlockReason> {
-    if let Some(op) = repo.operation_in_progress() {
-        return Some(BlockReason::InProgress(match op {
-            InProgress::Merge => "merge",
-            InProgress::Rebase => "rebase",
-            InProgress::CherryPick => "cherry-pick",
-            InProgress::Revert => "revert",
-            InProgress::Bisect => "bisect",
-            InProgress::ApplyMailbox => "patch application",
+/// Why the repository cannot take a record as usual, if it cannot: an operation git has not
+/// finished, conflicts (with where markers remain), or a detached HEAD.
+fn block_reason(repo: &GitRepo, head: &HeadInfo, status: &WorkTreeStatus) -> Option<BlockReason> {
+    let op = repo.operation_in_progress();
+    if op.is_some() || !status.conflicted.is_empty() {
+        return Some(BlockReason::Unfinished(Unfinished {
+            op,
+            conflicted: status.conflicted.iter().map(|p| p.display()).collect(),
+            unresolved: repo.conflict_markers(&status.conflicted),
         }));
-    }
-    if !conflicted.is_empty() {
-        return Some(BlockReason::Conflicts(conflicted.to_vec()));
     }
     if head.detached {
         return Some(BlockReason::Detached);
@@ -196,8 +226,7 @@ pub struct Snapshot {
 pub fn snapshot(repo: &GitRepo) -> Result<Snapshot, WorkError> {
     let head = repo.head()?;
     let status = repo.status()?;
-    let conflicted: Vec<String> = status.conflicted.iter().map(|p| p.display()).collect();
-    let blocked = block_reason(repo, &head, &conflicted);
+    let blocked = block_reason(repo, &head, &status);
     Ok(Snapshot {
         head,
         status,
@@ -213,6 +242,7 @@ fn gather(project: &Project) -> Result<Gathered, WorkError> {
         blocked,
     } = snapshot(repo)?;
     let changed: Vec<String> = status.entries.iter().map(|e| e.path.display()).collect();
+    let tree_notes = tree_notes(repo, &status);
     let destination = repo.destination()?;
     let unpublished = match &destination {
         Some(dest) if head.oid.is_some() => Some(repo.unpublished(dest, 1000)?),
@@ -243,6 +273,7 @@ fn gather(project: &Project) -> Result<Gathered, WorkError> {
         Ok((active, outside_new, recent))
     })?;
     let line_view = line::line_view(repo, &head, unpublished.as_ref());
+    let in_progress = InProgressView::of(blocked.as_ref());
     let facts = Facts {
         blocked,
         changed: changed.len(),
@@ -253,11 +284,73 @@ fn gather(project: &Project) -> Result<Gathered, WorkError> {
     };
     Ok(Gathered {
         facts,
+        in_progress,
+        tree_notes,
         changed,
         recent,
         outside_new,
         line: line_view,
     })
+}
+
+/// Notes on the working tree that observing and recording share: work a record of this
+/// project cannot save (so it is not counted as unrecorded), and very large files.
+fn tree_notes(repo: &GitRepo, status: &WorkTreeStatus) -> Vec<String> {
+    let mut notes = unrecordable_notes(status);
+    let large = status.large_files(repo, LARGE_FILE_BYTES);
+    if !large.is_empty() {
+        let shown: Vec<String> = large
+            .iter()
+            .take(NOTE_PATHS)
+            .map(|(p, size)| format!("{} ({} MiB)", p.display(), size >> 20))
+            .collect();
+        let more = large.len().saturating_sub(NOTE_PATHS);
+        notes.push(format!(
+            "Very large file(s): {}{}. Once recorded and shared they stay in history for good; if they are generated or data, add them to .gitignore before work_record.",
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ));
+    }
+    notes
+}
+
+/// Why the work `status` lists apart is not recorded, and what to do about it.
+pub fn unrecordable_notes(status: &WorkTreeStatus) -> Vec<String> {
+    let mut notes = Vec::new();
+    let of = |why: NotRecordable| -> Vec<String> {
+        status
+            .unrecordable
+            .iter()
+            .filter(|u| u.why == why)
+            .map(|u| u.path.display())
+            .collect()
+    };
+    let nested = of(NotRecordable::NestedRepository);
+    if !nested.is_empty() {
+        notes.push(format!(
+            "{} is a separate repository inside the project (it has its own .git); records never include it. To keep it out of view, add it to .gitignore; to record its files here, ask the user to remove its .git (its own history is lost) or to make it a submodule.",
+            names(&nested)
+        ));
+    }
+    let submodules = of(NotRecordable::SubmoduleWork);
+    if !submodules.is_empty() {
+        notes.push(format!(
+            "{} has unrecorded work inside: it is a submodule with its own history, which records of this project do not save. Record it there (work_session_start on its directory), then record here to save the submodule's new commit.",
+            names(&submodules)
+        ));
+    }
+    notes
+}
+
+/// `a/, b/ and 2 more`.
+fn names(paths: &[String]) -> String {
+    let shown: Vec<&str> = paths.iter().take(NOTE_PATHS).map(String::as_str).collect();
+    let more = paths.len().saturating_sub(NOTE_PATHS);
+    let mut text = shown.join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
 }
 
 /// The active issue's title, from the cache or the tracker; `None` (with a note) when the

@@ -1,5 +1,14 @@
 //! `work_record`: saves all current work (tracked, untracked, deletions; ignore rules
-//! respected) as one permanent record linked to issues.
+//! respected) as one permanent record linked to issues. With a merge, rebase, cherry-pick,
+//! revert or `am` stopped on conflicts, it is also how that operation is finished once the
+//! Brain has edited the files (see `conclude.rs`).
+//!
+//! What it saves is what `work_observe` calls unrecorded: a nested repository or work inside a
+//! submodule is neither counted there nor saved here, and both say why. What the project's
+//! hooks did is reported: a message a `commit-msg` hook rewrote (history and the record show
+//! the rewritten one; lost trailers are named), files a formatting hook changed without
+//! saving them. Conflict markers in the lines a record adds, with no conflict under way, are
+//! recorded as asked but named in a warning.
 //!
 //! Crash safety: the record id is reserved in the ledger and the operation journaled before
 //! anything is written; the saved message carries the id as a trailer. A server killed at any
@@ -11,14 +20,17 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use butler_worker::git::{Change, GitRepo, TreeLock};
+use butler_worker::git::{
+    Added, Change, GitRepo, NotRecordable, RepoPath, TreeLock, WorkTreeStatus, marker_starts,
+};
 use butler_worker::ledger::{Ledger, process_alive};
-use butler_worker::record::{self as protocol, Draft, RecordMessage};
+use butler_worker::record::{self as protocol, Draft, RecordMessage, Rewrite};
 use serde::Serialize;
 
-use crate::error::WorkError;
+use crate::error::{BlockReason, WorkError};
 use crate::session::Project;
-use crate::work::observe::{Snapshot, line_of, snapshot};
+use crate::work::conclude;
+use crate::work::observe::{Snapshot, line_of, snapshot, unrecordable_notes};
 use crate::work::propose::{ChangedFile, FileKind, propose};
 use crate::work::sensitive;
 
@@ -31,6 +43,10 @@ const JOURNAL_KIND: &str = "record";
 
 /// How much unrecorded patch a proposed message is built from (the file list is complete).
 const PROPOSAL_PATCH_BYTES: usize = 256 * 1024;
+/// How much of one changed file is read when looking for conflict markers it adds.
+const MARKER_SCAN_BYTES: usize = 4 << 20;
+/// How many paths a note names before it only counts.
+const NOTE_PATHS: usize = 5;
 
 /// Where a record's message comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,8 +74,40 @@ pub struct RecordOutcome {
     pub record_id: Option<String>,
     pub issue_ids: Vec<u64>,
     pub files: usize,
+    /// The unfinished operation this call finished or carried on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<OperationOutcome>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// What became of the operation `work_record` finished.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OperationOutcome {
+    /// git's name of it (`rebase`, `merge`, `cherry-pick`, `revert`, `am`).
+    pub name: &'static str,
+    /// It ran to its end; `false`: it paused again without a conflict (call work_record again
+    /// to go on).
+    pub finished: bool,
+}
+
+impl RecordOutcome {
+    /// The answer's one-line summary.
+    pub fn summary(&self) -> String {
+        let op = self.operation.as_ref();
+        match (&self.record_id, op) {
+            (Some(id), Some(o)) if o.finished => {
+                format!("Finished the {} as record {id}.", o.name)
+            }
+            (None, Some(o)) if o.finished => format!("Finished the {}.", o.name),
+            (_, Some(o)) => format!(
+                "The {} went on and paused again; call work_record to continue.",
+                o.name
+            ),
+            (Some(id), None) => format!("Recorded as {id} ({} changed path(s)).", self.files),
+            (None, None) => "Nothing to record.".to_string(),
+        }
+    }
 }
 
 pub fn validate_message(message: &str) -> Result<String, WorkError> {
@@ -104,28 +152,34 @@ pub fn validate_issue_ids(ids: &[i64]) -> Result<Vec<u64>, WorkError> {
 
 pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, WorkError> {
     let repo = &project.repo;
-    let Snapshot {
-        head,
-        status,
-        blocked,
-    } = snapshot(repo)?;
-    if let Some(reason) = blocked {
-        return Err(WorkError::Blocked(reason));
-    }
-    let line = line_of(&head);
-    let issue_ids = match req.issue_ids {
+    let snap = snapshot(repo)?;
+    let line = line_of(&snap.head);
+    let issue_ids = match req.issue_ids.clone() {
         Some(ids) => ids,
-        None => project
-            .with_ledger(|l| Ok(project.active_issue(l, &line)?))?
-            .into_iter()
-            .collect(),
+        None => active_issue(project, &line)?.into_iter().collect(),
     };
+    match &snap.blocked {
+        Some(BlockReason::Unfinished(unfinished)) if unfinished.op.is_some() => {
+            return conclude::finish(project, &snap, unfinished, req, issue_ids);
+        }
+        Some(BlockReason::Unfinished(unfinished)) if !unfinished.unresolved.is_empty() => {
+            return Err(WorkError::ConflictMarkers(unfinished.clone()));
+        }
+        // Conflicts left without an operation (a stash applied with conflicts), resolved:
+        // recording them saves the resolution.
+        Some(BlockReason::Unfinished(_)) | None => {}
+        Some(reason @ BlockReason::Detached) => return Err(WorkError::Blocked(reason.clone())),
+    }
+    let Snapshot { status, .. } = snap;
     if status.entries.is_empty() {
+        let mut notes = vec!["Nothing to record: there are no unrecorded changes.".to_string()];
+        notes.extend(unrecordable_notes(&status));
         return Ok(RecordOutcome {
             record_id: None,
             issue_ids,
             files: 0,
-            notes: vec!["Nothing to record: there are no unrecorded changes.".into()],
+            operation: None,
+            notes,
         });
     }
     let message = match req.message {
@@ -137,60 +191,202 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         }
         Message::Proposed => proposal(repo)?,
     };
-    let scan_notes = sensitive::check_record(
+    let mut notes = sensitive::check_record(
         repo,
         &status,
         &message,
         &req.allow_sensitive,
         &project.known_secrets,
     )?;
-
+    notes.extend(added_markers_warning(repo, &status)?);
     let held = repo.lock_tree()?;
-    let mut notes = scan_notes;
-    project.with_ledger(|ledger| recover(repo, &held, ledger, &mut notes))?;
-    repo.wait_for_index(&held)?;
-
-    let draft = Draft {
-        message: &message,
-        issue_ids: &issue_ids,
-        line: Some(&line),
-        task: None,
-    };
-    let (op, reservation) = project.with_ledger(|ledger| {
-        let op = ledger.begin_operation(JOURNAL_KIND, std::process::id(), &line)?;
-        Ok((op, protocol::reserve(ledger, &draft)?))
-    })?;
-    let id = reservation.id().clone();
-    let outcome = repo.record_all_held(&held, reservation.text());
-    project.with_ledger(|ledger| {
-        match &outcome {
-            Ok(sha) => {
-                reservation.complete(ledger, sha)?;
-            }
-            Err(_) => match repo.head() {
-                Ok(now) => reservation.fail(ledger, head.oid.as_deref(), now.oid.as_deref())?,
-                Err(_) => reservation.abandon(ledger)?,
-            },
-        }
-        ledger.end_operation(op)?;
-        Ok(())
-    })?;
-    if let Err(butler_worker::git::GitError::NothingToRecord) = outcome {
+    let saved = save(project, &held, &status, &message, &issue_ids, &line)?;
+    let Some(saved) = saved else {
         // Another process recorded the same work first.
         return Ok(RecordOutcome {
             record_id: None,
             issue_ids,
             files: 0,
+            operation: None,
             notes: vec!["Nothing to record: the work was already recorded.".into()],
         });
-    }
-    outcome?;
+    };
+    notes.extend(saved.notes);
+    notes.extend(unrecordable_notes(&status));
     Ok(RecordOutcome {
-        record_id: Some(id.to_string()),
+        record_id: Some(saved.id),
         issue_ids,
         files: status.entries.len(),
+        operation: None,
         notes,
     })
+}
+
+/// The active issue of `line`.
+pub(crate) fn active_issue(project: &Project, line: &str) -> Result<Option<u64>, WorkError> {
+    project.with_ledger(|l| Ok(project.active_issue(l, line)?))
+}
+
+/// A record saved by [`save`].
+pub(crate) struct Saved {
+    pub id: String,
+    /// What happened around it, for the answer.
+    pub notes: Vec<String>,
+}
+
+/// Saves the work in the tree (all of `status` but what it cannot save) as one record, through
+/// the record protocol: journal, reserve an id, commit, settle the id by how the commit ended
+/// (a failure gives the id back, so ids stay consecutive). `None` when git found nothing to
+/// save after all. `held` is Butler's lock on the tree.
+pub(crate) fn save(
+    project: &Project,
+    held: &TreeLock,
+    status: &WorkTreeStatus,
+    message: &str,
+    issue_ids: &[u64],
+    line: &str,
+) -> Result<Option<Saved>, WorkError> {
+    let repo = &project.repo;
+    let mut notes = Vec::new();
+    project.with_ledger(|ledger| recover(repo, held, ledger, &mut notes))?;
+    repo.wait_for_index(held)?;
+    let head_before = repo.head()?.oid;
+    let draft = Draft {
+        message,
+        issue_ids,
+        line: Some(line),
+        task: None,
+    };
+    let (op, reservation) = project.with_ledger(|ledger| {
+        let op = ledger.begin_operation(JOURNAL_KIND, std::process::id(), line)?;
+        Ok((op, protocol::reserve(ledger, &draft)?))
+    })?;
+    let outcome = repo.record_work(held, reservation.text(), &nested_repositories(status));
+    let settled = project.with_ledger(|ledger| {
+        let settled = match &outcome {
+            Ok(recorded) => {
+                Some(reservation.complete_saved(ledger, &recorded.sha, &recorded.saved_message)?)
+            }
+            Err(_) => {
+                match repo.head() {
+                    Ok(now) => {
+                        reservation.fail(ledger, head_before.as_deref(), now.oid.as_deref())?
+                    }
+                    Err(_) => reservation.abandon(ledger)?,
+                }
+                None
+            }
+        };
+        ledger.end_operation(op)?;
+        Ok(settled)
+    })?;
+    let recorded = match outcome {
+        Ok(recorded) => recorded,
+        Err(butler_worker::git::GitError::NothingToRecord) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let (id, rewrite) = settled.expect("settled with the record");
+    if let Some(rewrite) = rewrite {
+        notes.push(rewrite_note(&rewrite));
+    }
+    if !recorded.outside_sparse.is_empty() {
+        notes.push(format!(
+            "{} file(s) outside the sparse checkout's directories were recorded too: {}.",
+            recorded.outside_sparse.len(),
+            paths_list(&recorded.outside_sparse)
+        ));
+    }
+    if !recorded.changed_meanwhile.is_empty() {
+        notes.push(format!(
+            "The project's {} hook changed {} file(s) while recording without saving the change: {}. The record holds them as they were; the hook's changes are unrecorded now (save them with work_record).",
+            recorded.hooks.join("/"),
+            recorded.changed_meanwhile.len(),
+            paths_list(&recorded.changed_meanwhile)
+        ));
+    }
+    Ok(Some(Saved {
+        id: id.to_string(),
+        notes,
+    }))
+}
+
+/// The nested repositories of `status`: kept out of what a record stages.
+pub(crate) fn nested_repositories(status: &WorkTreeStatus) -> Vec<RepoPath> {
+    status
+        .unrecordable
+        .iter()
+        .filter(|u| u.why == NotRecordable::NestedRepository)
+        .map(|u| u.path.clone())
+        .collect()
+}
+
+/// What a `commit-msg` hook's rewrite of the message changed, for the answer.
+fn rewrite_note(rewrite: &Rewrite) -> String {
+    let mut text = "The project's commit-msg hook rewrote the message; history and the record show the rewritten one.".to_string();
+    if rewrite.lost_record_id {
+        text.push_str(
+            " It dropped Butler's record trailer: Butler still knows the record by its commit.",
+        );
+    }
+    if !rewrite.lost_issue_ids.is_empty() {
+        let refs: Vec<String> = rewrite
+            .lost_issue_ids
+            .iter()
+            .map(|n| format!("#{n}"))
+            .collect();
+        text.push_str(&format!(
+            " It dropped the issue reference(s) {}: the tracker will not link them to this record.",
+            refs.join(", ")
+        ));
+    }
+    text
+}
+
+/// Conflict markers in the lines this record adds, with no conflict under way: recorded as
+/// asked, but named.
+fn added_markers_warning(
+    repo: &GitRepo,
+    status: &WorkTreeStatus,
+) -> Result<Option<String>, WorkError> {
+    let mut found: Vec<String> = Vec::new();
+    let mut files = 0;
+    repo.unrecorded_additions(status, MARKER_SCAN_BYTES, &mut |addition| {
+        let Added::Text { lines, .. } = &addition.content else {
+            return;
+        };
+        let starts = marker_starts(lines.iter().copied());
+        if starts.is_empty() {
+            return;
+        }
+        files += 1;
+        if found.len() < NOTE_PATHS {
+            let lines: Vec<String> = starts.iter().take(5).map(ToString::to_string).collect();
+            found.push(format!("{} (line {})", addition.path, lines.join(", ")));
+        }
+    })?;
+    if files == 0 {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "Warning: {files} recorded file(s) hold conflict markers (<<<<<<< ======= >>>>>>>) and no conflict is under way: {}{}. If they are leftovers, edit them out and record again.",
+        found.join(", "),
+        if files > found.len() { ", …" } else { "" }
+    )))
+}
+
+/// `a, b, c and 2 more`.
+pub(crate) fn paths_list(paths: &[RepoPath]) -> String {
+    let shown: Vec<String> = paths
+        .iter()
+        .take(NOTE_PATHS)
+        .map(RepoPath::display)
+        .collect();
+    let more = paths.len().saturating_sub(NOTE_PATHS);
+    let mut text = shown.join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
 }
 
 /// The message [`propose`] builds from the unrecorded change.

@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-use crate::error::BlockReason;
+use butler_worker::git::InProgress;
+
+use crate::error::{BlockReason, Unfinished};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -79,16 +81,7 @@ pub fn unknown(why: &str) -> Decision {
 
 pub fn decide(facts: &Facts) -> Decision {
     if let Some(reason) = &facts.blocked {
-        return Decision {
-            state: WorkState::Blocked,
-            summary: format!(
-                "Blocked: {}. {}.",
-                reason.describe(),
-                capitalise(reason.hint())
-            ),
-            required_action: None,
-            available_next: vec!["work_vcs", "work_diff", "work_history"],
-        };
+        return blocked(reason);
     }
     let unpublished = facts.unpublished.unwrap_or(0);
     let issue_hint = match facts.active_issue {
@@ -161,6 +154,75 @@ pub fn decide(facts: &Facts) -> Decision {
     }
 }
 
+/// The blocked state: the one way on is always named (`required_action` is never null here);
+/// giving an operation up is the policy hint.
+fn blocked(reason: &BlockReason) -> Decision {
+    let summary = format!(
+        "Blocked: {}. {}.",
+        reason.describe(),
+        capitalise(&reason.hint())
+    );
+    let (required, available_next) = match reason {
+        BlockReason::Unfinished(u) if u.op == Some(InProgress::Bisect) => (
+            action(
+                "work_vcs",
+                "A bisect is in progress: end it before recording",
+                &["args"],
+            )
+            .hinted("end it with work_vcs([\"bisect\", \"reset\"])"),
+            vec!["work_vcs", "work_history"],
+        ),
+        BlockReason::Unfinished(u) => (
+            resolve(u),
+            vec!["work_record", "work_diff", "work_vcs", "work_history"],
+        ),
+        BlockReason::Detached => (
+            action(
+                "work_new_line",
+                "The work is not on a line of work: start one here (unrecorded work comes along)",
+                &[],
+            )
+            .hinted("or go back to an existing line with work_switch_line(name=…)"),
+            vec!["work_new_line", "work_switch_line", "work_history"],
+        ),
+    };
+    Decision {
+        state: WorkState::Blocked,
+        summary,
+        required_action: Some(required),
+        available_next,
+    }
+}
+
+/// What finishing an unfinished operation takes: editing out the markers that remain, then
+/// `work_record`.
+fn resolve(u: &Unfinished) -> RequiredAction {
+    let reason = if !u.unresolved.is_empty() {
+        format!(
+            "Resolve the conflicts in {} file(s) (edit out the markers: {}), then work_record will {}",
+            u.unresolved.len(),
+            u.unresolved_list(),
+            u.goal()
+        )
+    } else if !u.conflicted.is_empty() {
+        format!("The conflicts look resolved: work_record will {}", u.goal())
+    } else {
+        format!("work_record will {}", u.goal())
+    };
+    let record = action("work_record", reason, &[]);
+    match u.abort_call() {
+        Some(call) => record.hinted(&format!("to give it up instead: {call}")),
+        None => record,
+    }
+}
+
+impl RequiredAction {
+    fn hinted(mut self, hint: &str) -> RequiredAction {
+        self.policy_hint = Some(hint.to_owned());
+        self
+    }
+}
+
 fn capitalise(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
@@ -226,6 +288,86 @@ mod tests {
             let d = decide(&f);
             assert_ne!(d.required_action.map(|a| a.tool), Some("work_diff"));
         }
+    }
+
+    #[test]
+    fn blocked_always_names_the_way_on() {
+        let unfinished = |op, conflicted: &[&str], unresolved: bool| {
+            BlockReason::Unfinished(Unfinished {
+                op,
+                conflicted: conflicted.iter().map(|s| (*s).to_owned()).collect(),
+                unresolved: if unresolved {
+                    vec![butler_worker::git::Markers {
+                        path: butler_worker::git::RepoPath::from_bytes("a.txt"),
+                        lines: vec![3],
+                    }]
+                } else {
+                    Vec::new()
+                },
+            })
+        };
+        let reasons = [
+            unfinished(Some(InProgress::Rebase), &["a.txt"], true),
+            unfinished(Some(InProgress::Rebase), &["a.txt"], false),
+            unfinished(Some(InProgress::Merge), &[], false),
+            unfinished(Some(InProgress::CherryPick), &["a.txt"], true),
+            unfinished(Some(InProgress::Revert), &["a.txt"], true),
+            unfinished(Some(InProgress::ApplyMailbox), &["a.txt"], true),
+            unfinished(Some(InProgress::Bisect), &[], false),
+            unfinished(None, &["a.txt"], true),
+            BlockReason::Detached,
+        ];
+        for reason in reasons {
+            let d = decide(&Facts {
+                blocked: Some(reason.clone()),
+                ..facts(1, Some(0), None)
+            });
+            assert_eq!(d.state, WorkState::Blocked);
+            let required = d.required_action.clone().expect("never null when blocked");
+            assert!(d.available_next.contains(&required.tool), "{reason:?}");
+            if let BlockReason::Unfinished(Unfinished { op: Some(op), .. }) = &reason {
+                let [verb, flag] = op.abort_args();
+                let call = format!("work_vcs([\"{verb}\", \"{flag}\"])");
+                assert!(
+                    required
+                        .policy_hint
+                        .as_deref()
+                        .is_some_and(|h| h.contains(&call))
+                        && d.summary.contains(&call),
+                    "the way out names the {op:?}: {d:?}"
+                );
+                assert!(
+                    !d.summary.contains("merge") || *op == InProgress::Merge,
+                    "{d:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn markers_left_are_named_with_their_lines() {
+        let reason = BlockReason::Unfinished(Unfinished {
+            op: Some(InProgress::Rebase),
+            conflicted: vec!["a.txt".into()],
+            unresolved: vec![butler_worker::git::Markers {
+                path: butler_worker::git::RepoPath::from_bytes("a.txt"),
+                lines: vec![3, 9],
+            }],
+        });
+        let d = decide(&Facts {
+            blocked: Some(reason),
+            ..facts(1, Some(0), None)
+        });
+        let required = d.required_action.expect("required");
+        assert_eq!(required.tool, "work_record");
+        assert!(
+            required.reason.contains("a.txt (lines 3, 9)"),
+            "{required:?}"
+        );
+        assert!(
+            required.reason.contains("continue the rebase"),
+            "{required:?}"
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Changes as statistics or patches: unrecorded work (against HEAD, untracked files included)
-//! and the changes of one commit. Tracked files go through `git diff` (fastest on big trees);
-//! untracked files are read here, bounded, and shown as added.
+//! and the changes of one commit. Tracked files go through `git diff` (fastest on big trees;
+//! its line counts are exact, and files past git's `core.bigFileThreshold` count as binary);
+//! untracked files are read here, bounded: the lines of one larger than the bound are
+//! estimated from the part read, and say so.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -14,7 +16,8 @@ use super::lock::Refresh;
 use super::path::RepoPath;
 use super::status::{Change, split_nul};
 
-/// The most of one untracked file that is read (larger files are counted from this much).
+/// The most of one untracked file that is read (larger files' lines are estimated from this
+/// much).
 const MAX_UNTRACKED_READ: u64 = 16 << 20;
 /// git's own rule: a NUL in the first 8000 bytes makes a file binary.
 const BINARY_SNIFF: usize = 8000;
@@ -32,6 +35,8 @@ pub struct FileStat {
     /// Lines deleted (0 for binary files).
     pub deleted: usize,
     pub binary: bool,
+    /// `added` is an estimate: the file is larger than what is read of it.
+    pub estimated: bool,
 }
 
 /// A patch, possibly cut short.
@@ -65,9 +70,10 @@ impl GitRepo {
         for file in self.untracked_under(path)? {
             if let Some(new) = read_untracked(self, &file) {
                 stats.push(FileStat {
-                    added: new.lines,
+                    added: new.estimated_lines(),
                     deleted: 0,
                     binary: new.binary,
+                    estimated: new.cut(),
                     change: Change::Added,
                     path: file,
                 });
@@ -275,6 +281,7 @@ fn parse_raw_numstat(stdout: &[u8]) -> Result<Vec<FileStat>, GitError> {
                 added: 0,
                 deleted: 0,
                 binary: false,
+                estimated: false,
             });
             continue;
         }
@@ -342,8 +349,12 @@ impl PatchBuilder {
 /// An untracked file's content as a new file.
 struct NewFile {
     mode: &'static str,
+    /// At most [`MAX_UNTRACKED_READ`] bytes of it.
     content: Vec<u8>,
+    /// The whole file's size.
+    size: u64,
     binary: bool,
+    /// Lines in `content`.
     lines: usize,
 }
 
@@ -352,6 +363,7 @@ struct NewFile {
 fn read_untracked(repo: &GitRepo, path: &RepoPath) -> Option<NewFile> {
     let full = repo.workdir().join(path.as_path());
     let meta = std::fs::symlink_metadata(&full).ok()?;
+    let size = meta.len();
     let (mode, content) = if meta.file_type().is_symlink() {
         let target: OsString = std::fs::read_link(&full).ok()?.into_os_string();
         (
@@ -375,6 +387,7 @@ fn read_untracked(repo: &GitRepo, path: &RepoPath) -> Option<NewFile> {
     Some(NewFile {
         mode,
         content,
+        size,
         binary,
         lines,
     })
@@ -386,6 +399,20 @@ fn count_lines(content: &[u8]) -> usize {
 }
 
 impl NewFile {
+    /// Whether only the first part of the file was read.
+    fn cut(&self) -> bool {
+        !self.binary && self.size > self.content.len() as u64
+    }
+
+    /// The file's lines: counted when it was read whole, else scaled from the part read.
+    fn estimated_lines(&self) -> usize {
+        if !self.cut() || self.content.is_empty() {
+            return self.lines;
+        }
+        let per_byte = self.lines as f64 / self.content.len() as f64;
+        (per_byte * self.size as f64).round() as usize
+    }
+
     /// The file as git would show a new file (paths in the `RepoPath::display` form).
     fn patch(&self, path: &RepoPath) -> Vec<u8> {
         let shown = path.display();
@@ -451,10 +478,27 @@ mod tests {
     }
 
     #[test]
+    fn lines_of_a_file_read_in_part_are_estimated() {
+        let f = NewFile {
+            mode: "100644",
+            content: b"ab\ncd\n".to_vec(),
+            size: 60,
+            binary: false,
+            lines: 2,
+        };
+        assert!(f.cut());
+        assert_eq!(f.estimated_lines(), 20);
+        let whole = NewFile { size: 6, ..f };
+        assert!(!whole.cut());
+        assert_eq!(whole.estimated_lines(), 2);
+    }
+
+    #[test]
     fn new_file_patch_marks_a_missing_final_newline() {
         let f = NewFile {
             mode: "100644",
             content: b"a\nb".to_vec(),
+            size: 3,
             binary: false,
             lines: 2,
         };

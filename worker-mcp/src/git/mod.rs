@@ -10,9 +10,11 @@
 
 mod additions;
 mod command;
+mod conflict;
 mod diff;
 mod error;
 mod history;
+mod hooks;
 mod line;
 mod lock;
 mod loss;
@@ -28,6 +30,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 pub use additions::{Added, Addition};
+pub use conflict::{Continued, Markers, marker_starts};
 pub use diff::{FileStat, Patch};
 pub use error::GitError;
 pub use history::CommitInfo;
@@ -39,8 +42,9 @@ pub use lock::{BUTLER_WAIT, FOREIGN_WAIT, IndexLock, TreeLock};
 pub use loss::{FilesQuery, LossQuery, Lost, Source, Untracked};
 pub use path::RepoPath;
 pub use publish::PublishOutcome;
+pub use record::{Recorded, Staged};
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
-pub use status::{Change, StatusEntry, WorkTreeStatus};
+pub use status::{Change, NotRecordable, StatusEntry, Unrecordable, WorkTreeStatus};
 pub use task::{Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, task_worktrees_dir};
 pub use vcs::VcsOutput;
 

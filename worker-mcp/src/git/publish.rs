@@ -1,11 +1,13 @@
 //! Publishing: `git push <remote> HEAD:refs/heads/<branch>` with the user's own transport and
-//! credentials, never forced, in a session without a terminal, with a time limit.
+//! credentials, never forced, in a session without a terminal, with a time limit. A local
+//! `pre-push` hook that refuses is named like a `pre-commit` hook that refuses a record.
 
 use std::time::Duration;
 
 use super::GitRepo;
 use super::command::{GitCommand, GitOutput};
 use super::error::{GitError, redact_credentials};
+use super::hooks::HookTrace;
 use super::repo::Destination;
 use crate::process::tail_of;
 
@@ -25,8 +27,9 @@ impl GitRepo {
     /// Sends HEAD to `dest` (fast-forward only) and, when `dest` was inferred
     /// (`!dest.configured`), makes it the branch's upstream.
     ///
-    /// Errors: `Rejected` (the destination moved on), `AuthFailed`, `HookRejected` (a hook or
-    /// rule on the remote refused), `Unreachable`, `Timeout`, `Failed`.
+    /// Errors: `Rejected` (the destination moved on), `AuthFailed`, `HookRejected` (the local
+    /// `pre-push` hook, or a hook or rule on the remote, refused), `Unreachable`, `Timeout`,
+    /// `Failed`.
     pub fn publish(&self, dest: &Destination) -> Result<PublishOutcome, GitError> {
         if dest.remote.starts_with('-') || dest.branch.starts_with('-') {
             return Err(GitError::failed("push", "invalid destination name"));
@@ -35,16 +38,24 @@ impl GitRepo {
         if !dest.configured {
             push = push.arg("--set-upstream");
         }
-        let out = push
+        let push = push
             .arg(&dest.remote)
             .arg(format!("HEAD:refs/heads/{}", dest.branch))
-            .timeout(PUBLISH_TIMEOUT)
-            .run()?;
+            .timeout(PUBLISH_TIMEOUT);
+        let trace = HookTrace::create();
+        let out = HookTrace::attach(trace.as_ref(), push).run()?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         if out.status.success() {
             return Ok(PublishOutcome {
                 up_to_date: ref_lines(&stdout).all(|(flag, _)| flag == '='),
                 upstream_set: !dest.configured,
+            });
+        }
+        if let Some(hook) = HookTrace::hooks(trace.as_ref()).failed {
+            tracing::warn!(hook, "a local hook refused publishing");
+            return Err(GitError::HookRejected {
+                hook: Some(hook),
+                output_tail: redact_credentials(tail_of(&out.stderr_tail, HOOK_OUTPUT_TAIL)),
             });
         }
         Err(classify(&out, &stdout))

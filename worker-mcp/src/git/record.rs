@@ -1,26 +1,60 @@
 //! Recording: `git add -A` then `git commit -F -`, with the repository's hooks running as they
 //! would for a person, and every way it can fail classified.
+//!
+//! What a record saves is what observing calls unrecorded: nested repositories are kept out
+//! (the caller names them), and in a sparse checkout files present outside its directories are
+//! saved too rather than failing the whole record. A record that fails leaves the index as it
+//! found it. What the repository's hooks did is reported: the message a `commit-msg` hook
+//! rewrote is read back from history, and files a hook changed without saving them are named.
 
-use std::fs::File;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::GitRepo;
 use super::command::{GitCommand, GitOutput};
 use super::error::{GitError, redact_credentials};
+use super::hooks::HookTrace;
 use super::lock::TreeLock;
+use super::path::RepoPath;
+use super::status::split_nul;
 use crate::process::tail_of;
 
 /// Hooks may run linters and tests.
 const RECORD_TIMEOUT: Duration = Duration::from_secs(600);
 /// How much hook output goes back to the caller.
 const HOOK_OUTPUT_TAIL: usize = 2 << 10;
+/// Bound on the file lists read while staging.
+const MAX_LIST: usize = 64 << 20;
+/// What git says when `add` meets files outside a sparse checkout's directories.
+const SPARSE_REFUSAL: &str = "outside of your sparse-checkout definition";
+
+/// A record that was made, and what happened around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The new commit (full id).
+    pub sha: String,
+    /// The message as history holds it (a `commit-msg` hook may have rewritten it).
+    pub saved_message: String,
+    /// The repository's hooks that ran, in order.
+    pub hooks: Vec<String>,
+    /// Files present outside a sparse checkout's directories, saved too.
+    pub outside_sparse: Vec<RepoPath>,
+    /// Files that changed while recording (a hook that reformats files without saving them):
+    /// the record holds them as they were before; they are unrecorded now.
+    pub changed_meanwhile: Vec<RepoPath>,
+}
+
+/// What staging everything did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Staged {
+    /// Files outside a sparse checkout's directories that were staged too.
+    pub outside_sparse: Vec<RepoPath>,
+}
 
 impl GitRepo {
-    /// Saves every change (tracked and untracked, ignore rules respected) as one commit with
-    /// `message` (kept verbatim apart from surrounding whitespace: lines starting with `#`
-    /// survive). Returns the new commit's full id.
+    /// Saves every change (tracked and untracked, ignore rules respected, nested repositories
+    /// left out) as one commit with `message` (kept verbatim apart from surrounding
+    /// whitespace: lines starting with `#` survive). Returns the new commit's full id.
     ///
     /// Errors: `NothingToRecord`; `NoIdentity` (git has no user name/email); `HookRejected`
     /// (a `pre-commit`, `commit-msg`, … hook refused; with its output tail); `IndexLocked`
@@ -34,33 +68,137 @@ impl GitRepo {
     /// [`GitRepo::record_all`] for a caller that holds the working tree's lock already (to do
     /// more under it, such as journaling the record).
     pub fn record_all_held(&self, held: &TreeLock, message: &str) -> Result<String, GitError> {
+        let nested: Vec<RepoPath> = self
+            .status()?
+            .unrecordable
+            .into_iter()
+            .map(|u| u.path)
+            .collect();
+        Ok(self.record_work(held, message, &nested)?.sha)
+    }
+
+    /// Saves every change except the paths in `keep_out` (nested repositories, as
+    /// [`GitRepo::status`] lists them) as one commit with `message`; see
+    /// [`GitRepo::record_all`] for the errors. When it fails without committing, the index is
+    /// put back as it was.
+    pub fn record_work(
+        &self,
+        held: &TreeLock,
+        message: &str,
+        keep_out: &[RepoPath],
+    ) -> Result<Recorded, GitError> {
         self.wait_for_index(held)?;
-        let add = GitCommand::new(self, "add")
-            .args(["add", "-A"])
-            .timeout(RECORD_TIMEOUT)
-            .run()?;
-        if !add.status.success() {
-            return Err(self.classify("add", &add, None));
+        let head_before = self.head()?.oid;
+        let backup = IndexBackup::take(self)?;
+        let result = self.stage_and_commit(message, keep_out);
+        if result.is_err() && self.head().ok().and_then(|h| h.oid) == head_before {
+            backup.restore();
         }
-        let trace = TraceFile::create();
-        let mut commit = GitCommand::new(self, "commit")
+        result
+    }
+
+    /// Stages every change except `keep_out` (the resolution of a conflict, before an
+    /// operation is carried on), with the same rules as recording. The index is put back as
+    /// it was when staging fails.
+    pub fn stage_all(&self, held: &TreeLock, keep_out: &[RepoPath]) -> Result<Staged, GitError> {
+        self.wait_for_index(held)?;
+        let backup = IndexBackup::take(self)?;
+        let staged = self.stage(keep_out);
+        if staged.is_err() {
+            backup.restore();
+        }
+        staged
+    }
+
+    fn stage_and_commit(&self, message: &str, keep_out: &[RepoPath]) -> Result<Recorded, GitError> {
+        let staged = self.stage(keep_out)?;
+        let trace = HookTrace::create();
+        let commit = GitCommand::new(self, "commit")
             .args(["commit", "--cleanup=whitespace", "-F", "-"])
             .stdin(message.as_bytes().to_vec())
             .timeout(RECORD_TIMEOUT);
-        if let Some(trace) = &trace {
-            commit = commit.env("GIT_TRACE2_EVENT", &trace.path);
-        }
-        let out = commit.run()?;
+        let out = HookTrace::attach(trace.as_ref(), commit).run()?;
+        let hooks = HookTrace::hooks(trace.as_ref());
         if !out.status.success() {
-            let failed_hook = trace.as_ref().and_then(TraceFile::failed_hook);
-            return Err(self.classify("commit", &out, failed_hook));
+            return Err(self.classify("commit", &out, hooks.failed));
         }
         let repo = self.open()?;
         let head = repo
             .head()?
             .target()
             .ok_or_else(|| GitError::failed("commit", "no HEAD"))?;
-        Ok(head.to_string())
+        let sha = head.to_string();
+        let saved_message = self.commit_message(&sha)?;
+        // A hook that reformats files without saving them leaves them changed: only then can
+        // the tree differ from the record just made.
+        let changed_meanwhile = if hooks.ran.is_empty() {
+            Vec::new()
+        } else {
+            self.status()?.entries.into_iter().map(|e| e.path).collect()
+        };
+        Ok(Recorded {
+            sha,
+            saved_message,
+            hooks: hooks.ran,
+            outside_sparse: staged.outside_sparse,
+            changed_meanwhile,
+        })
+    }
+
+    /// `git add -A` except `keep_out`; in a sparse checkout, what git refuses to stage outside
+    /// its directories is staged with `--sparse` (and named) rather than left half-staged.
+    fn stage(&self, keep_out: &[RepoPath]) -> Result<Staged, GitError> {
+        let add = self.add_all(keep_out, false).run()?;
+        if add.status.success() {
+            return Ok(Staged::default());
+        }
+        if !add.stderr_tail.contains(SPARSE_REFUSAL) {
+            return Err(self.classify("add", &add, None));
+        }
+        // What the plain add left out lies outside the sparse checkout's directories.
+        let mut outside = self.paths("diff", &["diff", "--name-only", "-z", "--no-renames"])?;
+        outside.extend(self.paths(
+            "ls-files",
+            &["ls-files", "-z", "--others", "--exclude-standard"],
+        )?);
+        outside.retain(|p| !keep_out.iter().any(|k| within(p, k)));
+        outside.sort();
+        outside.dedup();
+        let again = self.add_all(keep_out, true).run()?;
+        if !again.status.success() {
+            return Err(self.classify("add", &again, None));
+        }
+        Ok(Staged {
+            outside_sparse: outside,
+        })
+    }
+
+    fn add_all(&self, keep_out: &[RepoPath], sparse: bool) -> GitCommand {
+        let mut add = GitCommand::new(self, "add")
+            .args(["add", "-A"])
+            .timeout(RECORD_TIMEOUT);
+        if sparse {
+            add = add.arg("--sparse");
+        }
+        if !keep_out.is_empty() {
+            add = add.args(["--", "."]);
+            for path in keep_out {
+                let bytes = path.as_bytes();
+                let bare = bytes.strip_suffix(b"/").unwrap_or(bytes);
+                let mut spec = b":(exclude,literal)".to_vec();
+                spec.extend_from_slice(bare);
+                add = add.arg(RepoPath::from_bytes(spec).as_path());
+            }
+        }
+        add
+    }
+
+    fn paths(&self, op: &'static str, args: &[&str]) -> Result<Vec<RepoPath>, GitError> {
+        let out = GitCommand::new(self, op)
+            .args(args)
+            .max_stdout(MAX_LIST)
+            .run_ok()?;
+        Ok(split_nul(&out.stdout).map(RepoPath::from_bytes).collect())
     }
 
     fn classify(&self, op: &'static str, out: &GitOutput, failed_hook: Option<String>) -> GitError {
@@ -102,6 +240,61 @@ impl GitRepo {
     }
 }
 
+/// Whether `path` is `dir` or inside it (`dir` as status lists a nested repository: `a/b/`).
+fn within(path: &RepoPath, dir: &RepoPath) -> bool {
+    let d = dir.as_bytes();
+    let bare = d.strip_suffix(b"/").unwrap_or(d);
+    let p = path.as_bytes();
+    p == bare || (p.starts_with(bare) && p.get(bare.len()) == Some(&b'/'))
+}
+
+/// A copy of the index taken before staging, put back when a record fails without
+/// committing, so a failure leaves nothing half-staged.
+struct IndexBackup {
+    index: PathBuf,
+    /// The copy; `None` when there was no index yet.
+    copy: Option<PathBuf>,
+}
+
+impl IndexBackup {
+    fn take(repo: &GitRepo) -> Result<IndexBackup, GitError> {
+        let index = repo.git_dir().join("index");
+        let copy = repo.git_dir().join("index.butler-backup");
+        match std::fs::copy(&index, &copy) {
+            Ok(_) => Ok(IndexBackup {
+                index,
+                copy: Some(copy),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(IndexBackup { index, copy: None })
+            }
+            Err(e) => Err(GitError::io("index backup", e)),
+        }
+    }
+
+    /// Puts the index back (atomically: the copy is renamed over it).
+    fn restore(mut self) {
+        let result = match self.copy.take() {
+            Some(copy) => std::fs::rename(&copy, &self.index),
+            None => match std::fs::remove_file(&self.index) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            },
+        };
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "the index could not be put back after a failed record");
+        }
+    }
+}
+
+impl Drop for IndexBackup {
+    fn drop(&mut self) {
+        if let Some(copy) = &self.copy {
+            let _ = std::fs::remove_file(copy);
+        }
+    }
+}
+
 /// `fatal: Unable to create '/x/.git/index.lock': File exists.` → the lock path.
 fn locked_index(stderr: &str) -> Option<PathBuf> {
     let line = stderr
@@ -110,78 +303,6 @@ fn locked_index(stderr: &str) -> Option<PathBuf> {
     let start = line.find('\'')? + 1;
     let end = start + line[start..].find('\'')?;
     Some(PathBuf::from(&line[start..end]))
-}
-
-/// A private file that git's trace2 event stream is written to, so the hook that ended a
-/// commit can be named exactly. Removed on drop.
-struct TraceFile {
-    path: PathBuf,
-}
-
-impl TraceFile {
-    fn create() -> Option<TraceFile> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "butler-git-trace-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = std::env::temp_dir().join(name);
-        let _ = std::fs::remove_file(&path);
-        let mut options = File::options();
-        options.write(true).create_new(true);
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        options.open(&path).ok()?;
-        Some(TraceFile { path })
-    }
-
-    /// The hook whose non-zero exit ended the top-level git process.
-    fn failed_hook(&self) -> Option<String> {
-        failed_hook_in(&std::fs::read_to_string(&self.path).ok()?)
-    }
-}
-
-impl Drop for TraceFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Reads trace2 events: the top-level process (the first `sid`) started children of class
-/// `hook`; returns the name of one that exited non-zero.
-fn failed_hook_in(events: &str) -> Option<String> {
-    let mut top_sid: Option<String> = None;
-    let mut hooks = std::collections::HashMap::new();
-    let mut failed = None;
-    for line in events.lines() {
-        let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let sid = event["sid"].as_str().unwrap_or_default();
-        let top = top_sid.get_or_insert_with(|| sid.to_string());
-        if sid != top {
-            continue;
-        }
-        match event["event"].as_str() {
-            Some("child_start") if event["child_class"] == "hook" => {
-                if let (Some(id), Some(name)) =
-                    (event["child_id"].as_i64(), event["hook_name"].as_str())
-                {
-                    hooks.insert(id, name.to_string());
-                }
-            }
-            Some("child_exit") => {
-                let id = event["child_id"].as_i64();
-                if event["code"].as_i64().unwrap_or(0) != 0
-                    && let Some(name) = id.and_then(|id| hooks.get(&id))
-                {
-                    failed = Some(name.clone());
-                }
-            }
-            _ => {}
-        }
-    }
-    failed
 }
 
 #[cfg(test)]
@@ -196,14 +317,10 @@ mod tests {
     }
 
     #[test]
-    fn failing_hook_of_the_top_process_is_found() {
-        let events = r#"{"event":"version","sid":"A"}
-{"event":"child_start","sid":"A","child_id":0,"child_class":"hook","hook_name":"pre-commit"}
-{"event":"child_start","sid":"A/B","child_id":0,"child_class":"hook","hook_name":"other"}
-{"event":"child_exit","sid":"A/B","child_id":0,"code":1}
-{"event":"child_exit","sid":"A","child_id":0,"code":3}"#;
-        assert_eq!(failed_hook_in(events), Some("pre-commit".into()));
-        let ok = events.replace("\"code\":3", "\"code\":0");
-        assert_eq!(failed_hook_in(&ok), None);
+    fn kept_out_directories_cover_their_files_only() {
+        let dir = RepoPath::from_bytes("a/b/");
+        assert!(within(&RepoPath::from_bytes("a/b"), &dir));
+        assert!(within(&RepoPath::from_bytes("a/b/c"), &dir));
+        assert!(!within(&RepoPath::from_bytes("a/bc"), &dir));
     }
 }

@@ -1,6 +1,13 @@
 //! Working-tree status through `git status --porcelain=v2 -z` (fastest on big trees, and when
 //! no other Butler is busy with the tree it saves the refreshed index, so the next call is
 //! cheap; see `lock.rs`).
+//!
+//! Untracked files are listed one by one (`--untracked-files=all`: a new directory's files,
+//! not the directory), so the one untracked entry that still ends in `/` is a directory git
+//! does not descend into: a repository of its own nested in the project. Such a repository,
+//! and work inside a submodule that did not move the submodule's commit, cannot be saved by a
+//! record of this project: they are listed apart ([`WorkTreeStatus::unrecordable`]) so that
+//! what observing calls unrecorded is exactly what recording saves.
 
 use super::GitRepo;
 use super::command::GitCommand;
@@ -19,7 +26,7 @@ pub enum Change {
     Deleted,
     /// File ↔ symlink ↔ submodule.
     TypeChanged,
-    /// Not tracked and not ignored (untracked directories come as one `dir/` entry).
+    /// Not tracked and not ignored (each file; nested repositories are not entries).
     Untracked,
     /// Unresolved merge conflict.
     Conflicted,
@@ -32,13 +39,36 @@ pub struct StatusEntry {
     pub change: Change,
 }
 
+/// Why a changed path is not something a record of this project can save.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotRecordable {
+    /// An untracked directory with a repository of its own (`dir/.git`): recording it would
+    /// save only a pointer to a commit that no one else can fetch.
+    NestedRepository,
+    /// Edits or new files inside a submodule whose commit did not move: they belong to the
+    /// submodule's own history.
+    SubmoduleWork,
+}
+
+/// A path with work that a record of this project does not save.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Unrecordable {
+    /// The directory, ending in `/` for a nested repository.
+    pub path: RepoPath,
+    pub why: NotRecordable,
+}
+
 /// Every unrecorded change of the working tree (index and files together, against HEAD).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct WorkTreeStatus {
-    /// Changed paths in git's order (conflicted ones included).
+    /// Changed paths a record saves, in git's order (conflicted ones included; untracked
+    /// files one by one).
     pub entries: Vec<StatusEntry>,
     /// Paths with unresolved conflicts.
     pub conflicted: Vec<RepoPath>,
+    /// Work a record of this project cannot save (not in `entries`).
+    pub unrecordable: Vec<Unrecordable>,
 }
 
 impl WorkTreeStatus {
@@ -49,9 +79,9 @@ impl WorkTreeStatus {
 }
 
 impl GitRepo {
-    /// Unrecorded changes: staged and unstaged changes against HEAD, untracked files
-    /// (untracked directories as one `dir/` entry), conflicts. Ignored files are left out.
-    /// An unborn HEAD works (everything present is added or untracked).
+    /// Unrecorded changes: staged and unstaged changes against HEAD, untracked files (each
+    /// file), conflicts; nested repositories and work inside submodules apart. Ignored files
+    /// are left out. An unborn HEAD works (everything present is added or untracked).
     pub fn status(&self) -> Result<WorkTreeStatus, GitError> {
         let refresh = self.refresh();
         let out = refresh
@@ -60,7 +90,7 @@ impl GitRepo {
                 "status",
                 "--porcelain=v2",
                 "-z",
-                "--untracked-files=normal",
+                "--untracked-files=all",
                 "--no-renames",
                 "--ignored=no",
             ])
@@ -86,6 +116,24 @@ impl GitRepo {
     }
 }
 
+impl WorkTreeStatus {
+    /// The changed files (not deleted) of at least `min_bytes` in the working tree, with
+    /// their sizes, largest first: what would enter history for good when recorded.
+    pub fn large_files(&self, repo: &GitRepo, min_bytes: u64) -> Vec<(RepoPath, u64)> {
+        let mut large: Vec<(RepoPath, u64)> = self
+            .entries
+            .iter()
+            .filter(|e| e.change != Change::Deleted)
+            .filter_map(|e| {
+                let meta = std::fs::symlink_metadata(repo.workdir().join(e.path.as_path())).ok()?;
+                (meta.is_file() && meta.len() >= min_bytes).then(|| (e.path.clone(), meta.len()))
+            })
+            .collect();
+        large.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        large
+    }
+}
+
 /// Splits NUL-terminated records, skipping empty ones.
 pub(crate) fn split_nul(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     bytes.split(|&b| b == 0).filter(|s| !s.is_empty())
@@ -101,7 +149,15 @@ fn parse_porcelain_v2(stdout: &[u8]) -> Result<WorkTreeStatus, GitError> {
         let (path, change) = match kind {
             b'1' => {
                 let (fields, path) = fields_then_path(rest, 7)?;
+                let submodule = Submodule::of(fields[1]);
+                if submodule.inner_work {
+                    status.unrecordable.push(Unrecordable {
+                        path: RepoPath::from_bytes(path),
+                        why: NotRecordable::SubmoduleWork,
+                    });
+                }
                 match ordinary_change(fields[0]) {
+                    Some(_) if submodule.only_inner(fields[0]) => continue,
                     Some(change) => (path, change),
                     None => continue,
                 }
@@ -118,7 +174,18 @@ fn parse_porcelain_v2(stdout: &[u8]) -> Result<WorkTreeStatus, GitError> {
                 status.conflicted.push(RepoPath::from_bytes(path));
                 (path, Change::Conflicted)
             }
-            b'?' => (rest.strip_prefix(b" ").unwrap_or(rest), Change::Untracked),
+            b'?' => {
+                let path = rest.strip_prefix(b" ").unwrap_or(rest);
+                if path.ends_with(b"/") {
+                    // With every untracked file listed, a directory is one git did not enter.
+                    status.unrecordable.push(Unrecordable {
+                        path: RepoPath::from_bytes(path),
+                        why: NotRecordable::NestedRepository,
+                    });
+                    continue;
+                }
+                (path, Change::Untracked)
+            }
             b'!' | b'#' => continue,
             _ => return Err(GitError::failed("status", "unexpected porcelain record")),
         };
@@ -129,6 +196,37 @@ fn parse_porcelain_v2(stdout: &[u8]) -> Result<WorkTreeStatus, GitError> {
     }
     merge_deleted_and_untracked(&mut status.entries);
     Ok(status)
+}
+
+/// The `<sub>` field of a porcelain v2 entry: `N...` for a file, `S<c><m><u>` for a
+/// submodule (commit changed, tracked changes inside, untracked files inside).
+struct Submodule {
+    is_submodule: bool,
+    commit_changed: bool,
+    inner_work: bool,
+}
+
+impl Submodule {
+    fn of(field: &[u8]) -> Submodule {
+        match field {
+            [b'S', c, m, u] => Submodule {
+                is_submodule: true,
+                commit_changed: *c == b'C',
+                inner_work: *m == b'M' || *u == b'U',
+            },
+            _ => Submodule {
+                is_submodule: false,
+                commit_changed: false,
+                inner_work: false,
+            },
+        }
+    }
+
+    /// A submodule whose only change is work inside it (its commit, in the index and in the
+    /// working tree, is the recorded one): nothing for a record of this project.
+    fn only_inner(&self, xy: &[u8]) -> bool {
+        self.is_submodule && !self.commit_changed && xy.first() == Some(&b'.')
+    }
 }
 
 /// Splits ` f1 f2 … fn path` into its `n` fields and the path (which may contain spaces).
@@ -188,7 +286,7 @@ mod tests {
 
     #[test]
     fn ordinary_entries_keep_spaces_in_paths() {
-        let s = parse("1 .M N... 100644 100644 100644 aaa bbb my file.txt\0? new dir/\0");
+        let s = parse("1 .M N... 100644 100644 100644 aaa bbb my file.txt\0? new dir/a b\0");
         assert_eq!(
             s.entries,
             vec![
@@ -197,11 +295,41 @@ mod tests {
                     change: Change::Modified
                 },
                 StatusEntry {
-                    path: RepoPath::from_bytes("new dir/"),
+                    path: RepoPath::from_bytes("new dir/a b"),
                     change: Change::Untracked
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_nested_repository_is_not_an_entry() {
+        let s = parse("? a/x\0? a/b/nested/\0");
+        assert_eq!(s.entries.len(), 1);
+        assert_eq!(
+            s.unrecordable,
+            vec![Unrecordable {
+                path: RepoPath::from_bytes("a/b/nested/"),
+                why: NotRecordable::NestedRepository
+            }]
+        );
+    }
+
+    #[test]
+    fn work_inside_a_submodule_is_apart_unless_its_commit_moved() {
+        let inner = parse("1 .M S.MU 160000 160000 160000 aaa aaa sub\0");
+        assert!(inner.is_clean(), "{inner:?}");
+        assert_eq!(inner.unrecordable[0].why, NotRecordable::SubmoduleWork);
+        let moved = parse("1 .M SCM. 160000 160000 160000 aaa aaa sub\0");
+        assert_eq!(moved.entries[0].change, Change::Modified);
+        assert_eq!(
+            moved.unrecordable.len(),
+            1,
+            "the edits inside are reported too"
+        );
+        let staged = parse("1 M. S... 160000 160000 160000 aaa bbb sub\0");
+        assert_eq!(staged.entries.len(), 1);
+        assert!(staged.unrecordable.is_empty());
     }
 
     #[test]

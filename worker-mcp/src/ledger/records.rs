@@ -249,6 +249,21 @@ impl Ledger {
         })
     }
 
+    /// Replaces a completed record's message with the one its commit carries (a repository
+    /// hook rewrote it while recording), so the ledger shows what history holds.
+    pub fn set_record_message(&self, id: &RecordId, message: &str) -> Result<(), LedgerError> {
+        self.write(|tx| {
+            let updated = tx.execute(
+                "UPDATE records SET message = ?2 WHERE id = ?1 AND state = 'complete'",
+                params![id.as_str(), message],
+            )?;
+            match updated {
+                0 => Err(missing(id)),
+                _ => Ok(()),
+            }
+        })
+    }
+
     /// Gives a reserved id back because its commit certainly did not happen: when it is the
     /// newest id of its day it is deleted and will be handed out again (the day's ids stay
     /// consecutive); otherwise it is abandoned like [`Ledger::abandon_record`].

@@ -68,6 +68,25 @@ impl Reservation {
         Ok(self.id)
     }
 
+    /// The commit was made as `sha` and history holds `saved` as its message: the record is
+    /// complete with that message. When a repository hook rewrote the text, the ledger keeps
+    /// what history holds and the answer says what the rewrite changed.
+    pub fn complete_saved(
+        self,
+        ledger: &Ledger,
+        sha: &str,
+        saved: &str,
+    ) -> Result<(RecordId, Option<Rewrite>), LedgerError> {
+        let rewrite = Rewrite::between(&self.text, saved);
+        let id = self.complete(ledger, sha)?;
+        if let Some(rewrite) = &rewrite
+            && rewrite.text_changed
+        {
+            ledger.set_record_message(&id, &RecordMessage::parse(saved).text)?;
+        }
+        Ok((id, rewrite))
+    }
+
     /// No commit carries the text (the step needed none, e.g. a fast-forward): the id is given
     /// back when no later one was handed out meanwhile, else abandoned.
     pub fn release(self, ledger: &Ledger) -> Result<(), LedgerError> {
@@ -94,6 +113,53 @@ impl Reservation {
             ledger.abandon_record(&self.id)
         }
     }
+}
+
+/// How the message history holds differs from the text Butler gave (a `commit-msg` hook
+/// rewrote it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewrite {
+    /// The words of the message changed.
+    pub text_changed: bool,
+    /// The `Butler-Record:` trailer is gone: the record is known to Butler by its commit only.
+    pub lost_record_id: bool,
+    /// Issue references (`Refs:`) that are gone: trackers will not link these issues.
+    pub lost_issue_ids: Vec<u64>,
+}
+
+impl Rewrite {
+    /// `None` when `saved` says what `given` says (up to git's whitespace cleanup).
+    fn between(given: &str, saved: &str) -> Option<Rewrite> {
+        let (given, saved) = (RecordMessage::parse(given), RecordMessage::parse(saved));
+        let rewrite = Rewrite {
+            text_changed: tidy(&given.text) != tidy(&saved.text),
+            lost_record_id: given.record_id.is_some() && saved.record_id != given.record_id,
+            lost_issue_ids: given
+                .issue_ids
+                .iter()
+                .filter(|n| !saved.issue_ids.contains(n))
+                .copied()
+                .collect(),
+        };
+        let same = !rewrite.text_changed && !rewrite.lost_record_id;
+        (!same || !rewrite.lost_issue_ids.is_empty()).then_some(rewrite)
+    }
+}
+
+/// Text as git's whitespace cleanup leaves it: line ends trimmed, runs of blank lines made
+/// one, blank lines at both ends dropped.
+fn tidy(text: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim_end) {
+        if line.is_empty() && out.last().is_none_or(|l| l.is_empty()) {
+            continue;
+        }
+        out.push(line);
+    }
+    while out.last() == Some(&"") {
+        out.pop();
+    }
+    out.join("\n")
 }
 
 #[cfg(test)]

@@ -180,3 +180,25 @@ fn a_commit_that_did_not_happen_gives_its_id_back() {
     let pending = s.ledger.pending_records().expect("pending");
     assert!(pending.is_empty(), "nothing is left pending: {pending:?}");
 }
+
+#[test]
+fn a_rewritten_message_is_what_the_record_keeps_and_lost_trailers_are_named() {
+    let given = RecordMessage::compose("Add a\n\n\nbody  ", &[7], None, &id("20260415-001"));
+    // git's whitespace cleanup alone is no rewrite.
+    let cleaned = "Add a\n\nbody\n\nRefs: #7\nButler-Record: 20260415-001\n";
+    assert_eq!(Rewrite::between(&given, cleaned), None);
+    // A hook that prefixes the subject and drops the trailers.
+    let rewrite = Rewrite::between(&given, "[JIRA-1] Add a\n\nbody\n").expect("rewritten");
+    assert_eq!(
+        rewrite,
+        Rewrite {
+            text_changed: true,
+            lost_record_id: true,
+            lost_issue_ids: vec![7],
+        }
+    );
+    // A hook that keeps the trailers but rewords.
+    let reworded = "Add a.\n\nbody\n\nRefs: #7\nButler-Record: 20260415-001\n";
+    let rewrite = Rewrite::between(&given, reworded).expect("rewritten");
+    assert!(rewrite.text_changed && !rewrite.lost_record_id && rewrite.lost_issue_ids.is_empty());
+}
