@@ -11,6 +11,7 @@ use butler_worker::ledger::LedgerError;
 use butler_worker::secrets::{FileFinding, Rule};
 use serde_json::{Value, json};
 
+use crate::catalogue::{Key, fill, text};
 use crate::work::sensitive::RecordFinding;
 
 /// The spec's error codes (§3).
@@ -83,25 +84,17 @@ pub enum BlockReason {
 impl BlockReason {
     pub fn describe(&self) -> String {
         match self {
-            BlockReason::InProgress(what) => format!("a {what} is in progress"),
-            BlockReason::Conflicts(paths) => {
-                format!("{} file(s) have unresolved conflicts", paths.len())
-            }
-            BlockReason::Detached => "work is not on a named line of work".to_string(),
+            BlockReason::InProgress(what) => fill(Key::BlockInProgress, &[("what", what)]),
+            BlockReason::Conflicts(paths) => fill(Key::BlockConflicts, &[("n", &paths.len())]),
+            BlockReason::Detached => text(Key::BlockDetached).to_string(),
         }
     }
 
     pub fn hint(&self) -> &'static str {
         match self {
-            BlockReason::InProgress(_) => {
-                "finish or abort it with work_vcs (e.g. work_vcs([\"merge\", \"--abort\"])), then call work_observe"
-            }
-            BlockReason::Conflicts(_) => {
-                "resolve the conflicted files (see work_observe changed_files), then call work_record"
-            }
-            BlockReason::Detached => {
-                "switch to a line of work with work_switch_line(name=…) or start one here with work_new_line(name=…)"
-            }
+            BlockReason::InProgress(_) => text(Key::BlockInProgressHint),
+            BlockReason::Conflicts(_) => text(Key::BlockConflictsHint),
+            BlockReason::Detached => text(Key::BlockDetachedHint),
         }
     }
 }
@@ -200,7 +193,9 @@ pub enum WorkError {
     Internal(String),
 }
 
-const OBSERVE_HINT: &str = "call work_observe to see the current state";
+fn observe_hint() -> &'static str {
+    text(Key::ObserveHint)
+}
 
 impl ToolError {
     /// The one mapping from a Brain-facing operation's failure to what the Brain sees;
@@ -210,29 +205,29 @@ impl ToolError {
         match err {
             WorkError::NoSession => ToolError::new(
                 NeedInput,
-                "No session has been started",
-                "call work_session_start(project_root) first",
+                text(Key::ErrNoSession),
+                text(Key::ErrNoSessionHint),
             ),
             WorkError::InvalidArgument { field, reason } => ToolError::new(
                 NeedInput,
-                format!("Invalid `{field}`: {reason}"),
-                format!("call {tool} again with a valid `{field}`"),
+                fill(Key::ErrInvalidArgument, &[("field", &field), ("reason", &reason)]),
+                fill(Key::ErrInvalidArgumentHint, &[("tool", &tool), ("field", &field)]),
             )
             .with_data(json!({"field": field})),
             WorkError::UnrecordedChanges => ToolError::new(
                 PolicyBlocked,
-                "There are unrecorded changes, so nothing can be shared yet",
-                "record first with work_record, then call work_publish",
+                text(Key::ErrUnrecorded),
+                text(Key::ErrUnrecordedHint),
             ),
             WorkError::Blocked(reason) => ToolError::new(
                 PolicyBlocked,
-                format!("The project is blocked: {}", reason.describe()),
+                fill(Key::ErrBlocked, &[("what", &reason.describe())]),
                 reason.hint(),
             ),
             WorkError::NoDestination => ToolError::new(
                 UpstreamNotConfigured,
-                "No shared destination is configured, so published state cannot be known",
-                "ask the user for the shared destination and add it with work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"])",
+                text(Key::ErrNoDestination),
+                text(Key::ErrNoDestinationHint),
             ),
             WorkError::SecretsInWork { findings } => secrets_in_work(&findings),
             WorkError::SecretsInRecords { findings } => secrets_in_records(&findings),
@@ -270,8 +265,8 @@ impl ToolError {
             ),
             WorkError::InvalidBody { missing } => ToolError::new(
                 InvalidBody,
-                "The issue body lacks required sections",
-                format!("call {tool} again with a body that has `## Current state`, `## Next action` and `## Blockers` sections"),
+                text(Key::ErrInvalidBody),
+                fill(Key::ErrInvalidBodyHint, &[("tool", &tool)]),
             )
             .with_data(json!({"required_fields": missing})),
             WorkError::BodyFieldsNeeded { missing } => ToolError::new(
@@ -393,8 +388,8 @@ impl ToolError {
             }
             WorkError::MessageNeeded { proposed } => ToolError::new(
                 NeedInput,
-                "No message given; one is proposed from the changes",
-                "call work_record again with message set to data.proposed_message or your own words",
+                text(Key::ErrMessageNeeded),
+                text(Key::ErrMessageNeededHint),
             )
             .with_data(json!({"proposed_message": proposed})),
             WorkError::FinishStopped(stop) => {
@@ -421,7 +416,7 @@ impl ToolError {
             WorkError::Ledger(err) => ledger_error(err, tool),
             WorkError::Issue(err) => issue_error(err, tool),
             WorkError::Internal(_) => {
-                ToolError::new(BackendError, "Butler hit an internal error", OBSERVE_HINT)
+                ToolError::new(BackendError, text(Key::ErrInternal), observe_hint())
             }
         }
     }
@@ -638,8 +633,8 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
         ),
         GitError::NothingToRecord => ToolError::new(
             NeedInput,
-            "There is nothing to record",
-            "make changes first, then call work_record; work_observe shows the state",
+            text(Key::ErrNothingToRecord),
+            text(Key::ErrNothingToRecordHint),
         ),
         GitError::NoIdentity => ToolError::new(
             NeedInput,
@@ -673,11 +668,9 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
             ),
             format!("call {tool} again in a moment"),
         ),
-        GitError::Rejected => ToolError::new(
-            Conflict,
-            "The shared destination has work that is not here yet",
-            "bring it in with work_vcs([\"pull\", \"--rebase\"]) (resolve conflicts if any), then call work_publish again",
-        ),
+        GitError::Rejected => {
+            ToolError::new(Conflict, text(Key::ErrRejected), text(Key::ErrRejectedHint))
+        }
         GitError::AuthFailed => ToolError::new(
             AuthFailed,
             "The shared destination refused the credentials",
@@ -706,7 +699,7 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
         GitError::Failed { .. } => ToolError::new(
             BackendError,
             "The version-control operation failed",
-            OBSERVE_HINT,
+            observe_hint(),
         ),
     }
 }
@@ -735,10 +728,10 @@ fn ledger_error(err: LedgerError, tool: &str) -> ToolError {
         LedgerError::Conflict { .. } => ToolError::new(
             Conflict,
             "The record store disagrees with the request",
-            OBSERVE_HINT,
+            observe_hint(),
         ),
         LedgerError::Sqlite(_) => {
-            ToolError::new(BackendError, "Butler's record store failed", OBSERVE_HINT)
+            ToolError::new(BackendError, "Butler's record store failed", observe_hint())
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod backend;
+pub mod catalogue;
 pub mod client;
 pub mod envelope;
 pub mod equivalents;

@@ -8,6 +8,8 @@
 //! token goes there only when the user bound it (see [`crate::issues::binding`]).
 //!
 //! ```toml
+//! language = "ja"                       # Butler's texts: "en" (default) | "ja"; see BUTLER_LANG
+//!
 //! [issues]
 //! backend = "auto"                      # "local" | "gitea" | "auto" (default)
 //! gitea_url = "https://example.com/git" # optional; else derived from the git remote
@@ -36,6 +38,8 @@ use serde::Deserialize;
 /// The project config file, relative to the project root.
 pub const CONFIG_FILE: &str = ".butler/config.toml";
 
+/// The language of Butler's texts when the project's file does not set one (`en`, `ja`).
+pub const ENV_LANG: &str = "BUTLER_LANG";
 /// Chooses the issue backend: `local`, `gitea` or `auto`.
 pub const ENV_BACKEND: &str = "BUTLER_ISSUE_BACKEND";
 /// The Gitea/Forgejo web root (e.g. `https://example.com/git`).
@@ -191,6 +195,8 @@ pub enum ConfigError {
 
 #[derive(Debug, Default, Deserialize)]
 struct FileConfig {
+    /// The language of Butler's texts (read by the orchestrator's catalogue).
+    language: Option<String>,
     #[serde(default)]
     issues: FileIssues,
     #[serde(default)]
@@ -240,6 +246,22 @@ impl AgentFileConfig {
         })?;
         Ok(file.agent)
     }
+}
+
+/// The `language` of `<project_root>/.butler/config.toml`, as written (`None` when the file or
+/// the key is absent). What it means is the orchestrator's catalogue's to say.
+pub fn file_language(project_root: &Path) -> Result<Option<String>, ConfigError> {
+    let path = project_root.join(CONFIG_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(ConfigError::Read { path, source }),
+    };
+    let file = toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::Parse {
+        path: path.clone(),
+        message: e.message().to_string(),
+    })?;
+    Ok(file.language)
 }
 
 #[derive(Debug, Default, Deserialize)]

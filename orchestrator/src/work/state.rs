@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::catalogue::{Key, fill, text};
 use crate::error::BlockReason;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -23,6 +24,7 @@ pub enum WorkState {
 pub struct RequiredAction {
     pub tool: &'static str,
     pub reason: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub required_args: Vec<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy_hint: Option<String>,
@@ -58,10 +60,10 @@ fn action(tool: &'static str, reason: impl Into<String>, args: &[&'static str]) 
 pub fn uninitialized() -> Decision {
     Decision {
         state: WorkState::Uninitialized,
-        summary: "No session yet. Call work_session_start(project_root).".into(),
+        summary: text(Key::UninitSummary).into(),
         required_action: Some(action(
             "work_session_start",
-            "The session is not initialised",
+            text(Key::UninitReason),
             &["project_root"],
         )),
         available_next: vec!["work_session_start"],
@@ -71,7 +73,7 @@ pub fn uninitialized() -> Decision {
 pub fn unknown(why: &str) -> Decision {
     Decision {
         state: WorkState::Unknown,
-        summary: format!("The work state cannot be determined: {why}."),
+        summary: fill(Key::UnknownSummary, &[("why", &why)]),
         required_action: None,
         available_next: vec!["work_observe", "work_history"],
     }
@@ -81,10 +83,12 @@ pub fn decide(facts: &Facts) -> Decision {
     if let Some(reason) = &facts.blocked {
         return Decision {
             state: WorkState::Blocked,
-            summary: format!(
-                "Blocked: {}. {}.",
-                reason.describe(),
-                capitalise(reason.hint())
+            summary: fill(
+                Key::BlockedSummary,
+                &[
+                    ("what", &reason.describe()),
+                    ("hint", &capitalise(reason.hint())),
+                ],
             ),
             required_action: None,
             available_next: vec!["work_vcs", "work_diff", "work_history"],
@@ -92,30 +96,27 @@ pub fn decide(facts: &Facts) -> Decision {
     }
     let unpublished = facts.unpublished.unwrap_or(0);
     let issue_hint = match facts.active_issue {
-        Some(n) => format!(" (linked to #{n})"),
+        Some(n) => fill(Key::DirtyLinked, &[("issue", &n)]),
         None => String::new(),
     };
     if facts.changed > 0 {
-        let mut record = action("work_record", "There are unrecorded changes", &["message"]);
+        let mut record = action("work_record", text(Key::DirtyReason), &["message"]);
         let mut available = vec!["work_record", "work_diff", "work_history"];
         // Without an active issue, the policy hint (not the summary) says how to link.
-        let summary = format!(
-            "{} unrecorded change(s). Save them with work_record{issue_hint}.",
-            facts.changed
+        let summary = fill(
+            Key::DirtySummary,
+            &[("n", &facts.changed), ("linked", &issue_hint)],
         );
         if facts.active_issue.is_none() {
-            record.policy_hint = Some(
-                "No active issue: pass issue_ids to link issues, or issue_ids=[] for no link"
-                    .into(),
-            );
+            record.policy_hint = Some(text(Key::DirtyNoIssueHint).into());
             available.insert(1, "work_start");
         }
         if unpublished > 0 {
             return Decision {
                 state: WorkState::DirtyAndUnpublished,
-                summary: format!(
-                    "{} unrecorded change(s) and {unpublished} unshared record(s). Save with work_record first, then work_publish.",
-                    facts.changed
+                summary: fill(
+                    Key::DirtyUnpublishedSummary,
+                    &[("n", &facts.changed), ("unpublished", &unpublished)],
                 ),
                 required_action: Some(record),
                 available_next: available,
@@ -131,30 +132,28 @@ pub fn decide(facts: &Facts) -> Decision {
     if unpublished > 0 {
         return Decision {
             state: WorkState::RecordedUnpublished,
-            summary: format!(
-                "{unpublished} record(s) not yet shared. Share them with work_publish."
-            ),
-            required_action: Some(action("work_publish", "There are unshared records", &[])),
+            summary: fill(Key::UnpublishedSummary, &[("n", &unpublished)]),
+            required_action: Some(action("work_publish", text(Key::UnpublishedReason), &[])),
             available_next: vec!["work_publish", "work_history"],
         };
     }
     match facts.active_issue {
         Some(n) => {
             let reason = if facts.unpublished.is_some() {
-                format!("All work on #{n} is recorded and shared")
+                fill(Key::DoneSharedReason, &[("issue", &n)])
             } else {
-                format!("All work on #{n} is recorded; no shared destination is configured")
+                fill(Key::DoneLocalReason, &[("issue", &n)])
             };
             Decision {
                 state: WorkState::CleanWithActiveIssue,
-                summary: format!("{reason}. Close it out with work_finish."),
+                summary: fill(Key::DoneSummary, &[("reason", &reason)]),
                 required_action: Some(action("work_finish", reason, &[])),
                 available_next: vec!["work_finish", "work_history"],
             }
         }
         None => Decision {
             state: WorkState::CleanIdle,
-            summary: "No work in progress.".into(),
+            summary: text(Key::IdleSummary).into(),
             required_action: None,
             available_next: vec!["work_start"],
         },

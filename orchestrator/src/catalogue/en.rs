@@ -1,0 +1,138 @@
+//! The English texts (the default). Keep each the way the Brain reads it: short, the next
+//! tool named, literals in backticks.
+
+use super::Key;
+
+pub(super) fn text(key: Key) -> &'static str {
+    match key {
+        Key::Instructions => {
+            "\
+Butler is this project's work-record system: use it instead of git.
+1. Once per session: work_session_start(project_root).
+2. Then, and whenever unsure: work_observe(): the work state and required_action, the one thing \
+to do next.
+Save work with work_record, share it with work_publish (asked to commit, push or publish: \
+work_observe, work_record if needed, work_publish), close it with work_finish. Lines of work \
+(branches): work_new_line, work_switch_line, work_merge_line. run_implement delegates coding to \
+a supervised agent; then task_accept or task_discard. Git in the shell is blocked: any other \
+version-control operation goes through work_vcs(args)."
+        }
+        Key::ClaudeBlock => {
+            "\
+## Butler
+This project's version control goes through Butler's MCP tools, not the shell.
+- Start with `work_session_start`, then `work_observe()` to see where the work stands.
+- Do not run `git` in Bash (a hook blocks it). Use `work_diff`, `work_history`, \
+`work_record` and `work_publish`; for any other git operation use `work_vcs([\"branch\", \"-a\"])`."
+        }
+        Key::UninitSummary => "No session yet. Call work_session_start(project_root).",
+        Key::UninitReason => "The session is not initialised",
+        Key::UnknownSummary => "The work state cannot be determined: {why}.",
+        Key::UnknownUnreadable => "the project could not be read",
+        Key::BlockedSummary => "Blocked: {what}. {hint}.",
+        Key::DirtySummary => "{n} unrecorded change(s). Save them with work_record{linked}.",
+        Key::DirtyLinked => " (linked to #{issue})",
+        Key::DirtyReason => "There are unrecorded changes",
+        Key::DirtyNoIssueHint => {
+            "No active issue: pass issue_ids to link issues, or issue_ids=[] for no link"
+        }
+        Key::DirtyUnpublishedSummary => {
+            "{n} unrecorded change(s) and {unpublished} unshared record(s). Save with work_record first, then work_publish."
+        }
+        Key::UnpublishedSummary => "{n} record(s) not yet shared. Share them with work_publish.",
+        Key::UnpublishedReason => "There are unshared records",
+        Key::DoneSharedReason => "All work on #{issue} is recorded and shared",
+        Key::DoneLocalReason => {
+            "All work on #{issue} is recorded; no shared destination is configured"
+        }
+        Key::DoneSummary => "{reason}. Close it out with work_finish.",
+        Key::IdleSummary => "No work in progress.",
+        Key::OutsideRecords => {
+            " {n} record(s) were made outside Butler since you last looked; see recent_records."
+        }
+        Key::IssueMissingNote => "Issue #{issue} was not found in the issue tracker.",
+        Key::TrackerSilentNote => {
+            "The issue tracker did not answer; the active issue's title is unknown."
+        }
+        Key::BlockInProgress => "a {what} is in progress",
+        Key::BlockConflicts => "{n} file(s) have unresolved conflicts",
+        Key::BlockDetached => "work is not on a named line of work",
+        Key::BlockInProgressHint => {
+            "finish or abort it with work_vcs (e.g. work_vcs([\"merge\", \"--abort\"])), then call work_observe"
+        }
+        Key::BlockConflictsHint => {
+            "resolve the conflicted files (see work_observe changed_files), then call work_record"
+        }
+        Key::BlockDetachedHint => {
+            "switch to a line of work with work_switch_line(name=…) or start one here with work_new_line(name=…)"
+        }
+        Key::SessionStarted => {
+            "Session started for {repo} (issues: {backend}). Next: work_observe."
+        }
+        Key::StartLinked => "Working on #{issue}; work_record links it by default.",
+        Key::StartUnlinked => "No active issue; records are not linked by default.",
+        Key::StartUncheckedNote => "The issue tracker did not answer; the issue was set unchecked.",
+        Key::Recorded => "Recorded as {id} ({n} changed path(s)).",
+        Key::NothingRecorded => "Nothing to record.",
+        Key::Published => "Shared {n} record(s) to {destination}.",
+        Key::NothingPublished => "Already published: nothing to share.",
+        Key::FinishBlocked => "The work is blocked: {what}.",
+        Key::FinishUnrecorded => "Unrecorded work remains: record it first.",
+        Key::FinishUnrecordedReason => "{n} unrecorded change(s)",
+        Key::FinishNoDestination => {
+            "No shared destination is configured, so it is unknown whether the work is shared."
+        }
+        Key::FinishNoDestinationHint => {
+            "Ask the user for the shared destination, then add it with work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"])"
+        }
+        Key::FinishUnshared => "Recorded work is not shared yet.",
+        Key::FinishUnsharedReason => "{n} unshared record(s)",
+        Key::FinishNoIssue => "All work is recorded and shared; no active issue to close.",
+        Key::FinishCommentReason => "Leave a summary of the work on issue #{issue}",
+        Key::FinishCloseReason => "The work looks done. Close issue #{issue}?",
+        Key::FinishProposals => "All work is recorded and shared. Check the proposals below.",
+        Key::ErrNoSession => "No session has been started",
+        Key::ErrNoSessionHint => "call work_session_start(project_root) first",
+        Key::ErrInvalidArgument => "Invalid `{field}`: {reason}",
+        Key::ErrInvalidArgumentHint => "call {tool} again with a valid `{field}`",
+        Key::ErrUnrecorded => "There are unrecorded changes, so nothing can be shared yet",
+        Key::ErrUnrecordedHint => "record first with work_record, then call work_publish",
+        Key::ErrBlocked => "The project is blocked: {what}",
+        Key::ErrNoDestination => {
+            "No shared destination is configured, so published state cannot be known"
+        }
+        Key::ErrNoDestinationHint => {
+            "ask the user for the shared destination and add it with work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"])"
+        }
+        Key::ErrMessageNeeded => "No message given; one is proposed from the changes",
+        Key::ErrMessageNeededHint => {
+            "call work_record again with message set to data.proposed_message or your own words"
+        }
+        Key::ErrNothingToRecord => "There is nothing to record",
+        Key::ErrNothingToRecordHint => {
+            "make changes first, then call work_record; work_observe shows the state"
+        }
+        Key::ErrRejected => "The shared destination has work that is not here yet",
+        Key::ErrRejectedHint => {
+            "bring it in with work_vcs([\"pull\", \"--rebase\"]) (resolve conflicts if any), then call work_publish again"
+        }
+        Key::ErrInvalidBody => "The issue body lacks required sections",
+        Key::ErrInvalidBodyHint => {
+            "call {tool} again with a body that has `## Current state`, `## Next action` and `## Blockers` sections"
+        }
+        Key::ErrInternal => "Butler hit an internal error",
+        Key::ObserveHint => "call work_observe to see the current state",
+        Key::HookUseInstead => "`{shown}` was blocked. Use {call} instead.",
+        Key::HookNoDedicatedTool => {
+            "`{shown}` was blocked: direct git is not used in this project. Butler has no dedicated tool for `git {sub}`; use {call} instead."
+        }
+        Key::HookDirectGit => {
+            "`{shown}` was blocked: direct git is not used in this project. Use Butler's tools instead: {overview}."
+        }
+        Key::HookDynamic => {
+            "`{word}` was blocked: the program it runs is only known when it runs, and this command line mentions git. Spell the command out, or use Butler's tools instead: {overview}."
+        }
+        Key::HookOverviewItem => "{tool}() for {git}",
+        Key::HookOverviewOther => "work_vcs([...]) for other git commands",
+    }
+}

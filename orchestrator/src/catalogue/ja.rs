@@ -1,0 +1,139 @@
+//! 日本語の文言。状態・要約・ヒントはシード仕様 (seeds/000) の言い回しに合わせる。ツール名・
+//! 引数名・フィールド名は英語のまま。
+
+use super::Key;
+
+pub(super) fn text(key: Key) -> &'static str {
+    match key {
+        Key::Instructions => "\
+Butler はこのプロジェクトの作業記録システムです。git の代わりに使ってください。
+1. セッション開始時に一度だけ work_session_start(project_root) を呼んでください。
+2. 続けて、また次に何をすべきか迷ったら work_observe() を呼んでください。作業状態と、次に必須の\
+操作 (required_action) を返します。
+作業の記録は work_record、共有は work_publish (「確定して」「公開して」「反映して」と頼まれたら \
+work_observe → 必要なら work_record → work_publish)、締めは work_finish。作業ライン (ブランチ) は \
+work_new_line / work_switch_line / work_merge_line。run_implement は実装を監督付きエージェントに\
+委ね、その後 task_accept か task_discard。シェルの git はブロックされます。その他のバージョン\
+管理操作は work_vcs(args) で行ってください。",
+        Key::ClaudeBlock => "\
+## Butler
+このプロジェクトのバージョン管理はシェルではなく Butler の MCP ツールで行います。
+- `work_session_start` で始め、`work_observe()` で作業の現在地を確認してください。
+- Bash で `git` を実行しないでください (フックがブロックします)。`work_diff`、`work_history`、\
+`work_record`、`work_publish` を使い、その他の git 操作には `work_vcs([\"branch\", \"-a\"])` のように \
+`work_vcs` を使ってください。",
+        Key::UninitSummary => {
+            "セッションが初期化されていません。work_session_start(project_root) を呼んでください"
+        }
+        Key::UninitReason => "セッションが初期化されていません",
+        Key::UnknownSummary => "作業状態を特定できません: {why}。",
+        Key::UnknownUnreadable => "プロジェクトを読み取れませんでした",
+        Key::BlockedSummary => "ブロック中: {what}。{hint}。",
+        Key::DirtySummary => "未記録の変更が {n} 件あります{linked}。work_record で記録してください",
+        Key::DirtyLinked => " (#{issue} に紐付け)",
+        Key::DirtyReason => "未記録の変更があります",
+        Key::DirtyNoIssueHint => {
+            "active issue がありません。issue_ids に紐付け先を指定するか、issue_ids=[] で紐付けなしにしてください"
+        }
+        Key::DirtyUnpublishedSummary => {
+            "未記録の変更が {n} 件、未公開の記録が {unpublished} 件あります。先に work_record で記録し、次に work_publish してください"
+        }
+        Key::UnpublishedSummary => {
+            "未公開の記録が {n} 件あります。work_publish で共有先に反映してください"
+        }
+        Key::UnpublishedReason => "未公開の記録があります",
+        Key::DoneSharedReason => "#{issue} の作業は記録・公開済みです",
+        Key::DoneLocalReason => "#{issue} の作業は記録済みです (共有先は設定されていません)",
+        Key::DoneSummary => "{reason}。work_finish で締め処理を行ってください",
+        Key::IdleSummary => "作業中の変更はありません",
+        Key::OutsideRecords => {
+            " 前回の確認以降に Butler の外で {n} 件の記録が作られました。recent_records を見てください。"
+        }
+        Key::IssueMissingNote => "issue #{issue} が issue トラッカーに見つかりません。",
+        Key::TrackerSilentNote => {
+            "issue トラッカーが応答しませんでした。active issue のタイトルは不明です。"
+        }
+        Key::BlockInProgress => "{what} が進行中です",
+        Key::BlockConflicts => "{n} 件のファイルに未解決の競合があります",
+        Key::BlockDetached => "作業が名前のある作業ライン上にありません",
+        Key::BlockInProgressHint => {
+            "work_vcs で完了または中止してください (例: work_vcs([\"merge\", \"--abort\"]))。その後 work_observe を呼んでください"
+        }
+        Key::BlockConflictsHint => {
+            "競合したファイルを解決し (work_observe の changed_files 参照)、work_record を呼んでください"
+        }
+        Key::BlockDetachedHint => {
+            "work_switch_line(name=…) で作業ラインに切り替えるか、work_new_line(name=…) でここから始めてください"
+        }
+        Key::SessionStarted => {
+            "セッションを初期化しました: {repo} (issue: {backend})。次は work_observe。"
+        }
+        Key::StartLinked => "#{issue} の作業を開始しました。work_record は既定でこの issue に紐付けます。",
+        Key::StartUnlinked => "active issue はありません。記録は既定では issue に紐付けられません。",
+        Key::StartUncheckedNote => {
+            "issue トラッカーが応答しなかったため、issue を確認せずに設定しました。"
+        }
+        Key::Recorded => "{id} として記録しました (変更パス {n} 件)。",
+        Key::NothingRecorded => "記録するものはありません。",
+        Key::Published => "{n} 件の記録を {destination} に共有しました。",
+        Key::NothingPublished => "公開済みです。共有するものはありません。",
+        Key::FinishBlocked => "作業はブロックされています: {what}。",
+        Key::FinishUnrecorded => "未記録の作業が残っています。先に記録してください。",
+        Key::FinishUnrecordedReason => "未記録の変更 {n} 件",
+        Key::FinishNoDestination => {
+            "共有先 (upstream) が設定されていないため、公開状態を確認できません。"
+        }
+        Key::FinishNoDestinationHint => {
+            "ユーザーに共有先を尋ね、work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"]) で追加してください"
+        }
+        Key::FinishUnshared => "記録済みの作業がまだ共有されていません。",
+        Key::FinishUnsharedReason => "未公開の記録 {n} 件",
+        Key::FinishNoIssue => "作業は記録・公開済みです。閉じる active issue はありません。",
+        Key::FinishCommentReason => "作業要約を issue #{issue} に残すことを推奨します",
+        Key::FinishCloseReason => "完了条件を満たしていそうです。issue #{issue} を閉じますか？",
+        Key::FinishProposals => "作業は記録・公開済みです。以下を確認してください",
+        Key::ErrNoSession => "セッションが開始されていません",
+        Key::ErrNoSessionHint => "先に work_session_start(project_root) を呼んでください",
+        Key::ErrInvalidArgument => "`{field}` が不正です: {reason}",
+        Key::ErrInvalidArgumentHint => "正しい `{field}` を指定して {tool} をもう一度呼んでください",
+        Key::ErrUnrecorded => "未記録の変更があるため共有できません",
+        Key::ErrUnrecordedHint => "先に work_record で作業を記録し、それから work_publish を呼んでください",
+        Key::ErrBlocked => "プロジェクトはブロックされています: {what}",
+        Key::ErrNoDestination => {
+            "共有先 (upstream) が設定されていないため、公開状態を確認できません"
+        }
+        Key::ErrNoDestinationHint => {
+            "ユーザーに共有先を尋ね、work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"]) で追加してください"
+        }
+        Key::ErrMessageNeeded => "message がありません。変更内容から案を作りました",
+        Key::ErrMessageNeededHint => {
+            "message に data.proposed_message か自分の言葉を入れて work_record をもう一度呼んでください"
+        }
+        Key::ErrNothingToRecord => "記録するものがありません",
+        Key::ErrNothingToRecordHint => {
+            "先に変更を加えてから work_record を呼んでください。状態は work_observe で確認できます"
+        }
+        Key::ErrRejected => "共有先に、ここにはまだない作業があります",
+        Key::ErrRejectedHint => {
+            "work_vcs([\"pull\", \"--rebase\"]) で取り込み (競合があれば解決し)、work_publish をもう一度呼んでください"
+        }
+        Key::ErrInvalidBody => "issue の本文形式が不足しています",
+        Key::ErrInvalidBodyHint => {
+            "`## Current state`、`## Next action`、`## Blockers` の節を含む本文で {tool} をもう一度呼んでください"
+        }
+        Key::ErrInternal => "Butler で内部エラーが発生しました",
+        Key::ObserveHint => "work_observe で現在の状態を確認してください",
+        Key::HookUseInstead => "`{shown}` はブロックされました。代わりに {call} を使ってください。",
+        Key::HookNoDedicatedTool => {
+            "`{shown}` はブロックされました: このプロジェクトでは git を直接使いません。`git {sub}` 専用の Butler ツールはないので、{call} を使ってください。"
+        }
+        Key::HookDirectGit => {
+            "`{shown}` はブロックされました: このプロジェクトでは git を直接使いません。代わりに Butler のツールを使ってください: {overview}。"
+        }
+        Key::HookDynamic => {
+            "`{word}` はブロックされました: 実行するプログラムが実行時まで分からず、このコマンド行は git に触れています。コマンドを書き下すか、Butler のツールを使ってください: {overview}。"
+        }
+        Key::HookOverviewItem => "{git} には {tool}()",
+        Key::HookOverviewOther => "その他の git コマンドには work_vcs([...])",
+    }
+}
