@@ -260,8 +260,8 @@ impl ToolError {
             }
             WorkError::RecordNotFound { id } => ToolError::new(
                 NotFound,
-                format!("No record `{id}`"),
-                "find record ids with work_history",
+                fill(Key::ErrRecordNotFound, &[("id", &id)]),
+                text(Key::FindRecordsHint),
             ),
             WorkError::InvalidBody { missing } => ToolError::new(
                 InvalidBody,
@@ -277,8 +277,8 @@ impl ToolError {
             .with_data(json!({"required_fields": missing})),
             WorkError::UseProperTool { subcommand, tool, suggestion } => ToolError::new(
                 UseProperTool,
-                format!("`{subcommand}` has a proper Butler tool"),
-                format!("use {suggestion} instead"),
+                fill(Key::ErrUseProperTool, &[("subcommand", &subcommand)]),
+                fill(Key::ErrUseProperToolHint, &[("suggestion", &suggestion)]),
             )
             .with_data(json!({"tool": tool})),
             WorkError::PolicyBlocked { reason, hint } => ToolError::new(PolicyBlocked, reason, hint),
@@ -312,20 +312,21 @@ impl ToolError {
                 let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
                 ToolError::new(
                     NeedInput,
-                    format!(
-                        "{} unrecorded change(s) ({}{}): a task starts from a record",
-                        paths.len(),
-                        names.join(", "),
-                        if paths.len() > 3 { ", …" } else { "" }
+                    fill(
+                        Key::ErrTaskNeedsRecord,
+                        &[
+                            ("n", &paths.len()),
+                            ("names", &format!("{}{}", names.join(", "), if paths.len() > 3 { ", …" } else { "" })),
+                        ],
                     ),
-                    "save them with work_record (or ask the user what to do with them), then call run_implement again",
+                    text(Key::ErrTaskNeedsRecordHint),
                 )
                 .with_data(json!({"changed_files": shown, "total": paths.len()}))
             }
             WorkError::TaskNotFound { id } => ToolError::new(
                 NotFound,
-                format!("No open task `{}`", id.chars().take(64).collect::<String>()),
-                "task ids come from run_implement's answer",
+                fill(Key::ErrTaskNotFound, &[("id", &id.chars().take(64).collect::<String>())]),
+                text(Key::ErrTaskNotFoundHint),
             ),
             WorkError::AgentUnavailable { reason } => ToolError::new(
                 NeedInput,
@@ -339,19 +340,19 @@ impl ToolError {
             ),
             WorkError::LineNotFound { name, lines } => ToolError::new(
                 NotFound,
-                format!("No line `{name}`"),
-                format!("choose one of data.lines, or start it with work_new_line(name={})", quoted(&name)),
+                fill(Key::ErrLineNotFound, &[("name", &name)]),
+                fill(Key::ErrLineNotFoundHint, &[("quoted", &quoted(&name))]),
             )
             .with_data(crate::work::line::listed(&lines)),
             WorkError::LineExists { name } => ToolError::new(
                 NeedInput,
-                format!("A line `{name}` already exists"),
-                format!("switch to it with work_switch_line(name={}), or call work_new_line with another name", quoted(&name)),
+                fill(Key::ErrLineExists, &[("name", &name)]),
+                fill(Key::ErrLineExistsHint, &[("quoted", &quoted(&name))]),
             ),
             WorkError::LineNeeded { lines } => ToolError::new(
                 NeedInput,
-                "It is not known which line this one came from",
-                "call work_merge_line(name=…) with the line to bring in (see data.lines)",
+                text(Key::ErrLineNeeded),
+                text(Key::ErrLineNeededHint),
             )
             .with_data(crate::work::line::listed(&lines)),
             WorkError::LineNeedsRecord { paths } => {
@@ -359,30 +360,28 @@ impl ToolError {
                 let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
                 ToolError::new(
                     NeedInput,
-                    format!(
-                        "{} unrecorded change(s) ({}{}): record them before changing lines",
-                        paths.len(),
-                        names.join(", "),
-                        if paths.len() > 3 { ", …" } else { "" }
+                    fill(
+                        Key::ErrLineNeedsRecord,
+                        &[
+                            ("n", &paths.len()),
+                            ("names", &format!("{}{}", names.join(", "), if paths.len() > 3 { ", …" } else { "" })),
+                        ],
                     ),
-                    format!("save them with work_record (or ask the user what to do with them), then call {tool} again"),
+                    fill(Key::ErrLineNeedsRecordHint, &[("tool", &tool)]),
                 )
                 .with_data(json!({"changed_files": shown, "total": paths.len()}))
             }
             WorkError::MergeConflicted { files, from } => {
                 let again = if tool == "task_accept" {
-                    ", then task_accept again to close the task"
+                    text(Key::ErrMergeAgainTask)
                 } else {
                     ""
                 };
                 let shown: Vec<&String> = files.iter().take(50).collect();
                 ToolError::new(
                     Conflict,
-                    format!(
-                        "Bringing in `{from}` stopped on conflicts in {} file(s); the project is blocked until they are resolved",
-                        files.len()
-                    ),
-                    format!("edit the files to resolve the conflicts and save with work_record{again}; or give up with work_vcs([\"merge\", \"--abort\"])"),
+                    fill(Key::ErrMergeConflicted, &[("from", &from), ("n", &files.len())]),
+                    fill(Key::ErrMergeConflictedHint, &[("again", &again)]),
                 )
                 .with_data(json!({"work_state": "blocked", "conflicted_files": shown, "total": files.len()}))
             }
@@ -403,11 +402,11 @@ impl ToolError {
                     .unwrap_or_default();
                 let after = match finished.as_slice() {
                     [] => String::new(),
-                    steps => format!(" (done: {})", steps.join(", ")),
+                    steps => fill(Key::ErrFinishDone, &[("steps", &steps.join(", "))]),
                 };
                 ToolError {
                     code: inner.code,
-                    summary: format!("work_finish stopped at `{step}`{after}; nothing is half-done"),
+                    summary: fill(Key::ErrFinishStopped, &[("step", &step), ("after", &after)]),
                     hint: inner.hint,
                     data: Some(json!({"done": done, "left": left_steps})),
                 }
@@ -618,8 +617,8 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
     match err {
         GitError::NotARepository => ToolError::new(
             NotFound,
-            "That directory is not inside a git project",
-            "call work_session_start with the project's root directory",
+            text(Key::ErrNotARepository),
+            text(Key::ErrNotARepositoryHint),
         ),
         GitError::BareRepository => ToolError::new(
             NotFound,
@@ -638,8 +637,8 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
         ),
         GitError::NoIdentity => ToolError::new(
             NeedInput,
-            "No author name and email are configured, so records cannot be signed",
-            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_record again",
+            text(Key::ErrNoIdentity),
+            text(Key::ErrNoIdentityHint),
         ),
         GitError::HookRejected { hook, output_tail } => ToolError::new(
             PolicyBlocked,
@@ -673,24 +672,22 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
         }
         GitError::AuthFailed => ToolError::new(
             AuthFailed,
-            "The shared destination refused the credentials",
-            "ask the user to check their access to the shared destination, then call work_publish again",
+            text(Key::ErrPublishAuth),
+            text(Key::ErrPublishAuthHint),
         ),
         GitError::Unreachable => ToolError::new(
             BackendError,
-            "The shared destination could not be reached",
-            "check the network or the destination with work_vcs([\"remote\", \"-v\"]), then call work_publish again",
+            text(Key::ErrUnreachable),
+            text(Key::ErrUnreachableHint),
         ),
         GitError::Timeout { .. } => ToolError::new(
             BackendError,
-            "The operation did not finish in time",
-            format!("call {tool} again; if it keeps timing out, ask the user"),
+            text(Key::ErrTimeout),
+            fill(Key::ErrTimeoutHint, &[("tool", &tool)]),
         ),
-        GitError::UnknownCommit => ToolError::new(
-            NotFound,
-            "No such record",
-            "find record ids with work_history",
-        ),
+        GitError::UnknownCommit => {
+            ToolError::new(NotFound, "No such record", text(Key::FindRecordsHint))
+        }
         GitError::GitMissing => ToolError::new(
             BackendError,
             "git is not installed on this machine",
@@ -741,8 +738,8 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
     match err {
         IssueError::NotFound { what } => ToolError::new(
             NotFound,
-            format!("Not found: {what}"),
-            "find issue numbers with issue_list",
+            fill(Key::ErrIssueNotFound, &[("what", &what)]),
+            text(Key::ErrIssueNotFoundHint),
         ),
         IssueError::LabelNotFound { names } => ToolError::new(
             LabelNotFound,
@@ -767,8 +764,8 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
         ),
         IssueError::Unreachable | IssueError::ReadTimeout => ToolError::new(
             BackendError,
-            "The issue tracker did not answer",
-            format!("call {tool} again later; work_observe and work_record still work"),
+            text(Key::ErrIssueUnreachable),
+            fill(Key::ErrIssueUnreachableHint, &[("tool", &tool)]),
         ),
         IssueError::WriteUnconfirmed => ToolError::new(
             BackendError,

@@ -122,6 +122,69 @@ This project's version control goes through Butler's MCP tools, not the shell.
         }
         Key::ErrInternal => "Butler hit an internal error",
         Key::ObserveHint => "call work_observe to see the current state",
+        Key::ErrRecordNotFound => "No record `{id}`",
+        Key::FindRecordsHint => "find record ids with work_history",
+        Key::ErrUseProperTool => "`{subcommand}` has a proper Butler tool",
+        Key::ErrUseProperToolHint => "use {suggestion} instead",
+        Key::ErrLineNotFound => "No line `{name}`",
+        Key::ErrLineNotFoundHint => {
+            "choose one of data.lines, or start it with work_new_line(name={quoted})"
+        }
+        Key::ErrLineExists => "A line `{name}` already exists",
+        Key::ErrLineExistsHint => {
+            "switch to it with work_switch_line(name={quoted}), or call work_new_line with another name"
+        }
+        Key::ErrLineNeeded => "It is not known which line this one came from",
+        Key::ErrLineNeededHint => {
+            "call work_merge_line(name=…) with the line to bring in (see data.lines)"
+        }
+        Key::ErrLineNeedsRecord => {
+            "{n} unrecorded change(s) ({names}): record them before changing lines"
+        }
+        Key::ErrLineNeedsRecordHint => {
+            "save them with work_record (or ask the user what to do with them), then call {tool} again"
+        }
+        Key::ErrMergeConflicted => {
+            "Bringing in `{from}` stopped on conflicts in {n} file(s); the project is blocked until they are resolved"
+        }
+        Key::ErrMergeConflictedHint => {
+            "edit the files to resolve the conflicts and save with work_record{again}; or give up with work_vcs([\"merge\", \"--abort\"])"
+        }
+        Key::ErrMergeAgainTask => ", then task_accept again to close the task",
+        Key::ErrFinishStopped => "work_finish stopped at `{step}`{after}; nothing is half-done",
+        Key::ErrFinishDone => " (done: {steps})",
+        Key::ErrTaskNeedsRecord => {
+            "{n} unrecorded change(s) ({names}): a task starts from a record"
+        }
+        Key::ErrTaskNeedsRecordHint => {
+            "save them with work_record (or ask the user what to do with them), then call run_implement again"
+        }
+        Key::ErrTaskNotFound => "No open task `{id}`",
+        Key::ErrTaskNotFoundHint => "task ids come from run_implement's answer",
+        Key::ErrNotARepository => "That directory is not inside a git project",
+        Key::ErrNotARepositoryHint => "call work_session_start with the project's root directory",
+        Key::ErrNoIdentity => {
+            "No author name and email are configured, so records cannot be signed"
+        }
+        Key::ErrNoIdentityHint => {
+            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_record again"
+        }
+        Key::ErrPublishAuth => "The shared destination refused the credentials",
+        Key::ErrPublishAuthHint => {
+            "ask the user to check their access to the shared destination, then call work_publish again"
+        }
+        Key::ErrUnreachable => "The shared destination could not be reached",
+        Key::ErrUnreachableHint => {
+            "check the network or the destination with work_vcs([\"remote\", \"-v\"]), then call work_publish again"
+        }
+        Key::ErrTimeout => "The operation did not finish in time",
+        Key::ErrTimeoutHint => "call {tool} again; if it keeps timing out, ask the user",
+        Key::ErrIssueNotFound => "Not found: {what}",
+        Key::ErrIssueNotFoundHint => "find issue numbers with issue_list",
+        Key::ErrIssueUnreachable => "The issue tracker did not answer",
+        Key::ErrIssueUnreachableHint => {
+            "call {tool} again later; work_observe and work_record still work"
+        }
         Key::HookUseInstead => "`{shown}` was blocked. Use {call} instead.",
         Key::HookNoDedicatedTool => {
             "`{shown}` was blocked: direct git is not used in this project. Butler has no dedicated tool for `git {sub}`; use {call} instead."
