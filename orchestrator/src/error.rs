@@ -210,8 +210,14 @@ impl ToolError {
             ),
             WorkError::InvalidArgument { field, reason } => ToolError::new(
                 NeedInput,
-                fill(Key::ErrInvalidArgument, &[("field", &field), ("reason", &reason)]),
-                fill(Key::ErrInvalidArgumentHint, &[("tool", &tool), ("field", &field)]),
+                fill(
+                    Key::ErrInvalidArgument,
+                    &[("field", &field), ("reason", &reason)],
+                ),
+                fill(
+                    Key::ErrInvalidArgumentHint,
+                    &[("tool", &tool), ("field", &field)],
+                ),
             )
             .with_data(json!({"field": field})),
             WorkError::UnrecordedChanges => ToolError::new(
@@ -233,27 +239,28 @@ impl ToolError {
             WorkError::SecretsInRecords { findings } => secrets_in_records(&findings),
             WorkError::SecretInText { field, rule } => ToolError::new(
                 PolicyBlocked,
-                format!("Refused: `{field}` contains what looks like a secret ({rule})"),
-                format!(
-                    "take the secret out of `{field}` (name it instead of quoting it) and call {tool} again"
+                fill(Key::ErrSecretInText, &[("field", &field), ("rule", &rule)]),
+                fill(
+                    Key::ErrSecretInTextHint,
+                    &[("field", &field), ("tool", &tool)],
                 ),
             )
             .with_data(json!({"field": field, "rule": rule})),
             WorkError::TokenRefused { host, plain_http } => {
                 let (why, hint) = if plain_http {
                     (
-                        "it would travel unencrypted (plain http)",
-                        "ask the user to give the tracker's https address, or to set BUTLER_GITEA_INSECURE_HTTP=1 in Butler's environment if they accept an unencrypted token; then call work_session_start again".to_string(),
+                        text(Key::ErrTokenPlainHttp),
+                        text(Key::ErrTokenPlainHttpHint).to_string(),
                     )
                 } else {
                     (
-                        "the user has not named that server for it",
-                        format!("ask the user whether {host} is their tracker: if so, they add it to BUTLER_GITEA_HOSTS in Butler's environment (the project's files cannot), or they choose the embedded store with BUTLER_ISSUE_BACKEND=local; then call work_session_start again"),
+                        text(Key::ErrTokenUnnamedHost),
+                        fill(Key::ErrTokenUnnamedHostHint, &[("host", &host)]),
                     )
                 };
                 ToolError::new(
                     NeedInput,
-                    format!("Butler did not send the tracker token to {host}: {why}"),
+                    fill(Key::ErrTokenRefused, &[("host", &host), ("why", &why)]),
                     hint,
                 )
                 .with_data(json!({"host": host}))
@@ -271,17 +278,23 @@ impl ToolError {
             .with_data(json!({"required_fields": missing})),
             WorkError::BodyFieldsNeeded { missing } => ToolError::new(
                 NeedInput,
-                "An issue body needs the current state, the next action and the blockers",
-                "call issue_create again with body, or with current_state, next_action and blockers",
+                text(Key::ErrBodyFieldsNeeded),
+                text(Key::ErrBodyFieldsNeededHint),
             )
             .with_data(json!({"required_fields": missing})),
-            WorkError::UseProperTool { subcommand, tool, suggestion } => ToolError::new(
+            WorkError::UseProperTool {
+                subcommand,
+                tool,
+                suggestion,
+            } => ToolError::new(
                 UseProperTool,
                 fill(Key::ErrUseProperTool, &[("subcommand", &subcommand)]),
                 fill(Key::ErrUseProperToolHint, &[("suggestion", &suggestion)]),
             )
             .with_data(json!({"tool": tool})),
-            WorkError::PolicyBlocked { reason, hint } => ToolError::new(PolicyBlocked, reason, hint),
+            WorkError::PolicyBlocked { reason, hint } => {
+                ToolError::new(PolicyBlocked, reason, hint)
+            }
             WorkError::NeedsApproval {
                 lost,
                 total,
@@ -289,12 +302,21 @@ impl ToolError {
                 will_run,
             } => ToolError::new(
                 NeedInput,
-                format!(
-                    "This would irreversibly lose work ({total} item(s)): {}{}",
-                    lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
-                    if total > 3 { "; …" } else { "" }
+                fill(
+                    Key::ErrNeedsApproval,
+                    &[
+                        ("total", &total),
+                        (
+                            "lost",
+                            &format!(
+                                "{}{}",
+                                lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+                                if total > 3 { "; …" } else { "" }
+                            ),
+                        ),
+                    ],
                 ),
-                "show the user data.would_lose; only if they approve, call work_vcs again with the same args and approval set to data.approval",
+                text(Key::ErrNeedsApprovalHint),
             )
             .with_data(json!({
                 "approval": reference,
@@ -316,7 +338,14 @@ impl ToolError {
                         Key::ErrTaskNeedsRecord,
                         &[
                             ("n", &paths.len()),
-                            ("names", &format!("{}{}", names.join(", "), if paths.len() > 3 { ", …" } else { "" })),
+                            (
+                                "names",
+                                &format!(
+                                    "{}{}",
+                                    names.join(", "),
+                                    if paths.len() > 3 { ", …" } else { "" }
+                                ),
+                            ),
                         ],
                     ),
                     text(Key::ErrTaskNeedsRecordHint),
@@ -325,18 +354,21 @@ impl ToolError {
             }
             WorkError::TaskNotFound { id } => ToolError::new(
                 NotFound,
-                fill(Key::ErrTaskNotFound, &[("id", &id.chars().take(64).collect::<String>())]),
+                fill(
+                    Key::ErrTaskNotFound,
+                    &[("id", &id.chars().take(64).collect::<String>())],
+                ),
                 text(Key::ErrTaskNotFoundHint),
             ),
             WorkError::AgentUnavailable { reason } => ToolError::new(
                 NeedInput,
-                format!("The implementation agent cannot be started: {reason}"),
-                "ask the user to install or configure the agent, or call run_implement with another agent",
+                fill(Key::ErrAgentUnavailable, &[("reason", &reason)]),
+                text(Key::ErrAgentUnavailableHint),
             ),
             WorkError::Config { problem } => ToolError::new(
                 NeedInput,
-                format!("Butler's issue-tracker settings are not usable: {problem}"),
-                "ask the user to fix the settings (.butler/config.toml or BUTLER_* variables), then call work_session_start again",
+                fill(Key::ErrConfig, &[("problem", &problem)]),
+                text(Key::ErrConfigHint),
             ),
             WorkError::LineNotFound { name, lines } => ToolError::new(
                 NotFound,
@@ -364,7 +396,14 @@ impl ToolError {
                         Key::ErrLineNeedsRecord,
                         &[
                             ("n", &paths.len()),
-                            ("names", &format!("{}{}", names.join(", "), if paths.len() > 3 { ", …" } else { "" })),
+                            (
+                                "names",
+                                &format!(
+                                    "{}{}",
+                                    names.join(", "),
+                                    if paths.len() > 3 { ", …" } else { "" }
+                                ),
+                            ),
                         ],
                     ),
                     fill(Key::ErrLineNeedsRecordHint, &[("tool", &tool)]),
@@ -392,9 +431,16 @@ impl ToolError {
             )
             .with_data(json!({"proposed_message": proposed})),
             WorkError::FinishStopped(stop) => {
-                let FinishStop { step, tool: step_tool, cause, done, left } = *stop;
+                let FinishStop {
+                    step,
+                    tool: step_tool,
+                    cause,
+                    done,
+                    left,
+                } = *stop;
                 let inner = ToolError::from_work(cause, step_tool);
-                let mut left_steps = vec![json!({"step": step, "error": crate::envelope::error_json(&inner)})];
+                let mut left_steps =
+                    vec![json!({"step": step, "error": crate::envelope::error_json(&inner)})];
                 left_steps.extend(left.iter().map(|s| json!({"step": s})));
                 let finished: Vec<&str> = done
                     .as_array()
@@ -451,16 +497,18 @@ fn secrets_in_work(findings: &[FileFinding]) -> ToolError {
     paths.dedup();
     let own_token = findings.iter().any(|f| f.rule == Rule::ButlerTrackerToken);
     let hint = if own_token {
-        "take Butler's tracker token out of the files (it can never be recorded), remove any other secret (or ignore the file in .gitignore), then call work_record again"
+        text(Key::ErrOwnTokenInWorkHint)
     } else {
-        "take the secrets out (or ignore the files in .gitignore) and call work_record again; only if the user confirms a file holds no real secret, call work_record with allow_sensitive listing it"
+        text(Key::ErrSecretsInWorkHint)
     };
     ToolError::new(
         ErrorCode::PolicyBlocked,
-        format!(
-            "Not recorded: {} file(s) may hold secrets ({})",
-            paths.len(),
-            rules_of(findings.iter().map(|f| &f.rule))
+        fill(
+            Key::ErrSecretsInWork,
+            &[
+                ("n", &paths.len()),
+                ("rules", &rules_of(findings.iter().map(|f| &f.rule))),
+            ],
         ),
         hint,
     )
@@ -476,12 +524,14 @@ fn secrets_in_records(findings: &[RecordFinding]) -> ToolError {
     records.dedup();
     ToolError::new(
         ErrorCode::PolicyBlocked,
-        format!(
-            "Not shared: {} record(s) about to be shared may hold secrets ({})",
-            records.len(),
-            rules_of(findings.iter().map(|f| &f.rule))
+        fill(
+            Key::ErrSecretsInRecords,
+            &[
+                ("n", &records.len()),
+                ("rules", &rules_of(findings.iter().map(|f| &f.rule))),
+            ],
         ),
-        "ask the user. Sharing sends these records whole, so a later record that deletes a secret does not help: a real secret must be revoked and taken out of those records by the user (Butler never rewrites them). Only if the user confirms there is no real secret, call work_publish with allow_sensitive listing the paths (or the record ids, for a message)",
+        text(Key::ErrSecretsInRecordsHint),
     )
     .with_data(json!({
         "records": records.iter().take(MAX_FINDINGS_SHOWN).collect::<Vec<_>>(),
@@ -526,8 +576,8 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             Conflict,
-            "The operation conflicts with the project's current state",
-            "read data.message; work_observe shows conflicted files: resolve them, or abort the operation with work_vcs, then continue",
+            text(Key::ErrVcsConflict),
+            text(Key::ErrVcsConflictHint),
         );
     }
     if has(&[
@@ -537,11 +587,7 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
         "The requested URL returned error: 401",
         "The requested URL returned error: 403",
     ]) {
-        return (
-            AuthFailed,
-            "The other side refused the credentials",
-            "ask the user to check their access, then call work_vcs again",
-        );
+        return (AuthFailed, text(Key::ErrVcsAuth), text(Key::ErrVcsAuthHint));
     }
     if has(&[
         "Could not resolve host",
@@ -552,8 +598,8 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             BackendError,
-            "The other side could not be reached",
-            "check the address with work_vcs([\"remote\", \"-v\"]) or the network, then call work_vcs again",
+            text(Key::ErrVcsUnreachable),
+            text(Key::ErrVcsUnreachableHint),
         );
     }
     if has(&[
@@ -562,8 +608,8 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             NeedInput,
-            "No author name and email are configured, so new commits cannot be made",
-            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_vcs again",
+            text(Key::ErrVcsIdentity),
+            text(Key::ErrVcsIdentityHint),
         );
     }
     if has(&[
@@ -578,8 +624,8 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             NeedInput,
-            "The operation's arguments do not fit together",
-            "read data.message, fix the arguments, then call work_vcs again",
+            text(Key::ErrVcsArguments),
+            text(Key::ErrVcsArgumentsHint),
         );
     }
     if has(&[

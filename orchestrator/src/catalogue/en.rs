@@ -185,6 +185,70 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrIssueUnreachableHint => {
             "call {tool} again later; work_observe and work_record still work"
         }
+        Key::ErrSecretInText => "Refused: `{field}` contains what looks like a secret ({rule})",
+        Key::ErrSecretInTextHint => {
+            "take the secret out of `{field}` (name it instead of quoting it) and call {tool} again"
+        }
+        Key::ErrTokenRefused => "Butler did not send the tracker token to {host}: {why}",
+        Key::ErrTokenPlainHttp => "it would travel unencrypted (plain http)",
+        Key::ErrTokenPlainHttpHint => {
+            "ask the user to give the tracker's https address, or to set BUTLER_GITEA_INSECURE_HTTP=1 in Butler's environment if they accept an unencrypted token; then call work_session_start again"
+        }
+        Key::ErrTokenUnnamedHost => "the user has not named that server for it",
+        Key::ErrTokenUnnamedHostHint => {
+            "ask the user whether {host} is their tracker: if so, they add it to BUTLER_GITEA_HOSTS in Butler's environment (the project's files cannot), or they choose the embedded store with BUTLER_ISSUE_BACKEND=local; then call work_session_start again"
+        }
+        Key::ErrBodyFieldsNeeded => {
+            "An issue body needs the current state, the next action and the blockers"
+        }
+        Key::ErrBodyFieldsNeededHint => {
+            "call issue_create again with body, or with current_state, next_action and blockers"
+        }
+        Key::ErrNeedsApproval => "This would irreversibly lose work ({total} item(s)): {lost}",
+        Key::ErrNeedsApprovalHint => {
+            "show the user data.would_lose; only if they approve, call work_vcs again with the same args and approval set to data.approval"
+        }
+        Key::ErrAgentUnavailable => "The implementation agent cannot be started: {reason}",
+        Key::ErrAgentUnavailableHint => {
+            "ask the user to install or configure the agent, or call run_implement with another agent"
+        }
+        Key::ErrConfig => "Butler's issue-tracker settings are not usable: {problem}",
+        Key::ErrConfigHint => {
+            "ask the user to fix the settings (.butler/config.toml or BUTLER_* variables), then call work_session_start again"
+        }
+        Key::ErrSecretsInWork => "Not recorded: {n} file(s) may hold secrets ({rules})",
+        Key::ErrOwnTokenInWorkHint => {
+            "take Butler's tracker token out of the files (it can never be recorded), remove any other secret (or ignore the file in .gitignore), then call work_record again"
+        }
+        Key::ErrSecretsInWorkHint => {
+            "take the secrets out (or ignore the files in .gitignore) and call work_record again; only if the user confirms a file holds no real secret, call work_record with allow_sensitive listing it"
+        }
+        Key::ErrSecretsInRecords => {
+            "Not shared: {n} record(s) about to be shared may hold secrets ({rules})"
+        }
+        Key::ErrSecretsInRecordsHint => {
+            "ask the user. Sharing sends these records whole, so a later record that deletes a secret does not help: a real secret must be revoked and taken out of those records by the user (Butler never rewrites them). Only if the user confirms there is no real secret, call work_publish with allow_sensitive listing the paths (or the record ids, for a message)"
+        }
+        Key::ErrVcsConflict => "The operation conflicts with the project's current state",
+        Key::ErrVcsConflictHint => {
+            "read data.message; work_observe shows conflicted files: resolve them, or abort the operation with work_vcs, then continue"
+        }
+        Key::ErrVcsAuth => "The other side refused the credentials",
+        Key::ErrVcsAuthHint => "ask the user to check their access, then call work_vcs again",
+        Key::ErrVcsUnreachable => "The other side could not be reached",
+        Key::ErrVcsUnreachableHint => {
+            "check the address with work_vcs([\"remote\", \"-v\"]) or the network, then call work_vcs again"
+        }
+        Key::ErrVcsIdentity => {
+            "No author name and email are configured, so new commits cannot be made"
+        }
+        Key::ErrVcsIdentityHint => {
+            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_vcs again"
+        }
+        Key::ErrVcsArguments => "The operation's arguments do not fit together",
+        Key::ErrVcsArgumentsHint => {
+            "read data.message, fix the arguments, then call work_vcs again"
+        }
         Key::HookUseInstead => "`{shown}` was blocked. Use {call} instead.",
         Key::HookNoDedicatedTool => {
             "`{shown}` was blocked: direct git is not used in this project. Butler has no dedicated tool for `git {sub}`; use {call} instead."
