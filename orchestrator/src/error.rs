@@ -470,16 +470,15 @@ impl ToolError {
 /// After a change that may have been applied: how to check before sending it again.
 fn check_before_repeating(tool: &str) -> String {
     let check = match tool {
-        "issue_create" => "check with issue_list whether the issue exists",
-        "issue_comment" => {
-            "check with issue_read(issue_id, last_n_comments=5) whether the comment is there"
-        }
-        "issue_delete_comment" => {
-            "check with issue_read(issue_id, last_n_comments=5) whether the comment is gone"
-        }
-        _ => "check with issue_read(issue_id) whether the change is there",
+        "issue_create" => text(Key::CheckIssueCreated),
+        "issue_comment" => text(Key::CheckCommentThere),
+        "issue_delete_comment" => text(Key::CheckCommentGone),
+        _ => text(Key::CheckChangeThere),
     };
-    format!("{check} before calling {tool} again, so nothing is done twice")
+    fill(
+        Key::CheckBeforeRepeating,
+        &[("check", &check), ("tool", &tool)],
+    )
 }
 
 /// Findings shown to the Brain at most; `total` says how many there were.
@@ -646,14 +645,14 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             NotFound,
-            "What the operation names does not exist",
-            "read data.message; list what exists (e.g. work_vcs([\"branch\", \"-a\"]), work_vcs([\"tag\"]), work_history), then call work_vcs again",
+            text(Key::ErrVcsNotFound),
+            text(Key::ErrVcsNotFoundHint),
         );
     }
     (
         BackendError,
-        "The version-control operation did not succeed",
-        "read data.message (the version-control tool's own words), then fix the arguments or the project's state and call work_vcs again",
+        text(Key::ErrVcsFailed),
+        text(Key::ErrVcsFailedHint),
     )
 }
 
@@ -668,13 +667,13 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
         ),
         GitError::BareRepository => ToolError::new(
             NotFound,
-            "That project has no working files (a bare repository)",
-            "call work_session_start with a project that has a working tree",
+            text(Key::ErrBareRepository),
+            text(Key::ErrBareRepositoryHint),
         ),
         GitError::OutsideProject => ToolError::new(
             PolicyBlocked,
-            "Paths must stay inside the project",
-            "give a path relative to the project root (see work_observe changed_files)",
+            text(Key::ErrOutsideProject),
+            text(Key::ErrOutsideProjectHint),
         ),
         GitError::NothingToRecord => ToolError::new(
             NeedInput,
@@ -688,30 +687,25 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
         ),
         GitError::HookRejected { hook, output_tail } => ToolError::new(
             PolicyBlocked,
-            format!(
-                "The project's {} check refused the record",
-                hook.as_deref().unwrap_or("commit")
+            fill(
+                Key::ErrHookRejected,
+                &[("hook", &hook.as_deref().unwrap_or("commit"))],
             ),
-            "fix what the check reports (see data.output), then call work_record again",
+            text(Key::ErrHookRejectedHint),
         )
         .with_data(json!({"hook": hook, "output": bounded(&output_tail)})),
         GitError::IndexLocked { age, .. } => ToolError::new(
             PolicyBlocked,
-            format!(
-                "Another tool is changing the repository (lock held for {} s)",
-                age.map_or(0, |a| a.as_secs())
+            fill(
+                Key::ErrIndexLocked,
+                &[("secs", &age.map_or(0, |a| a.as_secs()))],
             ),
-            format!(
-                "wait and call {tool} again; if it persists and nothing else runs, ask the user to remove .git/index.lock"
-            ),
+            fill(Key::ErrIndexLockedHint, &[("tool", &tool)]),
         ),
         GitError::ButlerBusy { waited } => ToolError::new(
             PolicyBlocked,
-            format!(
-                "Another Butler kept this project's files busy for {} s",
-                waited.as_secs()
-            ),
-            format!("call {tool} again in a moment"),
+            fill(Key::ErrButlerBusy, &[("secs", &waited.as_secs())]),
+            fill(Key::AgainInAMoment, &[("tool", &tool)]),
         ),
         GitError::Rejected => {
             ToolError::new(Conflict, text(Key::ErrRejected), text(Key::ErrRejectedHint))
@@ -731,19 +725,19 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
             text(Key::ErrTimeout),
             fill(Key::ErrTimeoutHint, &[("tool", &tool)]),
         ),
-        GitError::UnknownCommit => {
-            ToolError::new(NotFound, "No such record", text(Key::FindRecordsHint))
-        }
+        GitError::UnknownCommit => ToolError::new(
+            NotFound,
+            text(Key::ErrNoSuchRecord),
+            text(Key::FindRecordsHint),
+        ),
         GitError::GitMissing => ToolError::new(
             BackendError,
-            "git is not installed on this machine",
-            "ask the user to install git, then call work_session_start again",
+            text(Key::ErrGitMissing),
+            text(Key::ErrGitMissingHint),
         ),
-        GitError::Failed { .. } => ToolError::new(
-            BackendError,
-            "The version-control operation failed",
-            observe_hint(),
-        ),
+        GitError::Failed { .. } => {
+            ToolError::new(BackendError, text(Key::ErrGitFailed), observe_hint())
+        }
     }
 }
 
@@ -753,28 +747,26 @@ fn ledger_error(err: LedgerError, tool: &str) -> ToolError {
     match err {
         LedgerError::Busy => ToolError::new(
             BackendError,
-            "Another Butler is busy with this project's records",
-            format!("call {tool} again in a moment"),
+            text(Key::ErrLedgerBusy),
+            fill(Key::AgainInAMoment, &[("tool", &tool)]),
         ),
         LedgerError::Corrupt { .. } | LedgerError::TooNew { .. } | LedgerError::Io { .. } => {
             ToolError::new(
                 BackendError,
-                "Butler's record store for this project cannot be used",
-                "ask the user to check .git/butler/ledger.db (moving it aside makes Butler start a new one)",
+                text(Key::ErrLedgerUnusable),
+                text(Key::ErrLedgerUnusableHint),
             )
         }
         LedgerError::NotFound { what } => ToolError::new(
             NotFound,
-            format!("Not found: {what}"),
+            fill(Key::ErrIssueNotFound, &[("what", &what)]),
             "find record ids with work_history",
         ),
-        LedgerError::Conflict { .. } => ToolError::new(
-            Conflict,
-            "The record store disagrees with the request",
-            observe_hint(),
-        ),
+        LedgerError::Conflict { .. } => {
+            ToolError::new(Conflict, text(Key::ErrLedgerConflict), observe_hint())
+        }
         LedgerError::Sqlite(_) => {
-            ToolError::new(BackendError, "Butler's record store failed", observe_hint())
+            ToolError::new(BackendError, text(Key::ErrLedgerFailed), observe_hint())
         }
     }
 }
@@ -789,24 +781,24 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
         ),
         IssueError::LabelNotFound { names } => ToolError::new(
             LabelNotFound,
-            format!("Unknown label(s): {}", names.join(", ")),
-            "use existing label names (see issue_list) or omit label_names",
+            fill(Key::ErrLabelNotFound, &[("names", &names.join(", "))]),
+            text(Key::ErrLabelNotFoundHint),
         )
         .with_data(json!({"labels": names})),
         IssueError::InvalidTitle => ToolError::new(
             InvalidTitle,
-            "The title must be one non-empty line",
-            format!("call {tool} again with a short one-line title"),
+            text(Key::ErrInvalidTitle),
+            fill(Key::ErrInvalidTitleHint, &[("tool", &tool)]),
         ),
         IssueError::AuthFailed => ToolError::new(
             AuthFailed,
-            "The issue tracker refused Butler's credentials",
-            format!("ask the user to check Butler's tracker token, then call {tool} again"),
+            text(Key::ErrIssueAuth),
+            fill(Key::ErrIssueAuthHint, &[("tool", &tool)]),
         ),
         IssueError::Conflict => ToolError::new(
             Conflict,
-            "The issue changed meanwhile or does not allow this now",
-            "read it again with issue_read, then retry",
+            text(Key::ErrIssueConflict),
+            text(Key::ErrIssueConflictHint),
         ),
         IssueError::Unreachable | IssueError::ReadTimeout => ToolError::new(
             BackendError,
@@ -815,33 +807,30 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
         ),
         IssueError::WriteUnconfirmed => ToolError::new(
             BackendError,
-            "The issue tracker did not confirm the change, so it may have been applied",
+            text(Key::ErrWriteUnconfirmed),
             check_before_repeating(tool),
         ),
         IssueError::RateLimited { retry_after_secs } => {
             let wait = match retry_after_secs {
-                Some(secs) => format!("wait {secs} s"),
-                None => "wait a minute".to_string(),
+                Some(secs) => fill(Key::ErrWaitSecs, &[("secs", &secs)]),
+                None => text(Key::ErrWaitAMinute).to_string(),
             };
             ToolError::new(
                 BackendError,
-                "The issue tracker is limiting how often Butler may call it",
-                format!("{wait}, then call {tool} again; work_observe and work_record still work"),
+                text(Key::ErrRateLimited),
+                fill(Key::ErrRateLimitedHint, &[("wait", &wait), ("tool", &tool)]),
             )
             .with_data(json!({"retry_after_secs": retry_after_secs}))
         }
         IssueError::ResponseTooLarge { limit_bytes } => ToolError::new(
             BackendError,
-            format!(
-                "The issue tracker's answer is larger than Butler reads ({} MiB)",
-                limit_bytes >> 20
-            ),
-            "ask the user to read it in the tracker itself; issue_list with a label filter gives smaller answers",
+            fill(Key::ErrTooLarge, &[("mib", &(limit_bytes >> 20))]),
+            text(Key::ErrTooLargeHint),
         ),
         IssueError::Backend { .. } => ToolError::new(
             BackendError,
-            "The issue tracker failed",
-            format!("call {tool} again later; work_observe and work_record still work"),
+            text(Key::ErrIssueFailed),
+            fill(Key::ErrIssueUnreachableHint, &[("tool", &tool)]),
         ),
     }
 }

@@ -249,6 +249,80 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrVcsArgumentsHint => {
             "read data.message, fix the arguments, then call work_vcs again"
         }
+        Key::ErrVcsNotFound => "What the operation names does not exist",
+        Key::ErrVcsNotFoundHint => {
+            "read data.message; list what exists (e.g. work_vcs([\"branch\", \"-a\"]), work_vcs([\"tag\"]), work_history), then call work_vcs again"
+        }
+        Key::ErrVcsFailed => "The version-control operation did not succeed",
+        Key::ErrVcsFailedHint => {
+            "read data.message (the version-control tool's own words), then fix the arguments or the project's state and call work_vcs again"
+        }
+        Key::ErrBareRepository => "That project has no working files (a bare repository)",
+        Key::ErrBareRepositoryHint => {
+            "call work_session_start with a project that has a working tree"
+        }
+        Key::ErrOutsideProject => "Paths must stay inside the project",
+        Key::ErrOutsideProjectHint => {
+            "give a path relative to the project root (see work_observe changed_files)"
+        }
+        Key::ErrHookRejectedHint => {
+            "fix what the check reports (see data.output), then call work_record again"
+        }
+        Key::ErrNoSuchRecord => "No such record",
+        Key::ErrGitMissing => "git is not installed on this machine",
+        Key::ErrGitMissingHint => "ask the user to install git, then call work_session_start again",
+        Key::ErrGitFailed => "The version-control operation failed",
+        Key::ErrLedgerBusy => "Another Butler is busy with this project's records",
+        Key::ErrLedgerUnusable => "Butler's record store for this project cannot be used",
+        Key::ErrLedgerUnusableHint => {
+            "ask the user to check .git/butler/ledger.db (moving it aside makes Butler start a new one)"
+        }
+        Key::ErrLedgerConflict => "The record store disagrees with the request",
+        Key::ErrLedgerFailed => "Butler's record store failed",
+        Key::ErrLabelNotFoundHint => {
+            "use existing label names (see issue_list) or omit label_names"
+        }
+        Key::ErrInvalidTitle => "The title must be one non-empty line",
+        Key::ErrIssueAuth => "The issue tracker refused Butler's credentials",
+        Key::ErrIssueConflict => "The issue changed meanwhile or does not allow this now",
+        Key::ErrIssueConflictHint => "read it again with issue_read, then retry",
+        Key::ErrWriteUnconfirmed => {
+            "The issue tracker did not confirm the change, so it may have been applied"
+        }
+        Key::ErrRateLimited => "The issue tracker is limiting how often Butler may call it",
+        Key::ErrWaitAMinute => "wait a minute",
+        Key::CheckIssueCreated => "check with issue_list whether the issue exists",
+        Key::CheckCommentThere => {
+            "check with issue_read(issue_id, last_n_comments=5) whether the comment is there"
+        }
+        Key::CheckCommentGone => {
+            "check with issue_read(issue_id, last_n_comments=5) whether the comment is gone"
+        }
+        Key::CheckChangeThere => "check with issue_read(issue_id) whether the change is there",
+        Key::ErrHookRejected => "The project's {hook} check refused the record",
+        Key::ErrIndexLocked => "Another tool is changing the repository (lock held for {secs} s)",
+        Key::ErrIndexLockedHint => {
+            "wait and call {tool} again; if it persists and nothing else runs, ask the user to remove .git/index.lock"
+        }
+        Key::ErrButlerBusy => "Another Butler kept this project's files busy for {secs} s",
+        Key::AgainInAMoment => "call {tool} again in a moment",
+        Key::ErrLabelNotFound => "Unknown label(s): {names}",
+        Key::ErrInvalidTitleHint => "call {tool} again with a short one-line title",
+        Key::ErrIssueAuthHint => {
+            "ask the user to check Butler's tracker token, then call {tool} again"
+        }
+        Key::ErrWaitSecs => "wait {secs} s",
+        Key::ErrRateLimitedHint => {
+            "{wait}, then call {tool} again; work_observe and work_record still work"
+        }
+        Key::CheckBeforeRepeating => {
+            "{check} before calling {tool} again, so nothing is done twice"
+        }
+        Key::ErrTooLarge => "The issue tracker's answer is larger than Butler reads ({mib} MiB)",
+        Key::ErrTooLargeHint => {
+            "ask the user to read it in the tracker itself; issue_list with a label filter gives smaller answers"
+        }
+        Key::ErrIssueFailed => "The issue tracker failed",
         Key::HookUseInstead => "`{shown}` was blocked. Use {call} instead.",
         Key::HookNoDedicatedTool => {
             "`{shown}` was blocked: direct git is not used in this project. Butler has no dedicated tool for `git {sub}`; use {call} instead."
