@@ -323,6 +323,25 @@ This project's version control goes through Butler's MCP tools, not the shell.
             "ask the user to read it in the tracker itself; issue_list with a label filter gives smaller answers"
         }
         Key::ErrIssueFailed => "The issue tracker failed",
+        Key::IssueCreated => "Created issue #{issue}.",
+        Key::IssueCommented => "Commented on #{issue}.",
+        Key::IssueCommentDeleted => "Deleted comment {comment} on #{issue}.",
+        Key::IssueRetitled => "Retitled #{issue}.",
+        Key::IssueBodyUpdated => "Updated the body of #{issue}.",
+        Key::IssueReopened => "Reopened #{issue}.",
+        Key::IssueClosed => "Closed #{issue}.",
+        Key::IssuesPageOf => "{n} of {total} issue(s), page {page}.",
+        Key::IssuesPage => "{n} issue(s), page {page}.",
+        Key::NoRecordsYet => "No records yet.",
+        Key::NoRecordsTouch => "No records touch {path}.",
+        Key::RecordsTouching => "{n} record(s) touching {path}.",
+        Key::RecentRecords => "{n} most recent record(s).",
+        Key::NothingUnrecordedNote => "Nothing to record: there are no unrecorded changes.",
+        Key::AlreadyRecordedNote => "Nothing to record: the work was already recorded.",
+        Key::ClearedLockNote => "Cleared a lock left by an interrupted earlier save.",
+        Key::AlreadyOnLine => "Already on `{line}`.",
+        Key::SwitchedFrom => "Switched to `{line}` (from `{from}`).",
+        Key::Switched => "Switched to `{line}`.",
         Key::HookUseInstead => "`{shown}` was blocked. Use {call} instead.",
         Key::HookNoDedicatedTool => {
             "`{shown}` was blocked: direct git is not used in this project. Butler has no dedicated tool for `git {sub}`; use {call} instead."

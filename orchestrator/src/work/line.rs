@@ -15,6 +15,7 @@
 //! - A conflicting merge is left exactly as git leaves it (`conflict`, and `work_observe` says
 //!   `blocked` with the files) for the Brain to resolve and record.
 
+use crate::catalogue::{Key, fill};
 use std::sync::Arc;
 
 use butler_worker::git::{
@@ -278,9 +279,9 @@ pub async fn switch_line(project: &Arc<Project>, name: &str) -> Result<Reply, Wo
     let name = existing_name("name", name)?;
     let done = blocking(project, move |p| switch(p, &name)).await?;
     let summary = match &done.from {
-        Some(from) if *from == done.line => format!("Already on `{}`.", done.line),
-        Some(from) => format!("Switched to `{}` (from `{from}`).", done.line),
-        None => format!("Switched to `{}`.", done.line),
+        Some(from) if *from == done.line => fill(Key::AlreadyOnLine, &[("line", &done.line)]),
+        Some(from) => fill(Key::SwitchedFrom, &[("line", &done.line), ("from", from)]),
+        None => fill(Key::Switched, &[("line", &done.line)]),
     };
     Ok(Reply::new(summary, done))
 }

@@ -9,6 +9,7 @@
 //! left by a dead Butler operation is recognised through the journal and removed; one held by
 //! anything else is waited for a moment, then reported, never removed.
 
+use crate::catalogue::{Key, text};
 use std::time::{Duration, UNIX_EPOCH};
 
 use butler_worker::git::{Change, GitRepo, TreeLock};
@@ -126,7 +127,7 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
             record_id: None,
             issue_ids,
             files: 0,
-            notes: vec!["Nothing to record: there are no unrecorded changes.".into()],
+            notes: vec![text(Key::NothingUnrecordedNote).into()],
         });
     }
     let message = match req.message {
@@ -182,7 +183,7 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
             record_id: None,
             issue_ids,
             files: 0,
-            notes: vec!["Nothing to record: the work was already recorded.".into()],
+            notes: vec![text(Key::AlreadyRecordedNote).into()],
         });
     }
     outcome?;
@@ -229,7 +230,7 @@ fn recover(
             let started = UNIX_EPOCH + Duration::from_secs(secs);
             if lock.modified >= started {
                 repo.remove_index_lock(held, &lock)?;
-                notes.push("Cleared a lock left by an interrupted earlier save.".into());
+                notes.push(text(Key::ClearedLockNote).into());
             }
         }
         ledger.end_operation(op.id)?;
