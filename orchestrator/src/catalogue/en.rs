@@ -342,6 +342,19 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::AlreadyOnLine => "Already on `{line}`.",
         Key::SwitchedFrom => "Switched to `{line}` (from `{from}`).",
         Key::Switched => "Switched to `{line}`.",
+        Key::LineStarted => "Started line `{line}`.",
+        Key::LineStartedFrom => "Started line `{line}` from `{from}`.",
+        Key::LineCarried => " {n} unrecorded change(s) came along.",
+        Key::LineAlreadyIn => "`{line}` already has everything of `{merged}`.",
+        Key::LineBroughtIn => "Brought {n} record(s) of `{merged}` into `{line}`.",
+        Key::LineMerged => {
+            "Merged `{merged}` into `{line}` ({n} record(s)); the merge is record {id}."
+        }
+        Key::PatchCut => {
+            "Cut at {shown} of {total} bytes; narrow it with work_diff(path=…, level=\"full\")."
+        }
+        Key::PatchTruncated => "Patch of {of} (truncated).",
+        Key::Patch => "Patch of {of}.",
         Key::HookUseInstead => "`{shown}` was blocked. Use {call} instead.",
         Key::HookNoDedicatedTool => {
             "`{shown}` was blocked: direct git is not used in this project. Butler has no dedicated tool for `git {sub}`; use {call} instead."

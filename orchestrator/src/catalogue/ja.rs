@@ -251,6 +251,15 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::AlreadyOnLine => "すでに `{line}` にいます。",
         Key::SwitchedFrom => "`{from}` から `{line}` に切り替えました。",
         Key::Switched => "`{line}` に切り替えました。",
+        Key::LineStarted => "作業ライン `{line}` を始めました。",
+        Key::LineStartedFrom => "`{from}` から作業ライン `{line}` を始めました。",
+        Key::LineCarried => " 未記録の変更 {n} 件も一緒に移りました。",
+        Key::LineAlreadyIn => "`{line}` には `{merged}` の内容がすべて入っています。",
+        Key::LineBroughtIn => "`{merged}` の記録 {n} 件を `{line}` に取り込みました。",
+        Key::LineMerged => "`{merged}` を `{line}` に統合しました (記録 {n} 件)。統合の記録は {id} です。",
+        Key::PatchCut => "{total} バイト中 {shown} バイトで切りました。work_diff(path=…, level=\"full\") で絞り込んでください。",
+        Key::PatchTruncated => "{of} の差分 (途中まで)。",
+        Key::Patch => "{of} の差分。",
         Key::HookUseInstead => "`{shown}` はブロックされました。代わりに {call} を使ってください。",
         Key::HookNoDedicatedTool => {
             "`{shown}` はブロックされました: このプロジェクトでは git を直接使いません。`git {sub}` 専用の Butler ツールはないので、{call} を使ってください。"

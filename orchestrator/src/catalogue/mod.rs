@@ -308,6 +308,16 @@ keys! {
     AlreadyOnLine,
     SwitchedFrom,
     Switched,
+    // work_new_line, work_merge_line, work_diff.
+    LineStarted,
+    LineStartedFrom,
+    LineCarried,
+    LineAlreadyIn,
+    LineBroughtIn,
+    LineMerged,
+    PatchCut,
+    PatchTruncated,
+    Patch,
     // The hook's denial messages (hook/suggest.rs).
     HookUseInstead,
     HookNoDedicatedTool,
