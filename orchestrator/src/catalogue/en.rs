@@ -355,6 +355,15 @@ This project's version control goes through Butler's MCP tools, not the shell.
         }
         Key::PatchTruncated => "Patch of {of} (truncated).",
         Key::Patch => "Patch of {of}.",
+        Key::AutoRecorded => "recorded {id}",
+        Key::AutoShared => "shared {n} record(s)",
+        Key::AutoCommented => "commented on #{issue}",
+        Key::AutoClosed => "closed #{issue}",
+        Key::AutoJoin => ", ",
+        Key::AutoDone => "{steps}.",
+        Key::AutoNothing => "Nothing was left to record, share or comment.",
+        Key::AutoStaysOpen => " #{issue} stays open (close=true closes it).",
+        Key::AutoNoIssue => " No active issue.",
         Key::HookUseInstead => "`{shown}` was blocked. Use {call} instead.",
         Key::HookNoDedicatedTool => {
             "`{shown}` was blocked: direct git is not used in this project. Butler has no dedicated tool for `git {sub}`; use {call} instead."

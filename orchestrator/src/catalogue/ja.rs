@@ -260,6 +260,15 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::PatchCut => "{total} バイト中 {shown} バイトで切りました。work_diff(path=…, level=\"full\") で絞り込んでください。",
         Key::PatchTruncated => "{of} の差分 (途中まで)。",
         Key::Patch => "{of} の差分。",
+        Key::AutoRecorded => "{id} として記録",
+        Key::AutoShared => "記録 {n} 件を共有",
+        Key::AutoCommented => "#{issue} にコメント",
+        Key::AutoClosed => "#{issue} をクローズ",
+        Key::AutoJoin => "、",
+        Key::AutoDone => "{steps}しました。",
+        Key::AutoNothing => "記録・共有・コメントするものは残っていませんでした。",
+        Key::AutoStaysOpen => " #{issue} は開いたままです (close=true で閉じます)。",
+        Key::AutoNoIssue => " active issue はありません。",
         Key::HookUseInstead => "`{shown}` はブロックされました。代わりに {call} を使ってください。",
         Key::HookNoDedicatedTool => {
             "`{shown}` はブロックされました: このプロジェクトでは git を直接使いません。`git {sub}` 専用の Butler ツールはないので、{call} を使ってください。"

@@ -318,6 +318,16 @@ keys! {
     PatchCut,
     PatchTruncated,
     Patch,
+    // work_finish(auto=true)'s account of what it did.
+    AutoRecorded,
+    AutoShared,
+    AutoCommented,
+    AutoClosed,
+    AutoJoin,
+    AutoDone,
+    AutoNothing,
+    AutoStaysOpen,
+    AutoNoIssue,
     // The hook's denial messages (hook/suggest.rs).
     HookUseInstead,
     HookNoDedicatedTool,
@@ -440,12 +450,18 @@ mod tests {
         for &key in ALL {
             assert!(!template(Lang::En, key).trim().is_empty(), "{key:?} en");
             let ja = template(Lang::Ja, key);
-            assert!(!ja.trim().is_empty(), "{key:?} ja");
+            assert!(!ja.is_empty(), "{key:?} ja");
             // A Japanese text that is the English one was not translated.
             assert_ne!(ja, template(Lang::En, key), "{key:?} is English in ja");
+            // Japanese, or punctuation only (a separator): no English words left.
+            let words: String = ja
+                .split('{')
+                .map(|part| part.split_once('}').map_or(part, |(_, after)| after))
+                .collect();
             assert!(
                 ja.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c)
-                    || ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                    || ('\u{4e00}'..='\u{9fff}').contains(&c))
+                    || !words.chars().any(|c| c.is_ascii_alphabetic()),
                 "{key:?} in ja has no Japanese"
             );
         }
