@@ -111,6 +111,8 @@ pub struct NoArgs {}
 pub struct SessionStartArgs {
     /// Absolute path of the project (a git working tree).
     pub project_root: String,
+    /// Language of Butler's texts (default: the project's).
+    pub language: Option<crate::catalogue::Lang>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -12,6 +12,7 @@ use butler_worker::ops::{CapabilityError, OpsError};
 use butler_worker::secrets::{FileFinding, Rule};
 use serde_json::{Value, json};
 
+use crate::catalogue::{Key, fill, text};
 use crate::work::sensitive::RecordFinding;
 
 /// The spec's error codes (§3).
@@ -90,10 +91,10 @@ impl Unfinished {
     /// What finishing means for the Brain (`continue the rebase`).
     pub fn goal(&self) -> String {
         match self.op {
-            Some(InProgress::Rebase) => "continue the rebase".into(),
-            Some(InProgress::ApplyMailbox) => "continue applying the patches".into(),
-            Some(op) => format!("finish the {}", op.command()),
-            None => "save the resolution".into(),
+            Some(InProgress::Rebase) => text(Key::GoalContinueRebase).into(),
+            Some(InProgress::ApplyMailbox) => text(Key::GoalContinueAm).into(),
+            Some(op) => fill(Key::GoalFinishOp, &[("op", &op.command())]),
+            None => text(Key::GoalSaveResolution).into(),
         }
     }
 
@@ -135,38 +136,34 @@ impl BlockReason {
     pub fn describe(&self) -> String {
         match self {
             BlockReason::Unfinished(u) => match (u.op, u.conflicted.len()) {
-                (Some(op), 0) => format!("a {} is in progress", op.command()),
-                (Some(op), n) => format!("a {} stopped on conflicts in {n} file(s)", op.command()),
-                (None, n) => format!("{n} file(s) have unresolved conflicts"),
+                (Some(op), 0) => fill(Key::BlockInProgress, &[("what", &op.command())]),
+                (Some(op), n) => fill(Key::BlockOpConflicts, &[("op", &op.command()), ("n", &n)]),
+                (None, n) => fill(Key::BlockConflicts, &[("n", &n)]),
             },
-            BlockReason::Detached => "work is not on a named line of work".to_string(),
+            BlockReason::Detached => text(Key::BlockDetached).to_string(),
         }
     }
 
     pub fn hint(&self) -> String {
         match self {
             BlockReason::Unfinished(u) if u.op == Some(InProgress::Bisect) => {
-                "end it with work_vcs([\"bisect\", \"reset\"]) before recording".into()
+                text(Key::HintBisectReset).to_string()
             }
             BlockReason::Unfinished(u) => {
+                let goal = u.goal();
                 let first = if !u.unresolved.is_empty() {
-                    format!(
-                        "edit the conflicted files to keep the right content and remove the conflict markers, then call work_record to {}",
-                        u.goal()
-                    )
+                    fill(Key::HintEditConflicts, &[("goal", &goal)])
                 } else if !u.conflicted.is_empty() {
-                    format!("the conflicts look resolved: call work_record to {}", u.goal())
+                    fill(Key::HintConflictsResolved, &[("goal", &goal)])
                 } else {
-                    format!("call work_record to {}", u.goal())
+                    fill(Key::HintCallRecordTo, &[("goal", &goal)])
                 };
                 match u.abort_call() {
-                    Some(call) => format!("{first}; or give it up with {call}"),
+                    Some(call) => fill(Key::HintOrGiveUp, &[("first", &first), ("call", &call)]),
                     None => first,
                 }
             }
-            BlockReason::Detached => {
-                "switch to a line of work with work_switch_line(name=…) or start one here with work_new_line(name=…)".into()
-            }
+            BlockReason::Detached => text(Key::BlockDetachedHint).to_string(),
         }
     }
 }
@@ -287,7 +284,9 @@ pub enum WorkError {
     Internal(String),
 }
 
-const OBSERVE_HINT: &str = "call work_observe to see the current state";
+fn observe_hint() -> &'static str {
+    text(Key::ObserveHint)
+}
 
 impl ToolError {
     /// The one mapping from a Brain-facing operation's failure to what the Brain sees;
@@ -297,39 +296,42 @@ impl ToolError {
         match err {
             WorkError::NoSession => ToolError::new(
                 NeedInput,
-                "No session has been started",
-                "call work_session_start(project_root) first",
+                text(Key::ErrNoSession),
+                text(Key::ErrNoSessionHint),
             ),
             WorkError::InvalidArgument { field, reason } => ToolError::new(
                 NeedInput,
-                format!("Invalid `{field}`: {reason}"),
-                format!("call {tool} again with a valid `{field}`"),
+                fill(
+                    Key::ErrInvalidArgument,
+                    &[("field", &field), ("reason", &reason)],
+                ),
+                fill(
+                    Key::ErrInvalidArgumentHint,
+                    &[("tool", &tool), ("field", &field)],
+                ),
             )
             .with_data(json!({"field": field})),
             WorkError::UnrecordedChanges => ToolError::new(
                 PolicyBlocked,
-                "There are unrecorded changes, so nothing can be shared yet",
-                "record first with work_record, then call work_publish",
+                text(Key::ErrUnrecorded),
+                text(Key::ErrUnrecordedHint),
             ),
             WorkError::Blocked(reason) => ToolError::new(
                 PolicyBlocked,
-                format!("The project is blocked: {}", reason.describe()),
+                fill(Key::ErrBlocked, &[("what", &reason.describe())]),
                 reason.hint(),
             ),
             WorkError::ConflictMarkers(unfinished) => {
                 let files = unfinished.unresolved.len();
-                let mut hint = format!(
-                    "edit those files to keep the right content and remove the <<<<<<< ======= >>>>>>> lines, then call work_record again to {}",
-                    unfinished.goal()
-                );
+                let mut hint = fill(Key::ErrMarkersRemainHint, &[("goal", &unfinished.goal())]);
                 if let Some(call) = unfinished.abort_call() {
-                    hint.push_str(&format!("; or give it up with {call}"));
+                    hint = fill(Key::HintOrGiveUp, &[("first", &hint), ("call", &call)]);
                 }
                 ToolError::new(
                     PolicyBlocked,
-                    format!(
-                        "Not recorded: conflict markers remain in {files} file(s): {}",
-                        unfinished.unresolved_list()
+                    fill(
+                        Key::ErrMarkersRemain,
+                        &[("n", &files), ("list", &unfinished.unresolved_list())],
                     ),
                     hint,
                 )
@@ -378,62 +380,69 @@ impl ToolError {
             .with_data(json!({"would_lose": lost, "would_lose_total": total})),
             WorkError::NoDestination => ToolError::new(
                 UpstreamNotConfigured,
-                "No shared destination is configured, so published state cannot be known",
-                "ask the user for the shared destination and add it with work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"])",
+                text(Key::ErrNoDestination),
+                text(Key::ErrNoDestinationHint),
             ),
             WorkError::SecretsInWork { findings } => secrets_in_work(&findings),
             WorkError::SecretsInRecords { findings } => secrets_in_records(&findings),
             WorkError::SecretInText { field, rule } => ToolError::new(
                 PolicyBlocked,
-                format!("Refused: `{field}` contains what looks like a secret ({rule})"),
-                format!(
-                    "take the secret out of `{field}` (name it instead of quoting it) and call {tool} again"
+                fill(Key::ErrSecretInText, &[("field", &field), ("rule", &rule)]),
+                fill(
+                    Key::ErrSecretInTextHint,
+                    &[("field", &field), ("tool", &tool)],
                 ),
             )
             .with_data(json!({"field": field, "rule": rule})),
             WorkError::TokenRefused { host, plain_http } => {
                 let (why, hint) = if plain_http {
                     (
-                        "it would travel unencrypted (plain http)",
-                        "ask the user to give the tracker's https address, or to set BUTLER_GITEA_INSECURE_HTTP=1 in Butler's environment if they accept an unencrypted token; then call work_session_start again".to_string(),
+                        text(Key::ErrTokenPlainHttp),
+                        text(Key::ErrTokenPlainHttpHint).to_string(),
                     )
                 } else {
                     (
-                        "the user has not named that server for it",
-                        format!("ask the user whether {host} is their tracker: if so, they add it to BUTLER_GITEA_HOSTS in Butler's environment (the project's files cannot), or they choose the embedded store with BUTLER_ISSUE_BACKEND=local; then call work_session_start again"),
+                        text(Key::ErrTokenUnnamedHost),
+                        fill(Key::ErrTokenUnnamedHostHint, &[("host", &host)]),
                     )
                 };
                 ToolError::new(
                     NeedInput,
-                    format!("Butler did not send the tracker token to {host}: {why}"),
+                    fill(Key::ErrTokenRefused, &[("host", &host), ("why", &why)]),
                     hint,
                 )
                 .with_data(json!({"host": host}))
             }
             WorkError::RecordNotFound { id } => ToolError::new(
                 NotFound,
-                format!("No record `{id}`"),
-                "find record ids with work_history",
+                fill(Key::ErrRecordNotFound, &[("id", &id)]),
+                text(Key::FindRecordsHint),
             ),
             WorkError::InvalidBody { missing } => ToolError::new(
                 InvalidBody,
-                "The issue body lacks required sections",
-                format!("call {tool} again with a body that has `## Current state`, `## Next action` and `## Blockers` sections"),
+                text(Key::ErrInvalidBody),
+                fill(Key::ErrInvalidBodyHint, &[("tool", &tool)]),
             )
             .with_data(json!({"required_fields": missing})),
             WorkError::BodyFieldsNeeded { missing } => ToolError::new(
                 NeedInput,
-                "An issue body needs the current state, the next action and the blockers",
-                "call issue_create again with body, or with current_state, next_action and blockers",
+                text(Key::ErrBodyFieldsNeeded),
+                text(Key::ErrBodyFieldsNeededHint),
             )
             .with_data(json!({"required_fields": missing})),
-            WorkError::UseProperTool { subcommand, tool, suggestion } => ToolError::new(
+            WorkError::UseProperTool {
+                subcommand,
+                tool,
+                suggestion,
+            } => ToolError::new(
                 UseProperTool,
-                format!("`{subcommand}` has a proper Butler tool"),
-                format!("use {suggestion} instead"),
+                fill(Key::ErrUseProperTool, &[("subcommand", &subcommand)]),
+                fill(Key::ErrUseProperToolHint, &[("suggestion", &suggestion)]),
             )
             .with_data(json!({"tool": tool})),
-            WorkError::PolicyBlocked { reason, hint } => ToolError::new(PolicyBlocked, reason, hint),
+            WorkError::PolicyBlocked { reason, hint } => {
+                ToolError::new(PolicyBlocked, reason, hint)
+            }
             WorkError::NeedsApproval {
                 lost,
                 total,
@@ -441,12 +450,21 @@ impl ToolError {
                 will_run,
             } => ToolError::new(
                 NeedInput,
-                format!(
-                    "This would irreversibly lose work ({total} item(s)): {}{}",
-                    lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
-                    if total > 3 { "; …" } else { "" }
+                fill(
+                    Key::ErrNeedsApproval,
+                    &[
+                        ("total", &total),
+                        (
+                            "lost",
+                            &format!(
+                                "{}{}",
+                                lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+                                if total > 3 { "; …" } else { "" }
+                            ),
+                        ),
+                    ],
                 ),
-                "show the user data.would_lose; only if they approve, call work_vcs again with the same args and approval set to data.approval",
+                text(Key::ErrNeedsApprovalHint),
             )
             .with_data(json!({
                 "approval": reference,
@@ -464,46 +482,57 @@ impl ToolError {
                 let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
                 ToolError::new(
                     NeedInput,
-                    format!(
-                        "{} unrecorded change(s) ({}{}): a task starts from a record",
-                        paths.len(),
-                        names.join(", "),
-                        if paths.len() > 3 { ", …" } else { "" }
+                    fill(
+                        Key::ErrTaskNeedsRecord,
+                        &[
+                            ("n", &paths.len()),
+                            (
+                                "names",
+                                &format!(
+                                    "{}{}",
+                                    names.join(", "),
+                                    if paths.len() > 3 { ", …" } else { "" }
+                                ),
+                            ),
+                        ],
                     ),
-                    "save them with work_record (or ask the user what to do with them), then call run_implement again",
+                    text(Key::ErrTaskNeedsRecordHint),
                 )
                 .with_data(json!({"changed_files": shown, "total": paths.len()}))
             }
             WorkError::TaskNotFound { id } => ToolError::new(
                 NotFound,
-                format!("No open task `{}`", id.chars().take(64).collect::<String>()),
-                "task ids come from run_implement's answer",
+                fill(
+                    Key::ErrTaskNotFound,
+                    &[("id", &id.chars().take(64).collect::<String>())],
+                ),
+                text(Key::ErrTaskNotFoundHint),
             ),
             WorkError::AgentUnavailable { reason } => ToolError::new(
                 NeedInput,
-                format!("The implementation agent cannot be started: {reason}"),
-                "ask the user to install or configure the agent, or call run_implement with another agent",
+                fill(Key::ErrAgentUnavailable, &[("reason", &reason)]),
+                text(Key::ErrAgentUnavailableHint),
             ),
             WorkError::Config { problem } => ToolError::new(
                 NeedInput,
-                format!("Butler's issue-tracker settings are not usable: {problem}"),
-                "ask the user to fix the settings (.butler/config.toml or BUTLER_* variables), then call work_session_start again",
+                fill(Key::ErrConfig, &[("problem", &problem)]),
+                text(Key::ErrConfigHint),
             ),
             WorkError::LineNotFound { name, lines } => ToolError::new(
                 NotFound,
-                format!("No line `{name}`"),
-                format!("choose one of data.lines, or start it with work_new_line(name={})", quoted(&name)),
+                fill(Key::ErrLineNotFound, &[("name", &name)]),
+                fill(Key::ErrLineNotFoundHint, &[("quoted", &quoted(&name))]),
             )
             .with_data(crate::work::line::listed(&lines)),
             WorkError::LineExists { name } => ToolError::new(
                 NeedInput,
-                format!("A line `{name}` already exists"),
-                format!("switch to it with work_switch_line(name={}), or call work_new_line with another name", quoted(&name)),
+                fill(Key::ErrLineExists, &[("name", &name)]),
+                fill(Key::ErrLineExistsHint, &[("quoted", &quoted(&name))]),
             ),
             WorkError::LineNeeded { lines } => ToolError::new(
                 NeedInput,
-                "It is not known which line this one came from",
-                "call work_merge_line(name=…) with the line to bring in (see data.lines)",
+                text(Key::ErrLineNeeded),
+                text(Key::ErrLineNeededHint),
             )
             .with_data(crate::work::line::listed(&lines)),
             WorkError::LineNeedsRecord { paths } => {
@@ -511,43 +540,55 @@ impl ToolError {
                 let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
                 ToolError::new(
                     NeedInput,
-                    format!(
-                        "{} unrecorded change(s) ({}{}): record them before changing lines",
-                        paths.len(),
-                        names.join(", "),
-                        if paths.len() > 3 { ", …" } else { "" }
+                    fill(
+                        Key::ErrLineNeedsRecord,
+                        &[
+                            ("n", &paths.len()),
+                            (
+                                "names",
+                                &format!(
+                                    "{}{}",
+                                    names.join(", "),
+                                    if paths.len() > 3 { ", …" } else { "" }
+                                ),
+                            ),
+                        ],
                     ),
-                    format!("save them with work_record (or ask the user what to do with them), then call {tool} again"),
+                    fill(Key::ErrLineNeedsRecordHint, &[("tool", &tool)]),
                 )
                 .with_data(json!({"changed_files": shown, "total": paths.len()}))
             }
             WorkError::MergeConflicted { files, from } => {
                 let again = if tool == "task_accept" {
-                    ", then task_accept again to close the task"
+                    text(Key::ErrMergeAgainTask)
                 } else {
                     ""
                 };
                 let shown: Vec<&String> = files.iter().take(50).collect();
                 ToolError::new(
                     Conflict,
-                    format!(
-                        "Bringing in `{from}` stopped on conflicts in {} file(s); the project is blocked until they are resolved",
-                        files.len()
-                    ),
-                    format!("edit the files to resolve the conflicts and save with work_record{again}; or give up with work_vcs([\"merge\", \"--abort\"])"),
+                    fill(Key::ErrMergeConflicted, &[("from", &from), ("n", &files.len())]),
+                    fill(Key::ErrMergeConflictedHint, &[("again", &again)]),
                 )
                 .with_data(json!({"work_state": "blocked", "conflicted_files": shown, "total": files.len()}))
             }
             WorkError::MessageNeeded { proposed } => ToolError::new(
                 NeedInput,
-                "No message given; one is proposed from the changes",
-                "call work_record again with message set to data.proposed_message or your own words",
+                text(Key::ErrMessageNeeded),
+                text(Key::ErrMessageNeededHint),
             )
             .with_data(json!({"proposed_message": proposed})),
             WorkError::FinishStopped(stop) => {
-                let FinishStop { step, tool: step_tool, cause, done, left } = *stop;
+                let FinishStop {
+                    step,
+                    tool: step_tool,
+                    cause,
+                    done,
+                    left,
+                } = *stop;
                 let inner = ToolError::from_work(cause, step_tool);
-                let mut left_steps = vec![json!({"step": step, "error": crate::envelope::error_json(&inner)})];
+                let mut left_steps =
+                    vec![json!({"step": step, "error": crate::envelope::error_json(&inner)})];
                 left_steps.extend(left.iter().map(|s| json!({"step": s})));
                 let finished: Vec<&str> = done
                     .as_array()
@@ -555,11 +596,11 @@ impl ToolError {
                     .unwrap_or_default();
                 let after = match finished.as_slice() {
                     [] => String::new(),
-                    steps => format!(" (done: {})", steps.join(", ")),
+                    steps => fill(Key::ErrFinishDone, &[("steps", &steps.join(", "))]),
                 };
                 ToolError {
                     code: inner.code,
-                    summary: format!("work_finish stopped at `{step}`{after}; nothing is half-done"),
+                    summary: fill(Key::ErrFinishStopped, &[("step", &step), ("after", &after)]),
                     hint: inner.hint,
                     data: Some(json!({"done": done, "left": left_steps})),
                 }
@@ -569,7 +610,7 @@ impl ToolError {
             WorkError::Issue(err) => issue_error(err, tool),
             WorkError::Delegation(err) => delegation_error(err, tool),
             WorkError::Internal(_) => {
-                ToolError::new(BackendError, "Butler hit an internal error", OBSERVE_HINT)
+                ToolError::new(BackendError, text(Key::ErrInternal), observe_hint())
             }
         }
     }
@@ -578,16 +619,15 @@ impl ToolError {
 /// After a change that may have been applied: how to check before sending it again.
 fn check_before_repeating(tool: &str) -> String {
     let check = match tool {
-        "issue_create" => "check with issue_list whether the issue exists",
-        "issue_comment" => {
-            "check with issue_read(issue_id, last_n_comments=5) whether the comment is there"
-        }
-        "issue_delete_comment" => {
-            "check with issue_read(issue_id, last_n_comments=5) whether the comment is gone"
-        }
-        _ => "check with issue_read(issue_id) whether the change is there",
+        "issue_create" => text(Key::CheckIssueCreated),
+        "issue_comment" => text(Key::CheckCommentThere),
+        "issue_delete_comment" => text(Key::CheckCommentGone),
+        _ => text(Key::CheckChangeThere),
     };
-    format!("{check} before calling {tool} again, so nothing is done twice")
+    fill(
+        Key::CheckBeforeRepeating,
+        &[("check", &check), ("tool", &tool)],
+    )
 }
 
 /// Findings shown to the Brain at most; `total` says how many there were.
@@ -605,16 +645,18 @@ fn secrets_in_work(findings: &[FileFinding]) -> ToolError {
     paths.dedup();
     let own_token = findings.iter().any(|f| f.rule == Rule::ButlerTrackerToken);
     let hint = if own_token {
-        "take Butler's tracker token out of the files (it can never be recorded), remove any other secret (or ignore the file in .gitignore), then call work_record again"
+        text(Key::ErrOwnTokenInWorkHint)
     } else {
-        "take the secrets out (or ignore the files in .gitignore) and call work_record again; only if the user confirms a file holds no real secret, call work_record with allow_sensitive listing it"
+        text(Key::ErrSecretsInWorkHint)
     };
     ToolError::new(
         ErrorCode::PolicyBlocked,
-        format!(
-            "Not recorded: {} file(s) may hold secrets ({})",
-            paths.len(),
-            rules_of(findings.iter().map(|f| &f.rule))
+        fill(
+            Key::ErrSecretsInWork,
+            &[
+                ("n", &paths.len()),
+                ("rules", &rules_of(findings.iter().map(|f| &f.rule))),
+            ],
         ),
         hint,
     )
@@ -630,12 +672,14 @@ fn secrets_in_records(findings: &[RecordFinding]) -> ToolError {
     records.dedup();
     ToolError::new(
         ErrorCode::PolicyBlocked,
-        format!(
-            "Not shared: {} record(s) about to be shared may hold secrets ({})",
-            records.len(),
-            rules_of(findings.iter().map(|f| &f.rule))
+        fill(
+            Key::ErrSecretsInRecords,
+            &[
+                ("n", &records.len()),
+                ("rules", &rules_of(findings.iter().map(|f| &f.rule))),
+            ],
         ),
-        "ask the user. Sharing sends these records whole, so a later record that deletes a secret does not help: a real secret must be revoked and taken out of those records by the user (Butler never rewrites them). Only if the user confirms there is no real secret, call work_publish with allow_sensitive listing the paths (or the record ids, for a message)",
+        text(Key::ErrSecretsInRecordsHint),
     )
     .with_data(json!({
         "records": records.iter().take(MAX_FINDINGS_SHOWN).collect::<Vec<_>>(),
@@ -680,8 +724,8 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             Conflict,
-            "The operation conflicts with the project's current state",
-            "work_observe names the operation and the conflicted files: edit them to resolve the conflicts, then call work_record to finish it; or give it up as work_observe says",
+            text(Key::ErrVcsConflict),
+            text(Key::ErrVcsConflictHint),
         );
     }
     if has(&[
@@ -691,11 +735,7 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
         "The requested URL returned error: 401",
         "The requested URL returned error: 403",
     ]) {
-        return (
-            AuthFailed,
-            "The other side refused the credentials",
-            "ask the user to check their access, then call work_vcs again",
-        );
+        return (AuthFailed, text(Key::ErrVcsAuth), text(Key::ErrVcsAuthHint));
     }
     if has(&[
         "Could not resolve host",
@@ -706,8 +746,8 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             BackendError,
-            "The other side could not be reached",
-            "check the address with work_vcs([\"remote\", \"-v\"]) or the network, then call work_vcs again",
+            text(Key::ErrVcsUnreachable),
+            text(Key::ErrVcsUnreachableHint),
         );
     }
     if has(&[
@@ -716,8 +756,8 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             NeedInput,
-            "No author name and email are configured, so new commits cannot be made",
-            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_vcs again",
+            text(Key::ErrVcsIdentity),
+            text(Key::ErrVcsIdentityHint),
         );
     }
     if has(&[
@@ -732,8 +772,8 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             NeedInput,
-            "The operation's arguments do not fit together",
-            "read data.message, fix the arguments, then call work_vcs again",
+            text(Key::ErrVcsArguments),
+            text(Key::ErrVcsArgumentsHint),
         );
     }
     if has(&[
@@ -754,14 +794,14 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     ]) {
         return (
             NotFound,
-            "What the operation names does not exist",
-            "read data.message; list what exists (e.g. work_vcs([\"branch\", \"-a\"]), work_vcs([\"tag\"]), work_history), then call work_vcs again",
+            text(Key::ErrVcsNotFound),
+            text(Key::ErrVcsNotFoundHint),
         );
     }
     (
         BackendError,
-        "The version-control operation did not succeed",
-        "read data.message (the version-control tool's own words), then fix the arguments or the project's state and call work_vcs again",
+        text(Key::ErrVcsFailed),
+        text(Key::ErrVcsFailedHint),
     )
 }
 
@@ -771,111 +811,97 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
     match err {
         GitError::NotARepository => ToolError::new(
             NotFound,
-            "That directory is not inside a git project",
-            "call work_session_start with the project's root directory",
+            text(Key::ErrNotARepository),
+            text(Key::ErrNotARepositoryHint),
         ),
         GitError::BareRepository => ToolError::new(
             NotFound,
-            "That project has no working files (a bare repository)",
-            "call work_session_start with a project that has a working tree",
+            text(Key::ErrBareRepository),
+            text(Key::ErrBareRepositoryHint),
         ),
         GitError::OutsideProject => ToolError::new(
             PolicyBlocked,
-            "Paths must stay inside the project",
-            "give a path relative to the project root (see work_observe changed_files)",
+            text(Key::ErrOutsideProject),
+            text(Key::ErrOutsideProjectHint),
         ),
         GitError::NothingToRecord => ToolError::new(
             NeedInput,
-            "There is nothing to record",
-            "make changes first, then call work_record; work_observe shows the state",
+            text(Key::ErrNothingToRecord),
+            text(Key::ErrNothingToRecordHint),
         ),
         GitError::NoIdentity => ToolError::new(
             NeedInput,
-            "No author name and email are configured, so records cannot be signed",
-            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_record again",
+            text(Key::ErrNoIdentity),
+            text(Key::ErrNoIdentityHint),
         ),
         GitError::HookRejected { hook, output_tail } => {
-            let (what, hint) = match tool {
+            let default_hook = if tool == "work_publish" {
+                "push"
+            } else {
+                "commit"
+            };
+            let hook_name = hook.as_deref().unwrap_or(default_hook);
+            let (summary, hint) = match tool {
                 "work_publish" => (
-                    "sharing",
-                    "fix what the check reports (see data.output) and save the fix with work_record, then call work_publish again".to_string(),
+                    fill(Key::ErrHookRejectedPublish, &[("hook", &hook_name)]),
+                    text(Key::ErrHookRejectedPublishHint).to_string(),
                 ),
                 "work_record" => (
-                    "the record",
-                    "fix what the check reports (see data.output), then call work_record again; if the check changed files itself (a formatter), calling work_record again saves them".to_string(),
+                    fill(Key::ErrHookRejected, &[("hook", &hook_name)]),
+                    text(Key::ErrHookRejectedHint).to_string(),
                 ),
                 _ => (
-                    "the operation",
-                    format!("fix what the check reports (see data.output), then call {tool} again"),
+                    fill(Key::ErrHookRejectedOther, &[("hook", &hook_name)]),
+                    fill(Key::ErrHookRejectedOtherHint, &[("tool", &tool)]),
                 ),
             };
-            ToolError::new(
-                PolicyBlocked,
-                format!(
-                    "The project's {} check refused {what}",
-                    hook.as_deref().unwrap_or(if tool == "work_publish" {
-                        "push"
-                    } else {
-                        "commit"
-                    })
-                ),
-                hint,
-            )
-            .with_data(json!({"hook": hook, "output": bounded(&output_tail)}))
+            ToolError::new(PolicyBlocked, summary, hint)
+                .with_data(json!({"hook": hook, "output": bounded(&output_tail)}))
         }
         GitError::IndexLocked { age, .. } => ToolError::new(
             PolicyBlocked,
-            format!(
-                "Another tool is changing the repository (lock held for {} s)",
-                age.map_or(0, |a| a.as_secs())
+            fill(
+                Key::ErrIndexLocked,
+                &[("secs", &age.map_or(0, |a| a.as_secs()))],
             ),
-            format!(
-                "wait and call {tool} again; if it persists and nothing else runs, ask the user to remove .git/index.lock"
-            ),
+            fill(Key::ErrIndexLockedHint, &[("tool", &tool)]),
         ),
         GitError::ButlerBusy { waited } => ToolError::new(
             PolicyBlocked,
-            format!(
-                "Another Butler kept this project's files busy for {} s",
-                waited.as_secs()
-            ),
-            format!("call {tool} again in a moment"),
+            fill(Key::ErrButlerBusy, &[("secs", &waited.as_secs())]),
+            fill(Key::AgainInAMoment, &[("tool", &tool)]),
         ),
-        GitError::Rejected => ToolError::new(
-            Conflict,
-            "The shared destination has work that is not here yet",
-            "bring it in with work_vcs([\"pull\", \"--rebase\"]); if that stops on conflicts, edit the conflicted files and call work_record to continue; then call work_publish again",
-        ),
+        GitError::Rejected => {
+            ToolError::new(Conflict, text(Key::ErrRejected), text(Key::ErrRejectedHint))
+        }
         GitError::AuthFailed => ToolError::new(
             AuthFailed,
-            "The shared destination refused the credentials",
-            "ask the user to check their access to the shared destination, then call work_publish again",
+            text(Key::ErrPublishAuth),
+            text(Key::ErrPublishAuthHint),
         ),
         GitError::Unreachable => ToolError::new(
             BackendError,
-            "The shared destination could not be reached",
-            "check the network or the destination with work_vcs([\"remote\", \"-v\"]), then call work_publish again",
+            text(Key::ErrUnreachable),
+            text(Key::ErrUnreachableHint),
         ),
         GitError::Timeout { .. } => ToolError::new(
             BackendError,
-            "The operation did not finish in time",
-            format!("call {tool} again; if it keeps timing out, ask the user"),
+            text(Key::ErrTimeout),
+            fill(Key::ErrTimeoutHint, &[("tool", &tool)]),
         ),
         GitError::UnknownCommit => ToolError::new(
             NotFound,
-            "No such record",
-            "find record ids with work_history",
+            text(Key::ErrNoSuchRecord),
+            text(Key::FindRecordsHint),
         ),
         GitError::GitMissing => ToolError::new(
             BackendError,
-            "git is not installed on this machine",
-            "ask the user to install git, then call work_session_start again",
+            text(Key::ErrGitMissing),
+            text(Key::ErrGitMissingHint),
         ),
-        GitError::Failed { .. } => ToolError::new(
-            BackendError,
-            "The version-control operation failed",
-            OBSERVE_HINT,
-        ),
+        GitError::Failed { .. } => {
+            ToolError::new(BackendError, text(Key::ErrGitFailed), observe_hint())
+        }
     }
 }
 
@@ -885,28 +911,26 @@ fn ledger_error(err: LedgerError, tool: &str) -> ToolError {
     match err {
         LedgerError::Busy => ToolError::new(
             BackendError,
-            "Another Butler is busy with this project's records",
-            format!("call {tool} again in a moment"),
+            text(Key::ErrLedgerBusy),
+            fill(Key::AgainInAMoment, &[("tool", &tool)]),
         ),
         LedgerError::Corrupt { .. } | LedgerError::TooNew { .. } | LedgerError::Io { .. } => {
             ToolError::new(
                 BackendError,
-                "Butler's record store for this project cannot be used",
-                "ask the user to check .git/butler/ledger.db (moving it aside makes Butler start a new one)",
+                text(Key::ErrLedgerUnusable),
+                text(Key::ErrLedgerUnusableHint),
             )
         }
         LedgerError::NotFound { what } => ToolError::new(
             NotFound,
-            format!("Not found: {what}"),
+            fill(Key::ErrIssueNotFound, &[("what", &what)]),
             "find record ids with work_history",
         ),
-        LedgerError::Conflict { .. } => ToolError::new(
-            Conflict,
-            "The record store disagrees with the request",
-            OBSERVE_HINT,
-        ),
+        LedgerError::Conflict { .. } => {
+            ToolError::new(Conflict, text(Key::ErrLedgerConflict), observe_hint())
+        }
         LedgerError::Sqlite(_) => {
-            ToolError::new(BackendError, "Butler's record store failed", OBSERVE_HINT)
+            ToolError::new(BackendError, text(Key::ErrLedgerFailed), observe_hint())
         }
     }
 }
@@ -993,7 +1017,7 @@ fn delegation_error(err: OpsError, tool: &str) -> ToolError {
         }
         OpsError::Capability(CapabilityError::Failed(why)) => {
             tracing::warn!(%why, "a capability failed");
-            ToolError::new(BackendError, "The operation could not run", OBSERVE_HINT)
+            ToolError::new(BackendError, "The operation could not run", observe_hint())
         }
         OpsError::Config(e) => ToolError::new(
             NeedInput,
@@ -1004,7 +1028,7 @@ fn delegation_error(err: OpsError, tool: &str) -> ToolError {
         OpsError::Ledger(err) => ledger_error(err, tool),
         OpsError::Internal(why) => {
             tracing::warn!(%why, "delegation failed");
-            ToolError::new(BackendError, "Butler hit an internal error", OBSERVE_HINT)
+            ToolError::new(BackendError, "Butler hit an internal error", observe_hint())
         }
     }
 }
@@ -1014,64 +1038,61 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
     match err {
         IssueError::NotFound { what } => ToolError::new(
             NotFound,
-            format!("Not found: {what}"),
-            "find issue numbers with issue_list",
+            fill(Key::ErrIssueNotFound, &[("what", &what)]),
+            text(Key::ErrIssueNotFoundHint),
         ),
         IssueError::LabelNotFound { names } => ToolError::new(
             LabelNotFound,
-            format!("Unknown label(s): {}", names.join(", ")),
-            "use existing label names (see issue_list) or omit label_names",
+            fill(Key::ErrLabelNotFound, &[("names", &names.join(", "))]),
+            text(Key::ErrLabelNotFoundHint),
         )
         .with_data(json!({"labels": names})),
         IssueError::InvalidTitle => ToolError::new(
             InvalidTitle,
-            "The title must be one non-empty line",
-            format!("call {tool} again with a short one-line title"),
+            text(Key::ErrInvalidTitle),
+            fill(Key::ErrInvalidTitleHint, &[("tool", &tool)]),
         ),
         IssueError::AuthFailed => ToolError::new(
             AuthFailed,
-            "The issue tracker refused Butler's credentials",
-            format!("ask the user to check Butler's tracker token, then call {tool} again"),
+            text(Key::ErrIssueAuth),
+            fill(Key::ErrIssueAuthHint, &[("tool", &tool)]),
         ),
         IssueError::Conflict => ToolError::new(
             Conflict,
-            "The issue changed meanwhile or does not allow this now",
-            "read it again with issue_read, then retry",
+            text(Key::ErrIssueConflict),
+            text(Key::ErrIssueConflictHint),
         ),
         IssueError::Unreachable | IssueError::ReadTimeout => ToolError::new(
             BackendError,
-            "The issue tracker did not answer",
-            format!("call {tool} again later; work_observe and work_record still work"),
+            text(Key::ErrIssueUnreachable),
+            fill(Key::ErrIssueUnreachableHint, &[("tool", &tool)]),
         ),
         IssueError::WriteUnconfirmed => ToolError::new(
             BackendError,
-            "The issue tracker did not confirm the change, so it may have been applied",
+            text(Key::ErrWriteUnconfirmed),
             check_before_repeating(tool),
         ),
         IssueError::RateLimited { retry_after_secs } => {
             let wait = match retry_after_secs {
-                Some(secs) => format!("wait {secs} s"),
-                None => "wait a minute".to_string(),
+                Some(secs) => fill(Key::ErrWaitSecs, &[("secs", &secs)]),
+                None => text(Key::ErrWaitAMinute).to_string(),
             };
             ToolError::new(
                 BackendError,
-                "The issue tracker is limiting how often Butler may call it",
-                format!("{wait}, then call {tool} again; work_observe and work_record still work"),
+                text(Key::ErrRateLimited),
+                fill(Key::ErrRateLimitedHint, &[("wait", &wait), ("tool", &tool)]),
             )
             .with_data(json!({"retry_after_secs": retry_after_secs}))
         }
         IssueError::ResponseTooLarge { limit_bytes } => ToolError::new(
             BackendError,
-            format!(
-                "The issue tracker's answer is larger than Butler reads ({} MiB)",
-                limit_bytes >> 20
-            ),
-            "ask the user to read it in the tracker itself; issue_list with a label filter gives smaller answers",
+            fill(Key::ErrTooLarge, &[("mib", &(limit_bytes >> 20))]),
+            text(Key::ErrTooLargeHint),
         ),
         IssueError::Backend { .. } => ToolError::new(
             BackendError,
-            "The issue tracker failed",
-            format!("call {tool} again later; work_observe and work_record still work"),
+            text(Key::ErrIssueFailed),
+            fill(Key::ErrIssueUnreachableHint, &[("tool", &tool)]),
         ),
     }
 }

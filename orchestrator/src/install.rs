@@ -29,13 +29,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 const BLOCK_BEGIN: &str =
     "<!-- butler:begin (managed by `butler init`; edits inside are replaced) -->";
 const BLOCK_END: &str = "<!-- butler:end -->";
-const BLOCK_BODY: &str = "\
-## Butler
-This project's version control goes through Butler's MCP tools, not the shell.
-- Start with `work_session_start`, then `work_observe()` to see where the work stands.
-- Do not run `git` in Bash (a hook blocks it). Use `work_diff`, `work_history`, \
-`work_record` and `work_publish`; for any other git operation use `work_vcs([\"branch\", \"-a\"])`.";
-
+// The block's text is the catalogue's (`Key::ClaudeBlock`), in the project's language.
 /// What `init` did to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
@@ -149,7 +143,11 @@ pub fn init(project: &Path, launch: &Launch, remove: bool) -> Result<InitReport,
         plan_json(&project.join(".mcp.json"), |path, doc| {
             merge_server(path, doc, &launch.server, remove)
         })?,
-        plan_markdown(&project.join("CLAUDE.md"), remove)?,
+        plan_markdown(
+            &project.join("CLAUDE.md"),
+            crate::catalogue::Lang::configured(project),
+            remove,
+        )?,
     ];
     let mut files = Vec::new();
     for plan in plans {
@@ -375,11 +373,16 @@ fn merge_server(
     Ok(())
 }
 
-fn managed_block() -> String {
-    format!("{BLOCK_BEGIN}\n{BLOCK_BODY}\n{BLOCK_END}\n")
+fn managed_block(lang: crate::catalogue::Lang) -> String {
+    let body = crate::catalogue::template(lang, crate::catalogue::Key::ClaudeBlock);
+    format!("{BLOCK_BEGIN}\n{body}\n{BLOCK_END}\n")
 }
 
-fn plan_markdown(path: &Path, remove: bool) -> Result<Plan, InstallError> {
+fn plan_markdown(
+    path: &Path,
+    lang: crate::catalogue::Lang,
+    remove: bool,
+) -> Result<Plan, InstallError> {
     let old = read_optional(path)?;
     let text = old.clone().unwrap_or_default();
     let existing = text.find(BLOCK_BEGIN).and_then(|start| {
@@ -405,12 +408,12 @@ fn plan_markdown(path: &Path, remove: bool) -> Result<Plan, InstallError> {
         }
         (None, true) => text.clone(),
         (Some((start, end)), false) => {
-            format!("{}{}{}", &text[..start], managed_block(), &text[end..])
+            format!("{}{}{}", &text[..start], managed_block(lang), &text[end..])
         }
-        (None, false) if text.trim().is_empty() => managed_block(),
+        (None, false) if text.trim().is_empty() => managed_block(lang),
         (None, false) => {
             let sep = if text.ends_with('\n') { "\n" } else { "\n\n" };
-            format!("{text}{sep}{}", managed_block())
+            format!("{text}{sep}{}", managed_block(lang))
         }
     };
     let unchanged = new_text == text;
@@ -927,6 +930,28 @@ mod tests {
         );
         let claude = read(&dir.path().join("CLAUDE.md"));
         assert!(claude.contains("work_session_start") && claude.contains("work_vcs"));
+    }
+
+    #[test]
+    fn the_claude_md_block_speaks_the_projects_language_and_is_removed_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join(".butler")).expect("mkdir");
+        std::fs::write(
+            dir.path().join(".butler/config.toml"),
+            "language = \"ja\"\n",
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("CLAUDE.md"), "# 私のプロジェクト\n").expect("write");
+        init(dir.path(), &Launch::absolute(Path::new(EXE)), false).expect("init");
+        let claude = read(&dir.path().join("CLAUDE.md"));
+        let ja = crate::catalogue::template(
+            crate::catalogue::Lang::Ja,
+            crate::catalogue::Key::ClaudeBlock,
+        );
+        assert!(claude.contains(ja), "{claude}");
+        assert!(claude.contains("work_session_start") && claude.contains("work_vcs"));
+        init(dir.path(), &Launch::absolute(Path::new(EXE)), true).expect("remove");
+        assert_eq!(read(&dir.path().join("CLAUDE.md")), "# 私のプロジェクト\n");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The `issue_*` tools' domain: argument checks, the body contract, and one backend call each.
 //! Owner, repository and backend always come from the session.
 
+use crate::catalogue::{Key, fill};
 use butler_worker::issues::{IssueQuery, IssueState, NewIssue, StateFilter, validate_title};
 use serde_json::json;
 
@@ -121,7 +122,7 @@ pub async fn create(project: &Project, req: CreateRequest) -> Result<Reply, Work
         })
         .await?;
     Ok(Reply::new(
-        format!("Created issue #{}.", issue.number),
+        fill(Key::IssueCreated, &[("issue", &issue.number)]),
         json!({"issue": issue}),
     ))
 }
@@ -132,7 +133,7 @@ pub async fn comment(project: &Project, id: i64, body: &str) -> Result<Reply, Wo
     check_text("body", &body, &project.known_secrets)?;
     let comment = project.issues.comment(number, &body).await?;
     Ok(Reply::new(
-        format!("Commented on #{number}."),
+        fill(Key::IssueCommented, &[("issue", &number)]),
         json!({"issue_id": number, "comment": comment}),
     ))
 }
@@ -158,7 +159,10 @@ pub async fn delete_comment(
         .delete_comment_with_reason(number, comment, reason)
         .await?;
     Ok(Reply::new(
-        format!("Deleted comment {comment} on #{number}."),
+        fill(
+            Key::IssueCommentDeleted,
+            &[("comment", &comment), ("issue", &number)],
+        ),
         json!({"issue_id": number, "comment_id": comment, "deleted": true}),
     ))
 }
@@ -172,7 +176,7 @@ pub async fn update_title(project: &Project, id: i64, title: &str) -> Result<Rep
         cache.insert(number, issue.title.clone());
     }
     Ok(Reply::new(
-        format!("Retitled #{number}."),
+        fill(Key::IssueRetitled, &[("issue", &number)]),
         json!({"issue": {"number": issue.number, "title": issue.title}}),
     ))
 }
@@ -183,7 +187,7 @@ pub async fn update_body(project: &Project, id: i64, body: &str) -> Result<Reply
     check_text("body", &body, &project.known_secrets)?;
     let issue = project.issues.update_body(number, &body).await?;
     Ok(Reply::new(
-        format!("Updated the body of #{number}."),
+        fill(Key::IssueBodyUpdated, &[("issue", &number)]),
         json!({"issue": {"number": issue.number, "body": issue.body}}),
     ))
 }
@@ -191,13 +195,13 @@ pub async fn update_body(project: &Project, id: i64, body: &str) -> Result<Reply
 pub async fn set_state(project: &Project, id: i64, state: IssueState) -> Result<Reply, WorkError> {
     let number = issue_number(id, "issue_id")?;
     let issue = project.issues.set_state(number, state).await?;
-    let verb = if state == IssueState::Open {
-        "Reopened"
+    let key = if state == IssueState::Open {
+        Key::IssueReopened
     } else {
-        "Closed"
+        Key::IssueClosed
     };
     Ok(Reply::new(
-        format!("{verb} #{number}."),
+        fill(key, &[("issue", &number)]),
         json!({"issue": {"number": issue.number, "state": issue.state}}),
     ))
 }
@@ -237,8 +241,11 @@ pub async fn list(
         )
         .collect();
     let summary = match result.total {
-        Some(total) => format!("{} of {total} issue(s), page {page}.", issues.len()),
-        None => format!("{} issue(s), page {page}.", issues.len()),
+        Some(total) => fill(
+            Key::IssuesPageOf,
+            &[("n", &issues.len()), ("total", &total), ("page", &page)],
+        ),
+        None => fill(Key::IssuesPage, &[("n", &issues.len()), ("page", &page)]),
     };
     Ok(Reply::new(
         summary,

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod backend;
+pub mod catalogue;
 pub mod client;
 pub mod delegate;
 pub mod envelope;

@@ -17,11 +17,12 @@ use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::args::{self, *};
+use crate::catalogue::{self, Key, Lang};
 use crate::delegate;
 use crate::envelope::{Reply, into_call_result};
 use crate::error::{ToolError, WorkError};
 use crate::implement::{self, RunImplementArgs, TaskIdArgs};
-use crate::instructions::INSTRUCTIONS;
+use crate::instructions;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
 use crate::work::{auto_finish, diff, finish, history, line, observe, publish, record, vcs};
@@ -104,6 +105,9 @@ fn simplify(value: &mut serde_json::Value) {
 #[derive(Clone)]
 pub struct ButlerServer {
     project: Arc<Mutex<Option<Arc<Project>>>>,
+    /// The language of this session's texts (see `catalogue`): the project's setting where
+    /// the server started, then `work_session_start`'s choice.
+    lang: Arc<std::sync::Mutex<Lang>>,
     /// Where the session's times come from (the system clock, or `BUTLER_NOW`'s frozen one).
     clock: SharedClock,
     /// Which protocol revisions this server speaks.
@@ -140,6 +144,11 @@ impl ButlerServer {
     pub fn new(clock: SharedClock, env: Arc<Environment>) -> Self {
         Self {
             project: Arc::new(Mutex::new(None)),
+            lang: Arc::new(std::sync::Mutex::new(
+                std::env::current_dir()
+                    .map(|dir| Lang::configured(&dir))
+                    .unwrap_or_default(),
+            )),
             clock,
             revisions: Revisions::All,
             env,
@@ -162,6 +171,10 @@ impl ButlerServer {
             .clone()
             .ok_or(WorkError::NoSession)
     }
+
+    fn lang(&self) -> Lang {
+        self.lang.lock().map(|l| *l).unwrap_or_default()
+    }
 }
 
 /// Tool annotations list only the hints that differ from MCP's defaults (read-only false,
@@ -172,14 +185,28 @@ impl ButlerServer {
     /// Starts the session for a project; call once, first.
     #[tool(input_schema = schema::<SessionStartArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
     async fn work_session_start(&self, raw: JsonObject) -> CallToolResult {
+        let a: SessionStartArgs = match args::parse(raw) {
+            Ok(a) => a,
+            Err(e) => return finish_call("work_session_start", Err(e)),
+        };
+        // From here on the session speaks its own language.
+        let root = std::path::Path::new(a.project_root.trim());
+        let lang = a.language.unwrap_or_else(|| {
+            Lang::from_sources(root, |name| self.env.get(name).map(str::to_owned))
+        });
+        if let Ok(mut session) = self.lang.lock() {
+            *session = lang;
+        }
         let outcome = async {
-            let a: SessionStartArgs = args::parse(raw)?;
             let (project, reply) =
                 open_project(&a.project_root, self.clock.clone(), self.env.clone()).await?;
             *self.project.lock().await = Some(project);
             Ok(reply)
         };
-        finish_call("work_session_start", outcome.await)
+        catalogue::scope(lang, async {
+            finish_call("work_session_start", outcome.await)
+        })
+        .await
     }
 
     /// Sets the issue the work is for (work_record links it by default).
@@ -243,11 +270,14 @@ impl ButlerServer {
             let allow = a.allow_sensitive.unwrap_or_default();
             let done = blocking(&project, move |p| publish::publish(p, &allow)).await?;
             let summary = if done.published_records == 0 {
-                "Already published: nothing to share.".to_string()
+                catalogue::text(Key::NothingPublished).to_string()
             } else {
-                format!(
-                    "Shared {} record(s) to {}.",
-                    done.published_records, done.destination
+                catalogue::fill(
+                    Key::Published,
+                    &[
+                        ("n", &done.published_records),
+                        ("destination", &done.destination),
+                    ],
                 )
             };
             Ok(Reply::new(summary, done))
@@ -609,7 +639,17 @@ impl ServerHandler for ButlerServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("butler", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions::instructions(self.lang()))
+    }
+
+    /// Every call runs in its session's language (`catalogue`).
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        catalogue::scope(self.lang(), self.tool_router.call(call)).await
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {

@@ -110,7 +110,8 @@ pub async fn blocking<T: Send + 'static>(
     f: impl FnOnce(&Project) -> Result<T, WorkError> + Send + 'static,
 ) -> Result<T, WorkError> {
     let project = Arc::clone(project);
-    tokio::task::spawn_blocking(move || f(&project))
+    let lang = crate::catalogue::current();
+    tokio::task::spawn_blocking(move || crate::catalogue::sync_scope(lang, || f(&project)))
         .await
         .map_err(|e| WorkError::Internal(format!("worker task failed: {e}")))?
 }
@@ -195,9 +196,9 @@ pub async fn open_project(
         "issue_backend": info.kind,
         "issue_backend_note": project.backend_note,
     });
-    let summary = format!(
-        "Session started for {} (issues: {}). Next: work_observe.",
-        project.resolved_repo, info.kind
+    let summary = crate::catalogue::fill(
+        crate::catalogue::Key::SessionStarted,
+        &[("repo", &project.resolved_repo), ("backend", &info.kind)],
     );
     Ok((project, crate::envelope::Reply::new(summary, data)))
 }

@@ -11,6 +11,8 @@
 //! token goes there only when the user bound it (see [`crate::issues::binding`]).
 //!
 //! ```toml
+//! language = "ja"                       # Butler's texts: "en" (default) | "ja"; see BUTLER_LANG
+//!
 //! [issues]
 //! backend = "auto"                      # "local" | "gitea" | "auto" (default)
 //! gitea_url = "https://example.com/git" # optional; else derived from the git remote
@@ -51,6 +53,8 @@ use serde::Deserialize;
 /// The project config file, relative to the project root.
 pub const CONFIG_FILE: &str = ".butler/config.toml";
 
+/// The language of Butler's texts when the project's file does not set one (`en`, `ja`).
+pub const ENV_LANG: &str = "BUTLER_LANG";
 /// Chooses the issue backend: `local`, `gitea` or `auto`.
 pub const ENV_BACKEND: &str = "BUTLER_ISSUE_BACKEND";
 /// The Gitea/Forgejo web root (e.g. `https://example.com/git`).
@@ -252,23 +256,31 @@ impl fmt::Debug for Environment {
 pub struct ProjectConfig {
     pub issues: IssueConfig,
     pub agent: AgentFileConfig,
+    /// `language`, as written (the orchestrator's catalogue says what it means).
+    pub language: Option<String>,
 }
 
 impl ProjectConfig {
     /// Reads `<project_root>/.butler/config.toml` (a missing file is the defaults).
     pub fn load(project_root: &Path, env: &Environment) -> Result<Self, ConfigError> {
-        let path = project_root.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(source) => return Err(ConfigError::Read { path, source }),
-        };
-        let file = parse_file(text.as_deref(), &path)?;
+        let file = read_file(project_root)?;
         Ok(Self {
             issues: IssueConfig::from_file(file.issues, |name| env.get(name).map(str::to_owned))?,
             agent: file.agent,
+            language: file.language,
         })
     }
+}
+
+/// `<project_root>/.butler/config.toml` parsed (a missing file is the defaults).
+fn read_file(project_root: &Path) -> Result<FileConfig, ConfigError> {
+    let path = project_root.join(CONFIG_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => return Err(ConfigError::Read { path, source }),
+    };
+    parse_file(text.as_deref(), &path)
 }
 
 fn parse_file(text: Option<&str>, path: &Path) -> Result<FileConfig, ConfigError> {
@@ -283,6 +295,8 @@ fn parse_file(text: Option<&str>, path: &Path) -> Result<FileConfig, ConfigError
 
 #[derive(Debug, Default, Deserialize)]
 struct FileConfig {
+    /// The language of Butler's texts (read by the orchestrator's catalogue).
+    language: Option<String>,
     #[serde(default)]
     issues: FileIssues,
     #[serde(default)]
@@ -424,6 +438,13 @@ pub struct AgentFileConfig {
     pub sandbox_writable: Vec<String>,
     /// Where task worktrees live (default: `$XDG_DATA_HOME/butler/worktrees`).
     pub worktrees_dir: Option<String>,
+}
+
+/// The `language` of `<project_root>/.butler/config.toml`, as written (`None` when the file or
+/// the key is absent), for what runs without a session (the hook, the instructions). What it
+/// means is the orchestrator's catalogue's to say.
+pub fn file_language(project_root: &Path) -> Result<Option<String>, ConfigError> {
+    Ok(read_file(project_root)?.language)
 }
 
 #[derive(Debug, Default, Deserialize)]

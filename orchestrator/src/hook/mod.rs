@@ -140,8 +140,18 @@ fn decision_for(found: Option<walk::Found>) -> Decision {
 
 /// Run the hook on this process's stdin/stdout: read the `PreToolUse` JSON (at most 16 MiB),
 /// write a deny JSON or nothing, and return the exit code (0, or 2 for a deny after an internal
-/// failure, with the reason on stderr).
+/// failure, with the reason on stderr). The reason is in the project's language (the hook has
+/// no session: the project's file, else `BUTLER_LANG`).
 pub fn run_stdio() -> i32 {
+    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let lang = crate::catalogue::Lang::configured(&project);
+    crate::catalogue::sync_scope(lang, run_stdio_in_language)
+}
+
+fn run_stdio_in_language() -> i32 {
     let mut input = Vec::new();
     let read = std::io::stdin()
         .lock()

@@ -5,6 +5,7 @@
 //! Brain is built here (and only here), so that they can move to a message catalogue together.
 
 use super::git_cli::GitInvocation;
+use crate::catalogue::{Key, fill, text};
 use crate::equivalents;
 
 /// The Butler call that replaces `inv`, written as the Brain would type it, e.g.
@@ -43,19 +44,18 @@ pub fn deny_reason(inv: &GitInvocation) -> String {
     let shown = shown_command(inv);
     let sub = inv.subcommand.as_deref().unwrap_or("");
     if sub.is_empty() || sub.contains('…') {
-        return format!(
-            "`{shown}` was blocked: direct git is not used in this project. Use Butler's tools \
-             instead: {}.",
-            tool_overview()
+        return fill(
+            Key::HookDirectGit,
+            &[("shown", &shown), ("overview", &tool_overview())],
         );
     }
     let call = replacement_call(inv);
     if equivalents::proper_tool(sub, &inv.rest).is_some() {
-        format!("`{shown}` was blocked. Use {call} instead.")
+        fill(Key::HookUseInstead, &[("shown", &shown), ("call", &call)])
     } else {
-        format!(
-            "`{shown}` was blocked: direct git is not used in this project. Butler has no \
-             dedicated tool for `git {sub}`; use {call} instead."
+        fill(
+            Key::HookNoDedicatedTool,
+            &[("shown", &shown), ("sub", &sub), ("call", &call)],
         )
     }
 }
@@ -66,10 +66,9 @@ pub fn dynamic_reason(word: &str) -> String {
     if word.chars().count() > 80 {
         word = word.chars().take(77).collect::<String>() + "...";
     }
-    format!(
-        "`{word}` was blocked: the program it runs is only known when it runs, and this command \
-         line mentions git. Spell the command out, or use Butler's tools instead: {}.",
-        tool_overview()
+    fill(
+        Key::HookDynamic,
+        &[("word", &word), ("overview", &tool_overview())],
     )
 }
 
@@ -78,9 +77,14 @@ pub fn dynamic_reason(word: &str) -> String {
 fn tool_overview() -> String {
     let mut parts: Vec<String> = equivalents::REGISTRY
         .iter()
-        .map(|decl| format!("{}() for {}", decl.tool, decl.git.join("/")))
+        .map(|decl| {
+            fill(
+                Key::HookOverviewItem,
+                &[("tool", &decl.tool), ("git", &decl.git.join("/"))],
+            )
+        })
         .collect();
-    parts.push("work_vcs([...]) for other git commands".to_owned());
+    parts.push(text(Key::HookOverviewOther).to_owned());
     parts.join(", ")
 }
 

@@ -8,6 +8,7 @@
 //! the answer is that step's error, with `data.done` (what was carried out) and `data.left`
 //! (the failing step with its own error envelope, then the steps not tried).
 
+use crate::catalogue::{Key, fill, text};
 use std::sync::Arc;
 
 use butler_worker::issues::IssueState;
@@ -232,38 +233,43 @@ fn summary_of(done: &[StepDone], issue: Option<u64>) -> String {
     let mut closed = false;
     for step in done.iter().filter(|s| s.skipped.is_none()) {
         match step.step {
-            Step::Record => {
-                parts.extend(step.record_id.as_ref().map(|id| format!("recorded {id}")))
-            }
+            Step::Record => parts.extend(
+                step.record_id
+                    .as_ref()
+                    .map(|id| fill(Key::AutoRecorded, &[("id", id)])),
+            ),
             Step::Publish => match step.published_records {
-                Some(n) if n > 0 => parts.push(format!("shared {n} record(s)")),
+                Some(n) if n > 0 => parts.push(fill(Key::AutoShared, &[("n", &n)])),
                 _ => {}
             },
-            Step::Comment => parts.push(format!("commented on #{}", step.issue_id.unwrap_or(0))),
+            Step::Comment => parts.push(fill(
+                Key::AutoCommented,
+                &[("issue", &step.issue_id.unwrap_or(0))],
+            )),
             Step::Close => {
                 closed = true;
-                parts.push(format!("closed #{}", step.issue_id.unwrap_or(0)));
+                parts.push(fill(
+                    Key::AutoClosed,
+                    &[("issue", &step.issue_id.unwrap_or(0))],
+                ));
             }
         }
     }
     let mut summary = match parts.split_first() {
-        None => "Nothing was left to record, share or comment".to_owned(),
+        None => text(Key::AutoNothing).to_owned(),
         Some((first, rest)) => {
-            let mut text = capitalised(first);
+            let mut done = capitalised(first);
             for part in rest {
-                text.push_str(", ");
-                text.push_str(part);
+                done.push_str(text(Key::AutoJoin));
+                done.push_str(part);
             }
-            text
+            fill(Key::AutoDone, &[("steps", &done)])
         }
     };
-    summary.push('.');
     match issue {
-        Some(n) if !closed => {
-            summary.push_str(&format!(" #{n} stays open (close=true closes it)."))
-        }
+        Some(n) if !closed => summary.push_str(&fill(Key::AutoStaysOpen, &[("issue", &n)])),
         Some(_) => {}
-        None => summary.push_str(" No active issue."),
+        None => summary.push_str(text(Key::AutoNoIssue)),
     }
     summary
 }

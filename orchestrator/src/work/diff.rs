@@ -1,6 +1,7 @@
 //! `work_diff`: the changes, only when the Brain explicitly asks. Default: a short per-file
 //! overview of unrecorded work; `level="full"` the patch, bounded; `record_id` one record.
 
+use crate::catalogue::{Key, fill};
 use butler_worker::git::{FileStat, RepoPath};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -116,15 +117,14 @@ pub fn diff(project: &Project, req: DiffRequest) -> Result<(String, DiffView), W
                 None => repo.diff_patch(path.as_ref(), MAX_PATCH_BYTES)?,
             };
             let note = patch.truncated.then(|| {
-                format!(
-                    "Cut at {} of {} bytes; narrow it with work_diff(path=…, level=\"full\").",
-                    patch.text.len(),
-                    patch.total_bytes
+                fill(
+                    Key::PatchCut,
+                    &[("shown", &patch.text.len()), ("total", &patch.total_bytes)],
                 )
             });
             let summary = match &note {
-                Some(_) => format!("Patch of {of} (truncated)."),
-                None => format!("Patch of {of}."),
+                Some(_) => fill(Key::PatchTruncated, &[("of", &of)]),
+                None => fill(Key::Patch, &[("of", &of)]),
             };
             let view = DiffView::Full {
                 of,

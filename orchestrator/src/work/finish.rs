@@ -1,6 +1,7 @@
 //! `work_finish`: the closing checklist. Without `auto` it proposes, never executes (seed BWR,
 //! Phase 1); `work_finish(auto=true)` carries the steps out ([`crate::work::auto_finish`]).
 
+use crate::catalogue::{Key, fill, text};
 use serde::Serialize;
 
 use crate::error::WorkError;
@@ -42,24 +43,23 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
     } = snapshot(repo)?;
     if let Some(reason) = blocked {
         return Ok((
-            format!("The work is blocked: {}.", reason.describe()),
+            fill(Key::FinishBlocked, &[("what", &reason.describe())]),
             one("work_vcs", reason.hint().to_string(), &["args"]),
         ));
     }
     if !status.entries.is_empty() {
-        let reason = format!("{} unrecorded change(s)", status.entries.len());
+        let reason = fill(Key::FinishUnrecordedReason, &[("n", &status.entries.len())]);
         return Ok((
-            "Unrecorded work remains: record it first.".into(),
+            text(Key::FinishUnrecorded).into(),
             one("work_record", reason, &["message"]),
         ));
     }
     let Some(dest) = repo.destination()? else {
         return Ok((
-            "No shared destination is configured, so it is unknown whether the work is shared."
-                .into(),
+            text(Key::FinishNoDestination).into(),
             one(
                 "configure_destination",
-                "Ask the user for the shared destination, then add it with work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"])".into(),
+                text(Key::FinishNoDestinationHint).into(),
                 &["url"],
             ),
         ));
@@ -68,10 +68,10 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
         let pending = repo.unpublished(&dest, 1)?;
         if pending.count > 0 {
             return Ok((
-                "Recorded work is not shared yet.".into(),
+                text(Key::FinishUnshared).into(),
                 one(
                     "work_publish",
-                    format!("{} unshared record(s)", pending.count),
+                    fill(Key::FinishUnsharedReason, &[("n", &pending.count)]),
                     &[],
                 ),
             ));
@@ -80,7 +80,7 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
     let line = line_of(&head);
     let Some(issue) = project.with_ledger(|l| Ok(project.active_issue(l, &line)?))? else {
         return Ok((
-            "All work is recorded and shared; no active issue to close.".into(),
+            text(Key::FinishNoIssue).into(),
             FinishPlan {
                 pending_actions: Vec::new(),
             },
@@ -90,20 +90,17 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
         pending_actions: vec![
             PendingAction {
                 action: "issue_comment",
-                reason: format!("Leave a summary of the work on issue #{issue}"),
+                reason: fill(Key::FinishCommentReason, &[("issue", &issue)]),
                 required_args: vec!["issue_id", "body"],
                 issue_id: Some(issue),
             },
             PendingAction {
                 action: "issue_close",
-                reason: format!("The work looks done. Close issue #{issue}?"),
+                reason: fill(Key::FinishCloseReason, &[("issue", &issue)]),
                 required_args: vec!["issue_id"],
                 issue_id: Some(issue),
             },
         ],
     };
-    Ok((
-        "All work is recorded and shared. Check the proposals below.".into(),
-        plan,
-    ))
+    Ok((text(Key::FinishProposals).into(), plan))
 }

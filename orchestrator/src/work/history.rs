@@ -1,6 +1,7 @@
 //! `work_history`: past records, newest first, optionally only those touching a path.
 //! The replacement for `git log`.
 
+use crate::catalogue::{Key, fill, text};
 use std::collections::HashSet;
 
 use butler_worker::time::Timestamp;
@@ -50,7 +51,7 @@ pub fn history(
     };
     let head = repo.head()?;
     if head.oid.is_none() {
-        return Ok(("No records yet.".into(), Vec::new()));
+        return Ok((text(Key::NoRecordsYet).into(), Vec::new()));
     }
     let commits = repo.recent_commits(n, path.as_ref())?;
     let unpublished: Option<HashSet<String>> = match repo.destination()? {
@@ -70,9 +71,9 @@ pub fn history(
         })
         .collect();
     let summary = match (entries.len(), &path) {
-        (0, Some(p)) => format!("No records touch {}.", p.display()),
-        (k, Some(p)) => format!("{k} record(s) touching {}.", p.display()),
-        (k, None) => format!("{k} most recent record(s)."),
+        (0, Some(p)) => fill(Key::NoRecordsTouch, &[("path", &p.display())]),
+        (k, Some(p)) => fill(Key::RecordsTouching, &[("n", &k), ("path", &p.display())]),
+        (k, None) => fill(Key::RecentRecords, &[("n", &k)]),
     };
     Ok((summary, entries))
 }

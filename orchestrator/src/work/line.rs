@@ -15,6 +15,7 @@
 //! - A conflicting merge is left exactly as git leaves it (`conflict`, and `work_observe` says
 //!   `blocked` with the files) for the Brain to resolve and record.
 
+use crate::catalogue::{Key, fill};
 use std::sync::Arc;
 
 use butler_worker::git::{
@@ -111,16 +112,15 @@ pub async fn new_line(
     };
     let from = from.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty());
     let done = blocking(project, move |p| start(p, &name, from.as_deref())).await?;
-    let mut summary = format!("Started line `{}`", done.line);
-    if let Some(from) = &done.from {
-        summary.push_str(&format!(" from `{from}`"));
-    }
-    summary.push('.');
+    let mut summary = match &done.from {
+        Some(from) => fill(
+            Key::LineStartedFrom,
+            &[("line", &done.line), ("from", from)],
+        ),
+        None => fill(Key::LineStarted, &[("line", &done.line)]),
+    };
     if done.carried_changes > 0 {
-        summary.push_str(&format!(
-            " {} unrecorded change(s) came along.",
-            done.carried_changes
-        ));
+        summary.push_str(&fill(Key::LineCarried, &[("n", &done.carried_changes)]));
     }
     Ok(Reply::new(summary, done))
 }
@@ -314,9 +314,9 @@ pub async fn switch_line(project: &Arc<Project>, name: &str) -> Result<Reply, Wo
     let name = existing_name("name", name)?;
     let done = blocking(project, move |p| switch(p, &name)).await?;
     let summary = match &done.from {
-        Some(from) if *from == done.line => format!("Already on `{}`.", done.line),
-        Some(from) => format!("Switched to `{}` (from `{from}`).", done.line),
-        None => format!("Switched to `{}`.", done.line),
+        Some(from) if *from == done.line => fill(Key::AlreadyOnLine, &[("line", &done.line)]),
+        Some(from) => fill(Key::SwitchedFrom, &[("line", &done.line), ("from", from)]),
+        None => fill(Key::Switched, &[("line", &done.line)]),
     };
     Ok(Reply::new(summary, done))
 }
@@ -379,20 +379,26 @@ pub async fn merge_line(project: &Arc<Project>, name: Option<String>) -> Result<
     }
     let done = blocking(project, move |p| merge(p, name.as_deref())).await?;
     let summary = match done.outcome {
-        Merged::AlreadyIn => format!(
-            "`{}` already has everything of `{}`.",
-            done.line, done.merged
+        Merged::AlreadyIn => fill(
+            Key::LineAlreadyIn,
+            &[("line", &done.line), ("merged", &done.merged)],
         ),
-        Merged::FastForward => format!(
-            "Brought {} record(s) of `{}` into `{}`.",
-            done.records, done.merged, done.line
+        Merged::FastForward => fill(
+            Key::LineBroughtIn,
+            &[
+                ("n", &done.records),
+                ("merged", &done.merged),
+                ("line", &done.line),
+            ],
         ),
-        Merged::Merged => format!(
-            "Merged `{}` into `{}` ({} record(s)); the merge is record {}.",
-            done.merged,
-            done.line,
-            done.records,
-            done.record_id.as_deref().unwrap_or("?")
+        Merged::Merged => fill(
+            Key::LineMerged,
+            &[
+                ("merged", &done.merged),
+                ("line", &done.line),
+                ("n", &done.records),
+                ("id", &done.record_id.as_deref().unwrap_or("?")),
+            ],
         ),
     };
     Ok(Reply::new(summary, done))

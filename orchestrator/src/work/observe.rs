@@ -8,6 +8,7 @@ use std::time::Duration;
 use butler_worker::git::{GitRepo, HeadInfo, InProgress, Markers, NotRecordable, WorkTreeStatus};
 use serde::Serialize;
 
+use crate::catalogue::{Key, fill, text};
 use crate::envelope::Reply;
 use crate::error::{BlockReason, Unfinished, WorkError};
 use crate::session::{Project, blocking};
@@ -20,8 +21,8 @@ pub const GIT_EQUIVALENTS: &[&str] = &["status"];
 
 /// How many changed paths are listed before the rest is only counted.
 pub const CHANGED_FILES_CAP: usize = 100;
-/// How many recent records are shown.
-pub const RECENT_RECORDS: usize = 5;
+/// How many recent records are shown (work_history has the rest).
+pub const RECENT_RECORDS: usize = 3;
 /// How far back outside-Butler records are looked for on each observation.
 const OUTSIDE_SCAN_LIMIT: usize = 50;
 /// How long `work_observe` waits for the tracker to name the active issue.
@@ -37,11 +38,13 @@ pub struct ActiveIssue {
     pub title: Option<String>,
 }
 
-/// `work_observe`'s data (the seed's shape).
+/// `work_observe`'s data (the seed's shape). What is absent is null: every byte is read by
+/// the Brain on every observation. The seed's `default_issue` is not shown: it is
+/// `active_issue.number`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Observation {
     pub work_state: WorkState,
-    pub default_issue: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub active_issue: Option<ActiveIssue>,
     pub changed_files: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,6 +54,7 @@ pub struct Observation {
     pub in_progress: Option<InProgressView>,
     pub recent_records: Vec<RecordView>,
     pub unpublished_records: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub required_action: Option<RequiredAction>,
     pub available_next: Vec<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -117,7 +121,7 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
         Ok(g) => g,
         Err(err) => {
             tracing::warn!(error = %err, "work_observe could not read the project");
-            let d = state::unknown("the project could not be read");
+            let d = state::unknown(text(Key::UnknownUnreadable));
             return reply(d, Observation::empty(Some(Vec::new())));
         }
     };
@@ -131,14 +135,11 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
     };
     let mut d = state::decide(&gathered.facts);
     if gathered.outside_new > 0 {
-        d.summary.push_str(&format!(
-            " {} record(s) were made outside Butler since you last looked; see recent_records.",
-            gathered.outside_new
-        ));
+        d.summary
+            .push_str(&fill(Key::OutsideRecords, &[("n", &gathered.outside_new)]));
     }
     let (changed, more) = cap(gathered.changed);
     let obs = Observation {
-        default_issue: gathered.facts.active_issue,
         active_issue: active,
         changed_files: Some(changed),
         changed_files_more: more,
@@ -158,7 +159,6 @@ impl Observation {
     fn empty(changed_files: Option<Vec<String>>) -> Observation {
         Observation {
             work_state: WorkState::Unknown,
-            default_issue: None,
             active_issue: None,
             changed_files,
             changed_files_more: None,
@@ -372,15 +372,11 @@ pub async fn title(project: &Arc<Project>, number: u64, notes: &mut Vec<String>)
             Some(issue.title)
         }
         Ok(Err(butler_worker::issues::IssueError::NotFound { .. })) => {
-            notes.push(format!(
-                "Issue #{number} was not found in the issue tracker."
-            ));
+            notes.push(fill(Key::IssueMissingNote, &[("issue", &number)]));
             None
         }
         Ok(Err(_)) | Err(_) => {
-            notes.push(
-                "The issue tracker did not answer; the active issue's title is unknown.".into(),
-            );
+            notes.push(text(Key::TrackerSilentNote).into());
             None
         }
     }

@@ -18,6 +18,7 @@
 //! left by a dead Butler operation is recognised through the journal and removed; one held by
 //! anything else is waited for a moment, then reported, never removed.
 
+use crate::catalogue::{Key, fill, text};
 use std::time::{Duration, UNIX_EPOCH};
 
 use butler_worker::git::{
@@ -97,15 +98,12 @@ impl RecordOutcome {
         let op = self.operation.as_ref();
         match (&self.record_id, op) {
             (Some(id), Some(o)) if o.finished => {
-                format!("Finished the {} as record {id}.", o.name)
+                fill(Key::OpFinishedAsRecord, &[("op", &o.name), ("id", id)])
             }
-            (None, Some(o)) if o.finished => format!("Finished the {}.", o.name),
-            (_, Some(o)) => format!(
-                "The {} went on and paused again; call work_record to continue.",
-                o.name
-            ),
-            (Some(id), None) => format!("Recorded as {id} ({} changed path(s)).", self.files),
-            (None, None) => "Nothing to record.".to_string(),
+            (None, Some(o)) if o.finished => fill(Key::OpFinished, &[("op", &o.name)]),
+            (_, Some(o)) => fill(Key::OpPausedAgain, &[("op", &o.name)]),
+            (Some(id), None) => fill(Key::Recorded, &[("id", id), ("n", &self.files)]),
+            (None, None) => text(Key::NothingRecorded).to_string(),
         }
     }
 }
@@ -172,7 +170,7 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     }
     let Snapshot { status, .. } = snap;
     if status.entries.is_empty() {
-        let mut notes = vec!["Nothing to record: there are no unrecorded changes.".to_string()];
+        let mut notes = vec![text(Key::NothingUnrecordedNote).to_string()];
         notes.extend(unrecordable_notes(&status));
         return Ok(RecordOutcome {
             record_id: None,
@@ -208,7 +206,7 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
             issue_ids,
             files: 0,
             operation: None,
-            notes: vec!["Nothing to record: the work was already recorded.".into()],
+            notes: vec![text(Key::AlreadyRecordedNote).into()],
         });
     };
     notes.extend(saved.notes);
@@ -367,10 +365,14 @@ fn added_markers_warning(
     if files == 0 {
         return Ok(None);
     }
-    Ok(Some(format!(
-        "Warning: {files} recorded file(s) hold conflict markers (<<<<<<< ======= >>>>>>>) and no conflict is under way: {}{}. If they are leftovers, edit them out and record again.",
-        found.join(", "),
-        if files > found.len() { ", …" } else { "" }
+    let more = if files > found.len() { ", …" } else { "" };
+    Ok(Some(fill(
+        Key::WarnStrayMarkers,
+        &[
+            ("files", &files),
+            ("list", &found.join(", ")),
+            ("more", &more),
+        ],
     )))
 }
 
@@ -424,7 +426,7 @@ fn recover(
             let started = UNIX_EPOCH + Duration::from_secs(secs);
             if lock.modified >= started {
                 repo.remove_index_lock(held, &lock)?;
-                notes.push("Cleared a lock left by an interrupted earlier save.".into());
+                notes.push(text(Key::ClearedLockNote).into());
             }
         }
         ledger.end_operation(op.id)?;

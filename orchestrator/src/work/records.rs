@@ -16,6 +16,8 @@ use crate::error::WorkError;
 pub struct RecordView {
     pub id: String,
     pub message: String,
+    /// Absent when the record links no issue.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub issue_ids: Vec<u64>,
     /// Whether the shared destination has it; `null` when there is no destination.
     pub published: Option<bool>,

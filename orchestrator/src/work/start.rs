@@ -2,6 +2,7 @@
 //! default link for `work_record`, remembered per project and line of work on disk so a
 //! restarted server (or a Brain after context compaction) still knows it.
 
+use crate::catalogue::{Key, fill, text};
 use std::sync::Arc;
 
 use butler_worker::issues::IssueError;
@@ -28,8 +29,7 @@ pub async fn start(project: &Arc<Project>, issue: Option<u64>) -> Result<Reply, 
                     what: format!("issue #{number}"),
                 }));
             }
-            Err(_) => notes
-                .push("The issue tracker did not answer; the issue was set unchecked.".to_string()),
+            Err(_) => notes.push(text(Key::StartUncheckedNote).to_string()),
         }
     }
     let line = blocking(project, move |p| {
@@ -40,8 +40,8 @@ pub async fn start(project: &Arc<Project>, issue: Option<u64>) -> Result<Reply, 
     })
     .await?;
     let summary = match issue {
-        Some(n) => format!("Working on #{n}; work_record links it by default."),
-        None => "No active issue; records are not linked by default.".to_string(),
+        Some(n) => fill(Key::StartLinked, &[("issue", &n)]),
+        None => text(Key::StartUnlinked).to_string(),
     };
     let active = issue.map(|number| json!({"number": number, "title": title}));
     let mut data = json!({"active_issue": active, "line": line});

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use butler_worker::git::InProgress;
 
+use crate::catalogue::{Key, fill, text};
 use crate::error::{BlockReason, Unfinished};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -25,6 +26,7 @@ pub enum WorkState {
 pub struct RequiredAction {
     pub tool: &'static str,
     pub reason: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub required_args: Vec<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy_hint: Option<String>,
@@ -60,10 +62,10 @@ fn action(tool: &'static str, reason: impl Into<String>, args: &[&'static str]) 
 pub fn uninitialized() -> Decision {
     Decision {
         state: WorkState::Uninitialized,
-        summary: "No session yet. Call work_session_start(project_root).".into(),
+        summary: text(Key::UninitSummary).into(),
         required_action: Some(action(
             "work_session_start",
-            "The session is not initialised",
+            text(Key::UninitReason),
             &["project_root"],
         )),
         available_next: vec!["work_session_start"],
@@ -73,7 +75,7 @@ pub fn uninitialized() -> Decision {
 pub fn unknown(why: &str) -> Decision {
     Decision {
         state: WorkState::Unknown,
-        summary: format!("The work state cannot be determined: {why}."),
+        summary: fill(Key::UnknownSummary, &[("why", &why)]),
         required_action: None,
         available_next: vec!["work_observe", "work_history"],
     }
@@ -85,30 +87,27 @@ pub fn decide(facts: &Facts) -> Decision {
     }
     let unpublished = facts.unpublished.unwrap_or(0);
     let issue_hint = match facts.active_issue {
-        Some(n) => format!(" (linked to #{n})"),
+        Some(n) => fill(Key::DirtyLinked, &[("issue", &n)]),
         None => String::new(),
     };
     if facts.changed > 0 {
-        let mut record = action("work_record", "There are unrecorded changes", &["message"]);
+        let mut record = action("work_record", text(Key::DirtyReason), &["message"]);
         let mut available = vec!["work_record", "work_diff", "work_history"];
         // Without an active issue, the policy hint (not the summary) says how to link.
-        let summary = format!(
-            "{} unrecorded change(s). Save them with work_record{issue_hint}.",
-            facts.changed
+        let summary = fill(
+            Key::DirtySummary,
+            &[("n", &facts.changed), ("linked", &issue_hint)],
         );
         if facts.active_issue.is_none() {
-            record.policy_hint = Some(
-                "No active issue: pass issue_ids to link issues, or issue_ids=[] for no link"
-                    .into(),
-            );
+            record.policy_hint = Some(text(Key::DirtyNoIssueHint).into());
             available.insert(1, "work_start");
         }
         if unpublished > 0 {
             return Decision {
                 state: WorkState::DirtyAndUnpublished,
-                summary: format!(
-                    "{} unrecorded change(s) and {unpublished} unshared record(s). Save with work_record first, then work_publish.",
-                    facts.changed
+                summary: fill(
+                    Key::DirtyUnpublishedSummary,
+                    &[("n", &facts.changed), ("unpublished", &unpublished)],
                 ),
                 required_action: Some(record),
                 available_next: available,
@@ -124,30 +123,28 @@ pub fn decide(facts: &Facts) -> Decision {
     if unpublished > 0 {
         return Decision {
             state: WorkState::RecordedUnpublished,
-            summary: format!(
-                "{unpublished} record(s) not yet shared. Share them with work_publish."
-            ),
-            required_action: Some(action("work_publish", "There are unshared records", &[])),
+            summary: fill(Key::UnpublishedSummary, &[("n", &unpublished)]),
+            required_action: Some(action("work_publish", text(Key::UnpublishedReason), &[])),
             available_next: vec!["work_publish", "work_history"],
         };
     }
     match facts.active_issue {
         Some(n) => {
             let reason = if facts.unpublished.is_some() {
-                format!("All work on #{n} is recorded and shared")
+                fill(Key::DoneSharedReason, &[("issue", &n)])
             } else {
-                format!("All work on #{n} is recorded; no shared destination is configured")
+                fill(Key::DoneLocalReason, &[("issue", &n)])
             };
             Decision {
                 state: WorkState::CleanWithActiveIssue,
-                summary: format!("{reason}. Close it out with work_finish."),
+                summary: fill(Key::DoneSummary, &[("reason", &reason)]),
                 required_action: Some(action("work_finish", reason, &[])),
                 available_next: vec!["work_finish", "work_history"],
             }
         }
         None => Decision {
             state: WorkState::CleanIdle,
-            summary: "No work in progress.".into(),
+            summary: text(Key::IdleSummary).into(),
             required_action: None,
             available_next: vec!["work_start"],
         },
@@ -157,19 +154,16 @@ pub fn decide(facts: &Facts) -> Decision {
 /// The blocked state: the one way on is always named (`required_action` is never null here);
 /// giving an operation up is the policy hint.
 fn blocked(reason: &BlockReason) -> Decision {
-    let summary = format!(
-        "Blocked: {}. {}.",
-        reason.describe(),
-        capitalise(&reason.hint())
+    let summary = fill(
+        Key::BlockedSummary,
+        &[
+            ("what", &reason.describe()),
+            ("hint", &capitalise(&reason.hint())),
+        ],
     );
     let (required, available_next) = match reason {
         BlockReason::Unfinished(u) if u.op == Some(InProgress::Bisect) => (
-            action(
-                "work_vcs",
-                "A bisect is in progress: end it before recording",
-                &["args"],
-            )
-            .hinted("end it with work_vcs([\"bisect\", \"reset\"])"),
+            action("work_vcs", text(Key::ReqBisect), &["args"]).hinted(text(Key::ReqBisectHint)),
             vec!["work_vcs", "work_history"],
         ),
         BlockReason::Unfinished(u) => (
@@ -177,12 +171,7 @@ fn blocked(reason: &BlockReason) -> Decision {
             vec!["work_record", "work_diff", "work_vcs", "work_history"],
         ),
         BlockReason::Detached => (
-            action(
-                "work_new_line",
-                "The work is not on a line of work: start one here (unrecorded work comes along)",
-                &[],
-            )
-            .hinted("or go back to an existing line with work_switch_line(name=…)"),
+            action("work_new_line", text(Key::ReqDetached), &[]).hinted(text(Key::ReqDetachedHint)),
             vec!["work_new_line", "work_switch_line", "work_history"],
         ),
     };
@@ -197,21 +186,24 @@ fn blocked(reason: &BlockReason) -> Decision {
 /// What finishing an unfinished operation takes: editing out the markers that remain, then
 /// `work_record`.
 fn resolve(u: &Unfinished) -> RequiredAction {
+    let goal = u.goal();
     let reason = if !u.unresolved.is_empty() {
-        format!(
-            "Resolve the conflicts in {} file(s) (edit out the markers: {}), then work_record will {}",
-            u.unresolved.len(),
-            u.unresolved_list(),
-            u.goal()
+        fill(
+            Key::ReqResolveConflicts,
+            &[
+                ("n", &u.unresolved.len()),
+                ("list", &u.unresolved_list()),
+                ("goal", &goal),
+            ],
         )
     } else if !u.conflicted.is_empty() {
-        format!("The conflicts look resolved: work_record will {}", u.goal())
+        fill(Key::ReqConflictsResolved, &[("goal", &goal)])
     } else {
-        format!("work_record will {}", u.goal())
+        fill(Key::ReqRecordWill, &[("goal", &goal)])
     };
     let record = action("work_record", reason, &[]);
     match u.abort_call() {
-        Some(call) => record.hinted(&format!("to give it up instead: {call}")),
+        Some(call) => record.hinted(&fill(Key::ReqGiveUpInstead, &[("call", &call)])),
         None => record,
     }
 }

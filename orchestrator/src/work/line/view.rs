@@ -17,15 +17,14 @@ pub struct Standing {
     pub behind: usize,
 }
 
-/// The current line in `work_observe`.
+/// The current line in `work_observe`. Records the shared destination lacks are not repeated
+/// here: they are `unpublished_records`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LineView {
     pub name: String,
-    /// Records the shared destination lacks (when there is one).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ahead: Option<usize>,
-    /// Records the shared destination has that this line lacks.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Records the shared destination has that this line lacks; absent when none (or no
+    /// destination: `unpublished_records` is null then).
+    #[serde(skip_serializing_if = "nothing_behind")]
     pub behind: Option<usize>,
     /// The line it was started from, and how it stands against it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -33,6 +32,10 @@ pub struct LineView {
     /// Lines the ImplementMaid's tasks work on, waiting for task_accept or task_discard.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub task_lines: Vec<String>,
+}
+
+fn nothing_behind(behind: &Option<usize>) -> bool {
+    behind.unwrap_or(0) == 0
 }
 
 /// The current line, how it stands against its shared destination (`unpublished`, already
@@ -70,7 +73,6 @@ pub fn line_view(
             .collect();
         Ok(LineView {
             name,
-            ahead: unpublished.map(|u| u.count),
             behind: unpublished.map(|u| u.behind),
             from,
             task_lines,
@@ -81,7 +83,8 @@ pub fn line_view(
         .ok()
 }
 
-/// Puts `line` into an observation's data, after `active_issue`.
+/// Puts `line` into an observation's data, after `active_issue` (after `work_state` when there
+/// is no active issue).
 pub fn attach(reply: &mut Reply, line: Option<LineView>) {
     let (Some(line), Value::Object(data)) = (line, &mut reply.data) else {
         return;
@@ -89,6 +92,7 @@ pub fn attach(reply: &mut Reply, line: Option<LineView>) {
     let at = data
         .keys()
         .position(|k| k == "active_issue")
+        .or_else(|| data.keys().position(|k| k == "work_state"))
         .map_or(data.len(), |i| i + 1);
     let value = serde_json::to_value(line).expect("a line view serializes");
     data.shift_insert(at, "line".into(), value);

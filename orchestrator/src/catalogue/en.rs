@@ -1,0 +1,422 @@
+//! The English texts (the default). Keep each the way the Brain reads it: short, the next
+//! tool named, literals in backticks.
+
+use super::Key;
+
+pub(super) fn text(key: Key) -> &'static str {
+    match key {
+        Key::Instructions => {
+            "\
+Butler is this project's work-record system: use it instead of git.
+1. Once per session: work_session_start(project_root).
+2. Then, and whenever unsure: work_observe(): the work state and required_action, the one thing \
+to do next.
+Save work with work_record, share it with work_publish (asked to commit, push or publish: \
+work_observe, work_record if needed, work_publish), close it with work_finish. Lines of work \
+(branches): work_new_line, work_switch_line, work_merge_line. run_implement delegates coding to \
+a supervised agent; then task_accept or task_discard. Git in the shell is blocked: any other \
+version-control operation goes through work_vcs(args)."
+        }
+        Key::ClaudeBlock => {
+            "\
+## Butler
+This project's version control goes through Butler's MCP tools, not the shell.
+- Start with `work_session_start`, then `work_observe()` to see where the work stands.
+- Do not run `git` in Bash (a hook blocks it). Use `work_diff`, `work_history`, \
+`work_record` and `work_publish`; for any other git operation use `work_vcs([\"branch\", \"-a\"])`."
+        }
+        Key::UninitSummary => "No session yet. Call work_session_start(project_root).",
+        Key::UninitReason => "The session is not initialised",
+        Key::UnknownSummary => "The work state cannot be determined: {why}.",
+        Key::UnknownUnreadable => "the project could not be read",
+        Key::BlockedSummary => "Blocked: {what}. {hint}.",
+        Key::DirtySummary => "{n} unrecorded change(s). Save them with work_record{linked}.",
+        Key::DirtyLinked => " (linked to #{issue})",
+        Key::DirtyReason => "There are unrecorded changes",
+        Key::DirtyNoIssueHint => {
+            "No active issue: pass issue_ids to link issues, or issue_ids=[] for no link"
+        }
+        Key::DirtyUnpublishedSummary => {
+            "{n} unrecorded change(s) and {unpublished} unshared record(s). Save with work_record first, then work_publish."
+        }
+        Key::UnpublishedSummary => "{n} record(s) not yet shared. Share them with work_publish.",
+        Key::UnpublishedReason => "There are unshared records",
+        Key::DoneSharedReason => "All work on #{issue} is recorded and shared",
+        Key::DoneLocalReason => {
+            "All work on #{issue} is recorded; no shared destination is configured"
+        }
+        Key::DoneSummary => "{reason}. Close it out with work_finish.",
+        Key::IdleSummary => "No work in progress.",
+        Key::OutsideRecords => {
+            " {n} record(s) were made outside Butler since you last looked; see recent_records."
+        }
+        Key::IssueMissingNote => "Issue #{issue} was not found in the issue tracker.",
+        Key::TrackerSilentNote => {
+            "The issue tracker did not answer; the active issue's title is unknown."
+        }
+        Key::BlockInProgress => "a {what} is in progress",
+        Key::BlockConflicts => "{n} file(s) have unresolved conflicts",
+        Key::BlockDetached => "work is not on a named line of work",
+        Key::BlockInProgressHint => {
+            "finish or abort it with work_vcs (e.g. work_vcs([\"merge\", \"--abort\"])), then call work_observe"
+        }
+        Key::BlockConflictsHint => {
+            "resolve the conflicted files (see work_observe changed_files), then call work_record"
+        }
+        Key::BlockDetachedHint => {
+            "switch to a line of work with work_switch_line(name=…) or start one here with work_new_line(name=…)"
+        }
+        Key::SessionStarted => {
+            "Session started for {repo} (issues: {backend}). Next: work_observe."
+        }
+        Key::StartLinked => "Working on #{issue}; work_record links it by default.",
+        Key::StartUnlinked => "No active issue; records are not linked by default.",
+        Key::StartUncheckedNote => "The issue tracker did not answer; the issue was set unchecked.",
+        Key::Recorded => "Recorded as {id} ({n} changed path(s)).",
+        Key::NothingRecorded => "Nothing to record.",
+        Key::Published => "Shared {n} record(s) to {destination}.",
+        Key::NothingPublished => "Already published: nothing to share.",
+        Key::FinishBlocked => "The work is blocked: {what}.",
+        Key::FinishUnrecorded => "Unrecorded work remains: record it first.",
+        Key::FinishUnrecordedReason => "{n} unrecorded change(s)",
+        Key::FinishNoDestination => {
+            "No shared destination is configured, so it is unknown whether the work is shared."
+        }
+        Key::FinishNoDestinationHint => {
+            "Ask the user for the shared destination, then add it with work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"])"
+        }
+        Key::FinishUnshared => "Recorded work is not shared yet.",
+        Key::FinishUnsharedReason => "{n} unshared record(s)",
+        Key::FinishNoIssue => "All work is recorded and shared; no active issue to close.",
+        Key::FinishCommentReason => "Leave a summary of the work on issue #{issue}",
+        Key::FinishCloseReason => "The work looks done. Close issue #{issue}?",
+        Key::FinishProposals => "All work is recorded and shared. Check the proposals below.",
+        Key::ErrNoSession => "No session has been started",
+        Key::ErrNoSessionHint => "call work_session_start(project_root) first",
+        Key::ErrInvalidArgument => "Invalid `{field}`: {reason}",
+        Key::ErrInvalidArgumentHint => "call {tool} again with a valid `{field}`",
+        Key::ErrUnrecorded => "There are unrecorded changes, so nothing can be shared yet",
+        Key::ErrUnrecordedHint => "record first with work_record, then call work_publish",
+        Key::ErrBlocked => "The project is blocked: {what}",
+        Key::ErrNoDestination => {
+            "No shared destination is configured, so published state cannot be known"
+        }
+        Key::ErrNoDestinationHint => {
+            "ask the user for the shared destination and add it with work_vcs([\"remote\", \"add\", \"origin\", \"<url>\"])"
+        }
+        Key::ErrMessageNeeded => "No message given; one is proposed from the changes",
+        Key::ErrMessageNeededHint => {
+            "call work_record again with message set to data.proposed_message or your own words"
+        }
+        Key::ErrNothingToRecord => "There is nothing to record",
+        Key::ErrNothingToRecordHint => {
+            "make changes first, then call work_record; work_observe shows the state"
+        }
+        Key::ErrRejected => "The shared destination has work that is not here yet",
+        Key::ErrRejectedHint => {
+            "bring it in with work_vcs([\"pull\", \"--rebase\"]); if that stops on conflicts, edit the conflicted files and call work_record to continue; then call work_publish again"
+        }
+        Key::ErrInvalidBody => "The issue body lacks required sections",
+        Key::ErrInvalidBodyHint => {
+            "call {tool} again with a body that has `## Current state`, `## Next action` and `## Blockers` sections"
+        }
+        Key::ErrInternal => "Butler hit an internal error",
+        Key::ObserveHint => "call work_observe to see the current state",
+        Key::ErrRecordNotFound => "No record `{id}`",
+        Key::FindRecordsHint => "find record ids with work_history",
+        Key::ErrUseProperTool => "`{subcommand}` has a proper Butler tool",
+        Key::ErrUseProperToolHint => "use {suggestion} instead",
+        Key::ErrLineNotFound => "No line `{name}`",
+        Key::ErrLineNotFoundHint => {
+            "choose one of data.lines, or start it with work_new_line(name={quoted})"
+        }
+        Key::ErrLineExists => "A line `{name}` already exists",
+        Key::ErrLineExistsHint => {
+            "switch to it with work_switch_line(name={quoted}), or call work_new_line with another name"
+        }
+        Key::ErrLineNeeded => "It is not known which line this one came from",
+        Key::ErrLineNeededHint => {
+            "call work_merge_line(name=…) with the line to bring in (see data.lines)"
+        }
+        Key::ErrLineNeedsRecord => {
+            "{n} unrecorded change(s) ({names}): record them before changing lines"
+        }
+        Key::ErrLineNeedsRecordHint => {
+            "save them with work_record (or ask the user what to do with them), then call {tool} again"
+        }
+        Key::ErrMergeConflicted => {
+            "Bringing in `{from}` stopped on conflicts in {n} file(s); the project is blocked until they are resolved"
+        }
+        Key::ErrMergeConflictedHint => {
+            "edit the files to resolve the conflicts and save with work_record{again}; or give up with work_vcs([\"merge\", \"--abort\"])"
+        }
+        Key::ErrMergeAgainTask => ", then task_accept again to close the task",
+        Key::ErrFinishStopped => "work_finish stopped at `{step}`{after}; nothing is half-done",
+        Key::ErrFinishDone => " (done: {steps})",
+        Key::ErrTaskNeedsRecord => {
+            "{n} unrecorded change(s) ({names}): a task starts from a record"
+        }
+        Key::ErrTaskNeedsRecordHint => {
+            "save them with work_record (or ask the user what to do with them), then call run_implement again"
+        }
+        Key::ErrTaskNotFound => "No open task `{id}`",
+        Key::ErrTaskNotFoundHint => "task ids come from run_implement's answer",
+        Key::ErrNotARepository => "That directory is not inside a git project",
+        Key::ErrNotARepositoryHint => "call work_session_start with the project's root directory",
+        Key::ErrNoIdentity => {
+            "No author name and email are configured, so records cannot be signed"
+        }
+        Key::ErrNoIdentityHint => {
+            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_record again"
+        }
+        Key::ErrPublishAuth => "The shared destination refused the credentials",
+        Key::ErrPublishAuthHint => {
+            "ask the user to check their access to the shared destination, then call work_publish again"
+        }
+        Key::ErrUnreachable => "The shared destination could not be reached",
+        Key::ErrUnreachableHint => {
+            "check the network or the destination with work_vcs([\"remote\", \"-v\"]), then call work_publish again"
+        }
+        Key::ErrTimeout => "The operation did not finish in time",
+        Key::ErrTimeoutHint => "call {tool} again; if it keeps timing out, ask the user",
+        Key::ErrIssueNotFound => "Not found: {what}",
+        Key::ErrIssueNotFoundHint => "find issue numbers with issue_list",
+        Key::ErrIssueUnreachable => "The issue tracker did not answer",
+        Key::ErrIssueUnreachableHint => {
+            "call {tool} again later; work_observe and work_record still work"
+        }
+        Key::ErrSecretInText => "Refused: `{field}` contains what looks like a secret ({rule})",
+        Key::ErrSecretInTextHint => {
+            "take the secret out of `{field}` (name it instead of quoting it) and call {tool} again"
+        }
+        Key::ErrTokenRefused => "Butler did not send the tracker token to {host}: {why}",
+        Key::ErrTokenPlainHttp => "it would travel unencrypted (plain http)",
+        Key::ErrTokenPlainHttpHint => {
+            "ask the user to give the tracker's https address, or to set BUTLER_GITEA_INSECURE_HTTP=1 in Butler's environment if they accept an unencrypted token; then call work_session_start again"
+        }
+        Key::ErrTokenUnnamedHost => "the user has not named that server for it",
+        Key::ErrTokenUnnamedHostHint => {
+            "ask the user whether {host} is their tracker: if so, they add it to BUTLER_GITEA_HOSTS in Butler's environment (the project's files cannot), or they choose the embedded store with BUTLER_ISSUE_BACKEND=local; then call work_session_start again"
+        }
+        Key::ErrBodyFieldsNeeded => {
+            "An issue body needs the current state, the next action and the blockers"
+        }
+        Key::ErrBodyFieldsNeededHint => {
+            "call issue_create again with body, or with current_state, next_action and blockers"
+        }
+        Key::ErrNeedsApproval => "This would irreversibly lose work ({total} item(s)): {lost}",
+        Key::ErrNeedsApprovalHint => {
+            "show the user data.would_lose; only if they approve, call work_vcs again with the same args and approval set to data.approval"
+        }
+        Key::ErrAgentUnavailable => "The implementation agent cannot be started: {reason}",
+        Key::ErrAgentUnavailableHint => {
+            "ask the user to install or configure the agent, or call run_implement with another agent"
+        }
+        Key::ErrConfig => "Butler's issue-tracker settings are not usable: {problem}",
+        Key::ErrConfigHint => {
+            "ask the user to fix the settings (.butler/config.toml or BUTLER_* variables), then call work_session_start again"
+        }
+        Key::ErrSecretsInWork => "Not recorded: {n} file(s) may hold secrets ({rules})",
+        Key::ErrOwnTokenInWorkHint => {
+            "take Butler's tracker token out of the files (it can never be recorded), remove any other secret (or ignore the file in .gitignore), then call work_record again"
+        }
+        Key::ErrSecretsInWorkHint => {
+            "take the secrets out (or ignore the files in .gitignore) and call work_record again; only if the user confirms a file holds no real secret, call work_record with allow_sensitive listing it"
+        }
+        Key::ErrSecretsInRecords => {
+            "Not shared: {n} record(s) about to be shared may hold secrets ({rules})"
+        }
+        Key::ErrSecretsInRecordsHint => {
+            "ask the user. Sharing sends these records whole, so a later record that deletes a secret does not help: a real secret must be revoked and taken out of those records by the user (Butler never rewrites them). Only if the user confirms there is no real secret, call work_publish with allow_sensitive listing the paths (or the record ids, for a message)"
+        }
+        Key::ErrVcsConflict => "The operation conflicts with the project's current state",
+        Key::ErrVcsConflictHint => {
+            "work_observe names the operation and the conflicted files: edit them to resolve the conflicts, then call work_record to finish it; or give it up as work_observe says"
+        }
+        Key::ErrVcsAuth => "The other side refused the credentials",
+        Key::ErrVcsAuthHint => "ask the user to check their access, then call work_vcs again",
+        Key::ErrVcsUnreachable => "The other side could not be reached",
+        Key::ErrVcsUnreachableHint => {
+            "check the address with work_vcs([\"remote\", \"-v\"]) or the network, then call work_vcs again"
+        }
+        Key::ErrVcsIdentity => {
+            "No author name and email are configured, so new commits cannot be made"
+        }
+        Key::ErrVcsIdentityHint => {
+            "ask the user for their name and email and set them with work_vcs([\"config\", \"user.name\", \"<name>\"]) and work_vcs([\"config\", \"user.email\", \"<email>\"]), then call work_vcs again"
+        }
+        Key::ErrVcsArguments => "The operation's arguments do not fit together",
+        Key::ErrVcsArgumentsHint => {
+            "read data.message, fix the arguments, then call work_vcs again"
+        }
+        Key::ErrVcsNotFound => "What the operation names does not exist",
+        Key::ErrVcsNotFoundHint => {
+            "read data.message; list what exists (e.g. work_vcs([\"branch\", \"-a\"]), work_vcs([\"tag\"]), work_history), then call work_vcs again"
+        }
+        Key::ErrVcsFailed => "The version-control operation did not succeed",
+        Key::ErrVcsFailedHint => {
+            "read data.message (the version-control tool's own words), then fix the arguments or the project's state and call work_vcs again"
+        }
+        Key::ErrBareRepository => "That project has no working files (a bare repository)",
+        Key::ErrBareRepositoryHint => {
+            "call work_session_start with a project that has a working tree"
+        }
+        Key::ErrOutsideProject => "Paths must stay inside the project",
+        Key::ErrOutsideProjectHint => {
+            "give a path relative to the project root (see work_observe changed_files)"
+        }
+        Key::ErrHookRejectedHint => {
+            "fix what the check reports (see data.output), then call work_record again; if the check changed files itself (a formatter), calling work_record again saves them"
+        }
+        Key::ErrNoSuchRecord => "No such record",
+        Key::ErrGitMissing => "git is not installed on this machine",
+        Key::ErrGitMissingHint => "ask the user to install git, then call work_session_start again",
+        Key::ErrGitFailed => "The version-control operation failed",
+        Key::ErrLedgerBusy => "Another Butler is busy with this project's records",
+        Key::ErrLedgerUnusable => "Butler's record store for this project cannot be used",
+        Key::ErrLedgerUnusableHint => {
+            "ask the user to check .git/butler/ledger.db (moving it aside makes Butler start a new one)"
+        }
+        Key::ErrLedgerConflict => "The record store disagrees with the request",
+        Key::ErrLedgerFailed => "Butler's record store failed",
+        Key::ErrLabelNotFoundHint => {
+            "use existing label names (see issue_list) or omit label_names"
+        }
+        Key::ErrInvalidTitle => "The title must be one non-empty line",
+        Key::ErrIssueAuth => "The issue tracker refused Butler's credentials",
+        Key::ErrIssueConflict => "The issue changed meanwhile or does not allow this now",
+        Key::ErrIssueConflictHint => "read it again with issue_read, then retry",
+        Key::ErrWriteUnconfirmed => {
+            "The issue tracker did not confirm the change, so it may have been applied"
+        }
+        Key::ErrRateLimited => "The issue tracker is limiting how often Butler may call it",
+        Key::ErrWaitAMinute => "wait a minute",
+        Key::CheckIssueCreated => "check with issue_list whether the issue exists",
+        Key::CheckCommentThere => {
+            "check with issue_read(issue_id, last_n_comments=5) whether the comment is there"
+        }
+        Key::CheckCommentGone => {
+            "check with issue_read(issue_id, last_n_comments=5) whether the comment is gone"
+        }
+        Key::CheckChangeThere => "check with issue_read(issue_id) whether the change is there",
+        Key::ErrHookRejected => "The project's {hook} check refused the record",
+        Key::ErrIndexLocked => "Another tool is changing the repository (lock held for {secs} s)",
+        Key::ErrIndexLockedHint => {
+            "wait and call {tool} again; if it persists and nothing else runs, ask the user to remove .git/index.lock"
+        }
+        Key::ErrButlerBusy => "Another Butler kept this project's files busy for {secs} s",
+        Key::AgainInAMoment => "call {tool} again in a moment",
+        Key::ErrLabelNotFound => "Unknown label(s): {names}",
+        Key::ErrInvalidTitleHint => "call {tool} again with a short one-line title",
+        Key::ErrIssueAuthHint => {
+            "ask the user to check Butler's tracker token, then call {tool} again"
+        }
+        Key::ErrWaitSecs => "wait {secs} s",
+        Key::ErrRateLimitedHint => {
+            "{wait}, then call {tool} again; work_observe and work_record still work"
+        }
+        Key::CheckBeforeRepeating => {
+            "{check} before calling {tool} again, so nothing is done twice"
+        }
+        Key::ErrTooLarge => "The issue tracker's answer is larger than Butler reads ({mib} MiB)",
+        Key::ErrTooLargeHint => {
+            "ask the user to read it in the tracker itself; issue_list with a label filter gives smaller answers"
+        }
+        Key::ErrIssueFailed => "The issue tracker failed",
+        Key::IssueCreated => "Created issue #{issue}.",
+        Key::IssueCommented => "Commented on #{issue}.",
+        Key::IssueCommentDeleted => "Deleted comment {comment} on #{issue}.",
+        Key::IssueRetitled => "Retitled #{issue}.",
+        Key::IssueBodyUpdated => "Updated the body of #{issue}.",
+        Key::IssueReopened => "Reopened #{issue}.",
+        Key::IssueClosed => "Closed #{issue}.",
+        Key::IssuesPageOf => "{n} of {total} issue(s), page {page}.",
+        Key::IssuesPage => "{n} issue(s), page {page}.",
+        Key::NoRecordsYet => "No records yet.",
+        Key::NoRecordsTouch => "No records touch {path}.",
+        Key::RecordsTouching => "{n} record(s) touching {path}.",
+        Key::RecentRecords => "{n} most recent record(s).",
+        Key::NothingUnrecordedNote => "Nothing to record: there are no unrecorded changes.",
+        Key::AlreadyRecordedNote => "Nothing to record: the work was already recorded.",
+        Key::ClearedLockNote => "Cleared a lock left by an interrupted earlier save.",
+        Key::AlreadyOnLine => "Already on `{line}`.",
+        Key::SwitchedFrom => "Switched to `{line}` (from `{from}`).",
+        Key::Switched => "Switched to `{line}`.",
+        Key::LineStarted => "Started line `{line}`.",
+        Key::LineStartedFrom => "Started line `{line}` from `{from}`.",
+        Key::LineCarried => " {n} unrecorded change(s) came along.",
+        Key::LineAlreadyIn => "`{line}` already has everything of `{merged}`.",
+        Key::LineBroughtIn => "Brought {n} record(s) of `{merged}` into `{line}`.",
+        Key::LineMerged => {
+            "Merged `{merged}` into `{line}` ({n} record(s)); the merge is record {id}."
+        }
+        Key::PatchCut => {
+            "Cut at {shown} of {total} bytes; narrow it with work_diff(path=…, level=\"full\")."
+        }
+        Key::PatchTruncated => "Patch of {of} (truncated).",
+        Key::Patch => "Patch of {of}.",
+        Key::AutoRecorded => "recorded {id}",
+        Key::AutoShared => "shared {n} record(s)",
+        Key::AutoCommented => "commented on #{issue}",
+        Key::AutoClosed => "closed #{issue}",
+        Key::AutoJoin => ", ",
+        Key::AutoDone => "{steps}.",
+        Key::AutoNothing => "Nothing was left to record, share or comment.",
+        Key::AutoStaysOpen => " #{issue} stays open (close=true closes it).",
+        Key::AutoNoIssue => " No active issue.",
+        Key::HookUseInstead => "`{shown}` was blocked. Use {call} instead.",
+        Key::HookNoDedicatedTool => {
+            "`{shown}` was blocked: direct git is not used in this project. Butler has no dedicated tool for `git {sub}`; use {call} instead."
+        }
+        Key::HookDirectGit => {
+            "`{shown}` was blocked: direct git is not used in this project. Use Butler's tools instead: {overview}."
+        }
+        Key::HookDynamic => {
+            "`{word}` was blocked: the program it runs is only known when it runs, and this command line mentions git. Spell the command out, or use Butler's tools instead: {overview}."
+        }
+        Key::HookOverviewItem => "{tool}() for {git}",
+        Key::HookOverviewOther => "work_vcs([...]) for other git commands",
+        Key::BlockOpConflicts => "a {op} stopped on conflicts in {n} file(s)",
+        Key::GoalContinueRebase => "continue the rebase",
+        Key::GoalContinueAm => "continue applying the patches",
+        Key::GoalFinishOp => "finish the {op}",
+        Key::GoalSaveResolution => "save the resolution",
+        Key::HintBisectReset => "end it with work_vcs([\"bisect\", \"reset\"]) before recording",
+        Key::HintEditConflicts => {
+            "edit the conflicted files to keep the right content and remove the conflict markers, then call work_record to {goal}"
+        }
+        Key::HintConflictsResolved => "the conflicts look resolved: call work_record to {goal}",
+        Key::HintCallRecordTo => "call work_record to {goal}",
+        Key::HintOrGiveUp => "{first}; or give it up with {call}",
+        Key::OpFinishedAsRecord => "Finished the {op} as record {id}.",
+        Key::OpFinished => "Finished the {op}.",
+        Key::OpPausedAgain => "The {op} went on and paused again; call work_record to continue.",
+        Key::ErrHookRejectedPublish => "The project's {hook} check refused sharing",
+        Key::ErrHookRejectedOther => "The project's {hook} check refused the operation",
+        Key::ErrHookRejectedPublishHint => {
+            "fix what the check reports (see data.output) and save the fix with work_record, then call work_publish again"
+        }
+        Key::ErrHookRejectedOtherHint => {
+            "fix what the check reports (see data.output), then call {tool} again"
+        }
+        Key::ReqResolveConflicts => {
+            "Resolve the conflicts in {n} file(s) (edit out the markers: {list}), then work_record will {goal}"
+        }
+        Key::ReqConflictsResolved => "The conflicts look resolved: work_record will {goal}",
+        Key::ReqRecordWill => "work_record will {goal}",
+        Key::ReqGiveUpInstead => "to give it up instead: {call}",
+        Key::ReqBisect => "A bisect is in progress: end it before recording",
+        Key::ReqBisectHint => "end it with work_vcs([\"bisect\", \"reset\"])",
+        Key::ReqDetached => {
+            "The work is not on a line of work: start one here (unrecorded work comes along)"
+        }
+        Key::ReqDetachedHint => "or go back to an existing line with work_switch_line(name=…)",
+        Key::ErrMarkersRemain => "Not recorded: conflict markers remain in {n} file(s): {list}",
+        Key::ErrMarkersRemainHint => {
+            "edit those files to keep the right content and remove the <<<<<<< ======= >>>>>>> lines, then call work_record again to {goal}"
+        }
+        Key::WarnStrayMarkers => {
+            "Warning: {files} recorded file(s) hold conflict markers (<<<<<<< ======= >>>>>>>) and no conflict is under way: {list}{more}. If they are leftovers, edit them out and record again."
+        }
+    }
+}
