@@ -1,5 +1,6 @@
 //! What the Brain reads in one whole job, counted the way Claude Code shows it to the model
-//! (see `reference/claude-code-observed.md`): bytes, bytes/4 (a rough token count) and tiktoken
+//! (the instructions and the tool names up front, a tool's schema once it is loaded through
+//! tool search, `structuredContent` on success and the text on error): bytes, bytes/4 (a rough token count) and tiktoken
 //! `o200k_base` tokens. `cargo bench --bench brain_bytes`.
 //!
 //! The job: resume after compaction, see the state, save it, share it, on a 200-file project

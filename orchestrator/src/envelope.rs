@@ -1,4 +1,4 @@
-//! The response contract every Brain-facing tool returns (spec §3).
+//! The response contract every Brain-facing tool returns.
 //!
 //! Success: `{"status":"ok","summary":…,"data":{…}}` as `structuredContent` (Claude Code shows
 //! the model only that on success). Error: `{"status":"error","error_code":…,"summary":…,

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::catalogue::{Key, fill, text};
 use crate::work::sensitive::RecordFinding;
 
-/// The spec's error codes (§3).
+/// The error codes of the response contract (see `crate::envelope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
     Conflict,

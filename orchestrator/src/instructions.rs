@@ -1,4 +1,4 @@
-//! The instructions sent to the Brain on connect (seed BWR). Claude Code shows them in the
+//! The instructions sent to the Brain on connect. Claude Code shows them in the
 //! system prompt, cut at 4096 characters, and with tool search on lists only tool names until
 //! a tool is loaded: so this text alone must say where to start — `work_session_start`, then
 //! `work_observe`; git is blocked, `work_vcs` does the rest — and name what a tool name alone

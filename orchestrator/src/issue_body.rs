@@ -1,4 +1,4 @@
-//! The structured issue-body contract (spec §4): a body must say why the issue is open, what
+//! The structured issue-body contract: a body must say why the issue is open, what
 //! happens next and what blocks it, as three headed sections. The seed's Japanese headings
 //! and their English equivalents are accepted, with or without the parenthesised part.
 

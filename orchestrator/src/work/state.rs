@@ -1,5 +1,5 @@
 //! The work-state machine of `work_observe`: from a few facts to the state, the one required
-//! action and the optional next tools (spec §4, seed BWR). Pure, so every state is unit-tested.
+//! action and the optional next tools. Pure, so every state is unit-tested.
 
 use serde::Serialize;
 

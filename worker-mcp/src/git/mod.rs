@@ -2,7 +2,8 @@
 //!
 //! [`GitRepo`] is a plain handle (paths only; `Clone + Send + Sync`) with synchronous methods;
 //! async callers use `tokio::task::spawn_blocking`. Back ends are chosen by measurement
-//! (`shared/reference/git-performance.md`): cheap reads (HEAD, refs, upstream, ahead/behind,
+//! (libgit2, gix and the git CLI timed on large repositories; `benches/observe_vs_git.rs` keeps
+//! the comparison with `git status`): cheap reads (HEAD, refs, upstream, ahead/behind,
 //! recent commits, repository state) go through libgit2 in-process, reopened per call so they
 //! always see the current state; status, diffs, path history, recording and publishing spawn the
 //! `git` program (see `command.rs`), so hooks, credentials and configuration behave exactly as
