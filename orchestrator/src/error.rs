@@ -341,21 +341,29 @@ impl ToolError {
                     "total": files,
                 }))
             }
-            WorkError::OperationConflicted { op, files, record_id } => {
+            WorkError::OperationConflicted {
+                op,
+                files,
+                record_id,
+            } => {
                 let [a, b] = op.abort_args();
                 let shown: Vec<&String> = files.iter().take(50).collect();
                 let saved = match &record_id {
-                    Some(id) => format!(" (record {id})"),
+                    Some(id) => fill(Key::ErrOpStoppedAgainSaved, &[("id", id)]),
                     None => String::new(),
                 };
+                let call = format!("work_vcs([\"{a}\", \"{b}\"])");
                 ToolError::new(
                     Conflict,
-                    format!(
-                        "The resolution was saved{saved} and the {} went on, then stopped on conflicts in {} file(s)",
-                        op.command(),
-                        files.len()
+                    fill(
+                        Key::ErrOpStoppedAgain,
+                        &[
+                            ("saved", &saved),
+                            ("op", &op.command()),
+                            ("n", &files.len()),
+                        ],
                     ),
-                    format!("edit those files to resolve the conflicts, then call work_record again to continue; or give it up with work_vcs([\"{a}\", \"{b}\"])"),
+                    fill(Key::ErrOpStoppedAgainHint, &[("call", &call)]),
                 )
                 .with_data(json!({
                     "work_state": "blocked",
@@ -367,14 +375,26 @@ impl ToolError {
             }
             WorkError::LineWouldLose { lost, total, via } => ToolError::new(
                 NeedInput,
-                format!(
-                    "Changing lines would overwrite {total} ignored file(s): {}{}",
-                    lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
-                    if total > 3 { "; …" } else { "" }
+                fill(
+                    Key::ErrLineWouldLose,
+                    &[
+                        ("total", &total),
+                        (
+                            "list",
+                            &lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+                        ),
+                        ("more", &if total > 3 { "; …" } else { "" }),
+                    ],
                 ),
-                format!(
-                    "show the user data.would_lose: they can move those files aside, or remove them with work_vcs({}) (which asks for their approval); then call {tool} again",
-                    serde_json::to_string(&via).expect("strings serialize")
+                fill(
+                    Key::ErrLineWouldLoseHint,
+                    &[
+                        (
+                            "args",
+                            &serde_json::to_string(&via).expect("strings serialize"),
+                        ),
+                        ("tool", &tool),
+                    ],
                 ),
             )
             .with_data(json!({"would_lose": lost, "would_lose_total": total})),
@@ -954,23 +974,30 @@ fn delegation_error(err: OpsError, tool: &str) -> ToolError {
     match err {
         OpsError::Contract(problems) => ToolError::new(
             NeedInput,
-            format!(
-                "The Task Contract has {} wrong field(s): {}",
-                problems.len(),
-                problems_text(&problems)
+            fill(
+                Key::ErrContractFields,
+                &[
+                    ("n", &problems.len()),
+                    ("problems", &problems_text(&problems)),
+                ],
             ),
-            "fix the fields named in data.fields and call submit_task again; get_skill_usage(\"butler\") shows the contract",
+            text(Key::ErrContractFieldsHint),
         )
         .with_data(json!({"fields": problems})),
         OpsError::Steps { problems, refused } => ToolError::new(
             if refused { PolicyBlocked } else { NeedInput },
-            format!(
-                "{} {} step problem(s): {}",
-                if refused { "Refused:" } else { "Not taught:" },
-                problems.len(),
-                problems_text(&problems)
+            fill(
+                if refused {
+                    Key::ErrStepsRefused
+                } else {
+                    Key::ErrStepsNotTaught
+                },
+                &[
+                    ("n", &problems.len()),
+                    ("problems", &problems_text(&problems)),
+                ],
             ),
-            "fix the places named in data.fields and call teach again; get_skill_usage(\"butler\") shows the step kinds",
+            text(Key::ErrStepsHint),
         )
         .with_data(json!({"fields": problems})),
         OpsError::UnknownSkill {
@@ -979,17 +1006,30 @@ fn delegation_error(err: OpsError, tool: &str) -> ToolError {
             known,
         } => ToolError::new(
             NotFound,
-            format!(
-                "Butler knows no procedure or capability for `{intent}` with target `{}`",
-                if signature.is_empty() { "{}" } else { &signature }
+            fill(
+                Key::ErrUnknownSkill,
+                &[
+                    ("intent", &intent),
+                    (
+                        "target",
+                        &if signature.is_empty() {
+                            "{}"
+                        } else {
+                            &signature
+                        },
+                    ),
+                ],
             ),
-            "list_skills shows what Butler knows; submit with delegation_mode \"teach_if_unknown\" to teach it",
+            text(Key::ErrUnknownSkillHint),
         )
         .with_data(json!({"intent": intent, "target": signature, "known_targets": known})),
         OpsError::NoTask(id) => ToolError::new(
             NotFound,
-            format!("No task `{}`", id.chars().take(64).collect::<String>()),
-            "task ids come from submit_task's answer",
+            fill(
+                Key::ErrNoTask,
+                &[("id", &id.chars().take(64).collect::<String>())],
+            ),
+            text(Key::ErrNoTaskHint),
         ),
         OpsError::WrongState {
             task,
@@ -997,19 +1037,32 @@ fn delegation_error(err: OpsError, tool: &str) -> ToolError {
             expected,
         } => ToolError::new(
             PolicyBlocked,
-            format!("Task {task} is {status}, not {expected}"),
-            format!("get_status(task_id=\"{task}\") shows where it is"),
+            fill(
+                Key::ErrTaskWrongState,
+                &[
+                    ("task", &task),
+                    ("status", &status),
+                    ("expected", &expected),
+                ],
+            ),
+            fill(Key::ErrTaskWrongStateHint, &[("task", &task)]),
         )
         .with_data(json!({"task_id": task, "state": status})),
         OpsError::NoSkill(name) => ToolError::new(
             NotFound,
-            format!("No skill `{name}`"),
-            "list_skills shows the skills; get_skill_usage(\"butler\") the common contract",
+            fill(Key::ErrNoSkill, &[("name", &name)]),
+            text(Key::ErrNoSkillHint),
         ),
         OpsError::Capability(CapabilityError::Input { field, reason }) => ToolError::new(
             NeedInput,
-            format!("Invalid `{field}`: {reason}"),
-            format!("call {tool} again with a valid `{field}`"),
+            fill(
+                Key::ErrInvalidField,
+                &[("field", &field), ("reason", &reason)],
+            ),
+            fill(
+                Key::ErrInvalidFieldHint,
+                &[("tool", &tool), ("field", &field)],
+            ),
         )
         .with_data(json!({"fields": [{"field": field, "problem": reason}]})),
         OpsError::Capability(CapabilityError::Refused { reason, hint }) => {
@@ -1017,18 +1070,18 @@ fn delegation_error(err: OpsError, tool: &str) -> ToolError {
         }
         OpsError::Capability(CapabilityError::Failed(why)) => {
             tracing::warn!(%why, "a capability failed");
-            ToolError::new(BackendError, "The operation could not run", observe_hint())
+            ToolError::new(BackendError, text(Key::ErrOperationFailed), observe_hint())
         }
         OpsError::Config(e) => ToolError::new(
             NeedInput,
-            format!("Butler's delegation settings are not usable: {e}"),
-            "ask the user to fix [delegation] or [mcp_servers] in .butler/config.toml",
+            fill(Key::ErrDelegationConfig, &[("problem", &e)]),
+            text(Key::ErrDelegationConfigHint),
         ),
         OpsError::Git(err) => git_error(err, tool),
         OpsError::Ledger(err) => ledger_error(err, tool),
         OpsError::Internal(why) => {
             tracing::warn!(%why, "delegation failed");
-            ToolError::new(BackendError, "Butler hit an internal error", observe_hint())
+            ToolError::new(BackendError, text(Key::ErrInternal), observe_hint())
         }
     }
 }

@@ -418,5 +418,48 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::WarnStrayMarkers => {
             "Warning: {files} recorded file(s) hold conflict markers (<<<<<<< ======= >>>>>>>) and no conflict is under way: {list}{more}. If they are leftovers, edit them out and record again."
         }
+        Key::ErrContractFields => "The Task Contract has {n} wrong field(s): {problems}",
+        Key::ErrContractFieldsHint => {
+            "fix the fields named in data.fields and call submit_task again; get_skill_usage(\"butler\") shows the contract"
+        }
+        Key::ErrStepsRefused => "Refused: {n} step problem(s): {problems}",
+        Key::ErrStepsNotTaught => "Not taught: {n} step problem(s): {problems}",
+        Key::ErrStepsHint => {
+            "fix the places named in data.fields and call teach again; get_skill_usage(\"butler\") shows the step kinds"
+        }
+        Key::ErrUnknownSkill => {
+            "Butler knows no procedure or capability for `{intent}` with target `{target}`"
+        }
+        Key::ErrUnknownSkillHint => {
+            "list_skills shows what Butler knows; submit with delegation_mode \"teach_if_unknown\" to teach it"
+        }
+        Key::ErrNoTask => "No task `{id}`",
+        Key::ErrNoTaskHint => "task ids come from submit_task's answer",
+        Key::ErrTaskWrongState => "Task {task} is {status}, not {expected}",
+        Key::ErrTaskWrongStateHint => "get_status(task_id=\"{task}\") shows where it is",
+        Key::ErrNoSkill => "No skill `{name}`",
+        Key::ErrNoSkillHint => {
+            "list_skills shows the skills; get_skill_usage(\"butler\") the common contract"
+        }
+        Key::ErrInvalidField => "Invalid `{field}`: {reason}",
+        Key::ErrInvalidFieldHint => "call {tool} again with a valid `{field}`",
+        Key::ErrOperationFailed => "The operation could not run",
+        Key::ErrDelegationConfig => "Butler's delegation settings are not usable: {problem}",
+        Key::ErrDelegationConfigHint => {
+            "ask the user to fix [delegation] or [mcp_servers] in .butler/config.toml"
+        }
+        Key::ErrOpStoppedAgain => {
+            "The resolution was saved{saved} and the {op} went on, then stopped on conflicts in {n} file(s)"
+        }
+        Key::ErrOpStoppedAgainSaved => " (record {id})",
+        Key::ErrOpStoppedAgainHint => {
+            "edit those files to resolve the conflicts, then call work_record again to continue; or give it up with {call}"
+        }
+        Key::ErrLineWouldLose => {
+            "Changing lines would overwrite {total} ignored file(s): {list}{more}"
+        }
+        Key::ErrLineWouldLoseHint => {
+            "show the user data.would_lose: they can move those files aside, or remove them with work_vcs({args}) (which asks for their approval); then call {tool} again"
+        }
     }
 }
