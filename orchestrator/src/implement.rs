@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 pub use tokio_util::sync::CancellationToken;
 
+use crate::catalogue::{Key, fill};
 use crate::envelope::Reply;
 use crate::error::WorkError;
 use crate::session::{Project, blocking};
@@ -291,44 +292,44 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-fn summary_of(task_id: &TaskId, result: &ImplementEvidence) -> String {
+/// The one line the Brain reads about a finished implementation (also for a delegated one).
+pub(crate) fn summary_of(task_id: &TaskId, result: &ImplementEvidence) -> String {
     let n = result.attempts.len();
     let last = result.attempts.last().map(|a| &a.verify);
     let guards = last.map_or(String::new(), |v| {
         let mut found = Vec::new();
         if !v.weakened_tests.is_empty() {
-            found.push(format!("{} weakened test line(s)", v.weakened_tests.len()));
+            found.push(fill(Key::GuardWeakened, &[("n", &v.weakened_tests.len())]));
         }
         if !v.stubs.is_empty() {
-            found.push(format!("{} stub(s)", v.stubs.len()));
+            found.push(fill(Key::GuardStubs, &[("n", &v.stubs.len())]));
         }
-        found.join(" and ")
+        match found.as_slice() {
+            [a, b] => fill(Key::GuardAnd, &[("a", a), ("b", b)]),
+            _ => found.concat(),
+        }
     });
+    let (task, line) = (task_id.as_str(), result.branch.as_str());
     match result.outcome {
-        Outcome::Succeeded if !guards.is_empty() => format!(
-            "Task {task_id} passed its checks in {n} attempt(s), with {guards} the task allowed \
-             (see weakened_tests and stubs); its work is recorded on line {}. Read the evidence \
-             before task_accept, or drop it with task_discard.",
-            result.branch
+        Outcome::Succeeded if !guards.is_empty() => fill(
+            Key::TaskPassedAllowed,
+            &[
+                ("task", &task),
+                ("n", &n),
+                ("guards", &guards),
+                ("line", &line),
+            ],
         ),
-        Outcome::Succeeded => format!(
-            "Task {task_id} succeeded in {n} attempt(s); its work is recorded on line {}. Read \
-             the evidence, then accept it with task_accept or drop it with task_discard.",
-            result.branch
+        Outcome::Succeeded => fill(
+            Key::TaskSucceeded,
+            &[("task", &task), ("n", &n), ("line", &line)],
         ),
-        Outcome::Failed if last.is_some_and(Verification::guards_failed) => format!(
-            "Task {task_id} failed after {n} attempt(s): its last attempt left {guards} (see \
-             weakened_tests and stubs in the evidence). Ask again, do it yourself, or drop it \
-             with task_discard."
+        Outcome::Failed if last.is_some_and(Verification::guards_failed) => fill(
+            Key::TaskFailedGuards,
+            &[("task", &task), ("n", &n), ("guards", &guards)],
         ),
-        Outcome::Failed => format!(
-            "Task {task_id} failed after {n} attempt(s); the evidence says why. Ask again, do \
-             it yourself, or drop it with task_discard."
-        ),
-        Outcome::Cancelled => format!(
-            "Task {task_id} was cancelled; its line {} is kept until task_discard.",
-            result.branch
-        ),
+        Outcome::Failed => fill(Key::TaskFailed, &[("task", &task), ("n", &n)]),
+        Outcome::Cancelled => fill(Key::TaskCancelled, &[("task", &task), ("line", &line)]),
     }
 }
 
@@ -428,7 +429,7 @@ async fn relay_notes(project: &Arc<Project>, task_id: &TaskId, issue: u64) -> us
     if notes.is_empty() {
         return 0;
     }
-    let mut body = format!("Notes from the implementation agent of task {task_id}:\n");
+    let mut body = fill(Key::TaskNotesBody, &[("task", &task_id)]) + "\n";
     for n in &notes {
         body.push_str(&format!("\n- ({}) {}", n.kind.as_str(), n.body));
     }
@@ -458,16 +459,17 @@ pub async fn task_accept(project: &Arc<Project>, task_id: &str) -> Result<Reply,
         .await
         .map_err(maid_error)?;
     let summary = if accepted.merged {
-        format!(
-            "Task {} accepted: its {} record(s) joined the current line with a merge record.",
-            accepted.task_id,
-            accepted.records.len().saturating_sub(1)
+        fill(
+            Key::TaskAcceptedMerged,
+            &[
+                ("task", &accepted.task_id),
+                ("n", &accepted.records.len().saturating_sub(1)),
+            ],
         )
     } else {
-        format!(
-            "Task {} accepted: its {} record(s) are now on the current line.",
-            accepted.task_id,
-            accepted.records.len()
+        fill(
+            Key::TaskAccepted,
+            &[("task", &accepted.task_id), ("n", &accepted.records.len())],
         )
     };
     Ok(Reply::new(
@@ -486,7 +488,7 @@ pub async fn task_discard(project: &Arc<Project>, task_id: &str) -> Result<Reply
         .await
         .map_err(maid_error)?;
     Ok(Reply::new(
-        format!("Task {task_id} discarded; its work is kept aside and can be recovered."),
+        fill(Key::TaskDiscarded, &[("task", &task_id)]),
         json!({ "task_id": task_id, "discarded": true }),
     ))
 }

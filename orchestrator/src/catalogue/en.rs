@@ -461,5 +461,95 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrLineWouldLoseHint => {
             "show the user data.would_lose: they can move those files aside, or remove them with work_vcs({args}) (which asks for their approval); then call {tool} again"
         }
+        Key::GuardWeakened => "{n} weakened test line(s)",
+        Key::GuardStubs => "{n} stub(s)",
+        Key::GuardAnd => "{a} and {b}",
+        Key::TaskPassedAllowed => {
+            "Task {task} passed its checks in {n} attempt(s), with {guards} the task allowed (see weakened_tests and stubs); its work is recorded on line {line}. Read the evidence before task_accept, or drop it with task_discard."
+        }
+        Key::TaskSucceeded => {
+            "Task {task} succeeded in {n} attempt(s); its work is recorded on line {line}. Read the evidence, then accept it with task_accept or drop it with task_discard."
+        }
+        Key::TaskFailedGuards => {
+            "Task {task} failed after {n} attempt(s): its last attempt left {guards} (see weakened_tests and stubs in the evidence). Ask again, do it yourself, or drop it with task_discard."
+        }
+        Key::TaskFailed => {
+            "Task {task} failed after {n} attempt(s); the evidence says why. Ask again, do it yourself, or drop it with task_discard."
+        }
+        Key::TaskCancelled => {
+            "Task {task} was cancelled; its line {line} is kept until task_discard."
+        }
+        Key::TaskAcceptedMerged => {
+            "Task {task} accepted: its {n} record(s) joined the current line with a merge record."
+        }
+        Key::TaskAccepted => "Task {task} accepted: its {n} record(s) are now on the current line.",
+        Key::TaskDiscarded => "Task {task} discarded; its work is kept aside and can be recovered.",
+        Key::TaskNotesBody => "Notes from the implementation agent of task {task}:",
+        Key::OpApprovalStale => {
+            "The approval no longer matches what would happen now (it changed, or the approval expired), so nothing ran. {summary}"
+        }
+        Key::SkillCommonUsage => "The contract every task shares and the step kinds teach takes.",
+        Key::SkillUsage => {
+            "How to submit `{name}`: fill in data.example and pass it to submit_task."
+        }
+        Key::OpAtStep => " at step {n}",
+        Key::OpSucceeded => "Task {task} (`{intent}`) succeeded: {n} step(s) passed{verifiers}.",
+        Key::OpVerifiersPassed => ", and so did the verifiers",
+        Key::OpProcedureStatus => " Procedure {id} is {status}.",
+        Key::OpWhyTimedOut => "its time limit ran out",
+        Key::OpWhyRefused => "Butler refused a step",
+        Key::OpWhyStepFailed => "`{what}` did not pass",
+        Key::OpWhyAStepFailed => "a step did not pass",
+        Key::OpWhyVerifiers => "its verifiers did not pass",
+        Key::OpFailed => {
+            "Task {task} (`{intent}`) failed{at}: {why}. The evidence says why; teach a better procedure or do it another way."
+        }
+        Key::OpDenied => {
+            "Task {task} (`{intent}`) ended: the user denied the approval, so nothing more ran."
+        }
+        Key::OpCancelled => "Task {task} (`{intent}`) was cancelled{at}; nothing after it ran.",
+        Key::OpNoProcedure => {
+            "Butler knows no procedure for `{intent}` with target `{target}`. Teach one: teach(task_id=\"{task}\", steps=[…]) (get_skill_usage(\"butler\") shows the step kinds); the task then runs."
+        }
+        Key::OpNeedsInput => "Task {task} (`{intent}`) needs input.",
+        Key::OpWaitsApproval => {
+            "Task {task} waits for the user's approval ({reference}): {operation}. Ask the user; then approve(task_id=\"{task}\", decision=\"approve\") or decision=\"deny\"."
+        }
+        Key::OpWaitsApprovalBare => "Task {task} waits for the user's approval.",
+        Key::NoteLargeFiles => {
+            "Very large file(s): {list}{more}. Once recorded and shared they stay in history for good; if they are generated or data, add them to .gitignore before work_record."
+        }
+        Key::NoteAndMore => " and {n} more",
+        Key::NoteNestedRepository => {
+            "{names} is a separate repository inside the project (it has its own .git); records never include it. To keep it out of view, add it to .gitignore; to record its files here, ask the user to remove its .git (its own history is lost) or to make it a submodule."
+        }
+        Key::NoteSubmoduleWork => {
+            "{names} has unrecorded work inside: it is a submodule with its own history, which records of this project do not save. Record it there (work_session_start on its directory), then record here to save the submodule's new commit."
+        }
+        Key::NotePreparedMessage => {
+            "Recorded with the message git prepared for the {op}: \"{subject}\"."
+        }
+        Key::ErrTaskLine => {
+            "`butler/task-{task}` is task {task}'s line; its agent works on it elsewhere"
+        }
+        Key::ErrTaskLineHint => {
+            "bring it in with task_accept(task_id=\"{task}\") or drop it with task_discard"
+        }
+        Key::ErrLineNoRecords => "The current line has no records yet",
+        Key::ErrLineNoRecordsHint => {
+            "save work with work_record first, then call work_merge_line again"
+        }
+        Key::NoteScanPartial => {
+            "Only the newest {scanned} of {total} records were checked for secrets before sharing."
+        }
+        Key::ErrApprovalMismatch => {
+            "That approval does not match these arguments and what they would lose now, was used already, or expired"
+        }
+        Key::ErrApprovalMismatchHint => {
+            "call work_vcs again without approval to see what would be lost now, and ask the user again"
+        }
+        Key::SkipNothingToRecord => "nothing to record",
+        Key::SkipNoActiveIssue => "no active issue",
+        Key::SkipNoNewRecords => "no new records to summarise",
     }
 }

@@ -14,7 +14,7 @@ mod judge;
 use std::sync::Arc;
 
 use butler_worker::contract::{
-    Evidence, Handler, Needed, OperationEvidence, Outcome, ResultContract, ResultStatus, StopReason,
+    Evidence, Handler, Needed, OperationEvidence, ResultContract, ResultStatus, StopReason,
 };
 use butler_worker::ops::{Engine, EngineParts, Progress, TeachRequest};
 use rmcp::RoleServer;
@@ -24,6 +24,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::args::{ApproveArgs, SubmitTaskArgs, TeachArgs};
+use crate::catalogue::{Key, fill, text};
 use crate::envelope::Reply;
 use crate::error::WorkError;
 use crate::session::Project;
@@ -148,10 +149,7 @@ pub async fn approve(
         .map_err(WorkError::Delegation)?;
     let mut summary = summary_of(&approved.result);
     if approved.asked_again {
-        summary = format!(
-            "The approval no longer matches what would happen now (it changed, or the approval \
-             expired), so nothing ran. {summary}"
-        );
+        summary = fill(Key::OpApprovalStale, &[("summary", &summary)]);
     }
     Ok(Reply::new(summary, approved.result))
 }
@@ -217,10 +215,8 @@ pub async fn get_skill_usage(project: &Arc<Project>, name: &str) -> Result<Reply
     let engine = engine(project).await?;
     let usage = engine.usage(name).await.map_err(WorkError::Delegation)?;
     let summary = match &usage {
-        butler_worker::ops::SkillUsage::Common(_) => {
-            "The contract every task shares and the step kinds teach takes.".to_owned()
-        }
-        _ => format!("How to submit `{name}`: fill in data.example and pass it to submit_task."),
+        butler_worker::ops::SkillUsage::Common(_) => text(Key::SkillCommonUsage).to_owned(),
+        _ => fill(Key::SkillUsage, &[("name", &name)]),
     };
     Ok(Reply::new(summary, usage))
 }
@@ -229,106 +225,107 @@ pub async fn get_skill_usage(project: &Arc<Project>, name: &str) -> Result<Reply
 pub fn summary_of(result: &ResultContract) -> String {
     let id = &result.task_id;
     match &result.evidence {
-        Evidence::Implement(e) => {
-            let n = e.attempts.len();
-            match e.outcome {
-                Outcome::Succeeded => format!(
-                    "Task {id} succeeded in {n} attempt(s) on line {}. Read the evidence, then \
-                     task_accept or task_discard.",
-                    e.branch
-                ),
-                Outcome::Failed => format!(
-                    "Task {id} failed after {n} attempt(s); the evidence says why. Submit again, \
-                     do it yourself, or task_discard."
-                ),
-                Outcome::Cancelled => {
-                    format!(
-                        "Task {id} was cancelled; its line {} is kept until task_discard.",
-                        e.branch
-                    )
-                }
-            }
-        }
+        Evidence::Implement(e) => crate::implement::summary_of(id, e),
         Evidence::Operation(e) => operation_summary(result, e),
     }
 }
 
 fn operation_summary(result: &ResultContract, e: &OperationEvidence) -> String {
-    let id = &result.task_id;
-    let intent = &e.intent;
+    let task = result.task_id.as_str();
+    let intent = e.intent.as_str();
     let at = |e: &OperationEvidence| {
         e.stopped
             .as_ref()
             .and_then(|s| s.step)
-            .map(|n| format!(" at step {n}"))
+            .map(|n| fill(Key::OpAtStep, &[("n", &n)]))
             .unwrap_or_default()
     };
     match result.status {
         ResultStatus::Ok => {
-            let mut s = format!(
-                "Task {id} (`{intent}`) succeeded: {} step(s) passed{}.",
-                e.steps.len(),
-                if e.verify.is_empty() {
-                    ""
-                } else {
-                    ", and so did the verifiers"
-                }
+            let verifiers = if e.verify.is_empty() {
+                ""
+            } else {
+                text(Key::OpVerifiersPassed)
+            };
+            let mut s = fill(
+                Key::OpSucceeded,
+                &[
+                    ("task", &task),
+                    ("intent", &intent),
+                    ("n", &e.steps.len()),
+                    ("verifiers", &verifiers),
+                ],
             );
             if let Some(Handler::Procedure {
                 id: pid, status, ..
             }) = &e.by
             {
-                s.push_str(&format!(" Procedure {pid} is {}.", status.as_str()));
+                s.push_str(&fill(
+                    Key::OpProcedureStatus,
+                    &[("id", pid), ("status", &status.as_str())],
+                ));
             }
             s
         }
         ResultStatus::Failed => {
             let why = match e.stopped.as_ref().map(|s| s.reason) {
-                Some(StopReason::TimedOut) => "its time limit ran out".to_owned(),
-                Some(StopReason::Refused) => "Butler refused a step".to_owned(),
+                Some(StopReason::TimedOut) => text(Key::OpWhyTimedOut).to_owned(),
+                Some(StopReason::Refused) => text(Key::OpWhyRefused).to_owned(),
                 _ if e.verify.passed() => e
                     .steps
                     .iter()
                     .find(|s| s.outcome != butler_worker::contract::StepOutcome::Passed)
-                    .map(|s| format!("`{}` did not pass", s.what))
-                    .unwrap_or_else(|| "a step did not pass".to_owned()),
-                _ => "its verifiers did not pass".to_owned(),
+                    .map(|s| fill(Key::OpWhyStepFailed, &[("what", &s.what)]))
+                    .unwrap_or_else(|| text(Key::OpWhyAStepFailed).to_owned()),
+                _ => text(Key::OpWhyVerifiers).to_owned(),
             };
-            format!(
-                "Task {id} (`{intent}`) failed{}: {why}. The evidence says why; teach a better \
-                 procedure or do it another way.",
-                at(e)
+            fill(
+                Key::OpFailed,
+                &[
+                    ("task", &task),
+                    ("intent", &intent),
+                    ("at", &at(e)),
+                    ("why", &why),
+                ],
             )
         }
         ResultStatus::Cancelled => match e.stopped.as_ref().map(|s| s.reason) {
-            Some(StopReason::Denied) => format!(
-                "Task {id} (`{intent}`) ended: the user denied the approval, so nothing more ran."
-            ),
-            _ => format!(
-                "Task {id} (`{intent}`) was cancelled{}; nothing after it ran.",
-                at(e)
+            Some(StopReason::Denied) => {
+                fill(Key::OpDenied, &[("task", &task), ("intent", &intent)])
+            }
+            _ => fill(
+                Key::OpCancelled,
+                &[("task", &task), ("intent", &intent), ("at", &at(e))],
             ),
         },
         ResultStatus::NeedInput => match &e.needs {
-            Some(Needed::Procedure { signature }) => format!(
-                "Butler knows no procedure for `{intent}` with target `{}`. Teach one: \
-                 teach(task_id=\"{id}\", steps=[…]) (get_skill_usage(\"butler\") shows the step \
-                 kinds); the task then runs.",
-                if signature.is_empty() {
-                    "{}"
-                } else {
-                    signature
-                }
+            Some(Needed::Procedure { signature }) => fill(
+                Key::OpNoProcedure,
+                &[
+                    ("task", &task),
+                    ("intent", &intent),
+                    (
+                        "target",
+                        &if signature.is_empty() {
+                            "{}"
+                        } else {
+                            signature.as_str()
+                        },
+                    ),
+                ],
             ),
-            None => format!("Task {id} (`{intent}`) needs input."),
+            None => fill(Key::OpNeedsInput, &[("task", &task), ("intent", &intent)]),
         },
         ResultStatus::NeedApproval => match &e.approval {
-            Some(a) => format!(
-                "Task {id} waits for the user's approval ({}): {}. Ask the user; then \
-                 approve(task_id=\"{id}\", decision=\"approve\") or decision=\"deny\".",
-                a.reference, a.operation
+            Some(a) => fill(
+                Key::OpWaitsApproval,
+                &[
+                    ("task", &task),
+                    ("reference", &a.reference),
+                    ("operation", &a.operation),
+                ],
             ),
-            None => format!("Task {id} waits for the user's approval."),
+            None => fill(Key::OpWaitsApprovalBare, &[("task", &task)]),
         },
     }
 }

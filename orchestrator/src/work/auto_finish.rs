@@ -153,7 +153,7 @@ pub async fn auto_finish(project: &Arc<Project>, req: AutoFinish) -> Result<Repl
                 record_id: Some(id),
                 ..StepDone::new(Step::Record)
             },
-            None => StepDone::skipped(Step::Record, "nothing to record"),
+            None => StepDone::skipped(Step::Record, text(Key::SkipNothingToRecord)),
         }),
         Err(e) => return Err(run.stopped(Step::Record, e)),
     }
@@ -176,7 +176,8 @@ pub async fn auto_finish(project: &Arc<Project>, req: AutoFinish) -> Result<Repl
     let Some(issue) = issue else {
         for step in [Step::Comment, Step::Close] {
             if run.steps.contains(&step) {
-                run.done.push(StepDone::skipped(step, "no active issue"));
+                run.done
+                    .push(StepDone::skipped(step, text(Key::SkipNoActiveIssue)));
             }
         }
         return Ok(finished(run, None));
@@ -200,7 +201,7 @@ pub async fn auto_finish(project: &Arc<Project>, req: AutoFinish) -> Result<Repl
         },
         None => run.done.push(StepDone {
             issue_id: Some(issue),
-            ..StepDone::skipped(Step::Comment, "no new records to summarise")
+            ..StepDone::skipped(Step::Comment, text(Key::SkipNoNewRecords))
         }),
     }
 

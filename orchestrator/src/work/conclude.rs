@@ -16,6 +16,7 @@
 use butler_worker::git::{Continued, InProgress};
 use butler_worker::record::RecordMessage;
 
+use crate::catalogue::{Key, fill};
 use crate::error::{BlockReason, Unfinished, WorkError};
 use crate::session::Project;
 use crate::work::observe::{Snapshot, line_of};
@@ -114,10 +115,9 @@ fn commit_and_go_on(
                     }
                 }
             }
-            notes.push(format!(
-                "Recorded with the message git prepared for the {}: \"{}\".",
-                op.command(),
-                prepared.subject()
+            notes.push(fill(
+                Key::NotePreparedMessage,
+                &[("op", &op.command()), ("subject", &prepared.subject())],
             ));
             prepared.text
         }

@@ -15,7 +15,7 @@
 //! - A conflicting merge is left exactly as git leaves it (`conflict`, and `work_observe` says
 //!   `blocked` with the files) for the Brain to resolve and record.
 
-use crate::catalogue::{Key, fill};
+use crate::catalogue::{Key, fill, text};
 use std::sync::Arc;
 
 use butler_worker::git::{
@@ -359,12 +359,8 @@ fn switch(project: &Project, name: &str) -> Result<LineChange, WorkError> {
 
 fn task_line(task: &str) -> WorkError {
     WorkError::PolicyBlocked {
-        reason: format!(
-            "`butler/task-{task}` is task {task}'s line; its agent works on it elsewhere"
-        ),
-        hint: format!(
-            "bring it in with task_accept(task_id=\"{task}\") or drop it with task_discard"
-        ),
+        reason: fill(Key::ErrTaskLine, &[("task", &task)]),
+        hint: fill(Key::ErrTaskLineHint, &[("task", &task)]),
     }
 }
 
@@ -413,8 +409,8 @@ fn merge(project: &Project, name: Option<&str>) -> Result<MergeDone, WorkError> 
     require_recorded(&snap)?;
     if snap.head.unborn {
         return Err(WorkError::PolicyBlocked {
-            reason: "The current line has no records yet".into(),
-            hint: "save work with work_record first, then call work_merge_line again".into(),
+            reason: text(Key::ErrLineNoRecords).into(),
+            hint: text(Key::ErrLineNoRecordsHint).into(),
         });
     }
     let current = line_of(&snap.head);

@@ -305,10 +305,14 @@ fn tree_notes(repo: &GitRepo, status: &WorkTreeStatus) -> Vec<String> {
             .map(|(p, size)| format!("{} ({} MiB)", p.display(), size >> 20))
             .collect();
         let more = large.len().saturating_sub(NOTE_PATHS);
-        notes.push(format!(
-            "Very large file(s): {}{}. Once recorded and shared they stay in history for good; if they are generated or data, add them to .gitignore before work_record.",
-            shown.join(", "),
-            if more > 0 { format!(" and {more} more") } else { String::new() }
+        let more = if more > 0 {
+            fill(Key::NoteAndMore, &[("n", &more)])
+        } else {
+            String::new()
+        };
+        notes.push(fill(
+            Key::NoteLargeFiles,
+            &[("list", &shown.join(", ")), ("more", &more)],
         ));
     }
     notes
@@ -327,16 +331,16 @@ pub fn unrecordable_notes(status: &WorkTreeStatus) -> Vec<String> {
     };
     let nested = of(NotRecordable::NestedRepository);
     if !nested.is_empty() {
-        notes.push(format!(
-            "{} is a separate repository inside the project (it has its own .git); records never include it. To keep it out of view, add it to .gitignore; to record its files here, ask the user to remove its .git (its own history is lost) or to make it a submodule.",
-            names(&nested)
+        notes.push(fill(
+            Key::NoteNestedRepository,
+            &[("names", &names(&nested))],
         ));
     }
     let submodules = of(NotRecordable::SubmoduleWork);
     if !submodules.is_empty() {
-        notes.push(format!(
-            "{} has unrecorded work inside: it is a submodule with its own history, which records of this project do not save. Record it there (work_session_start on its directory), then record here to save the submodule's new commit.",
-            names(&submodules)
+        notes.push(fill(
+            Key::NoteSubmoduleWork,
+            &[("names", &names(&submodules))],
         ));
     }
     notes

@@ -11,6 +11,7 @@ use butler_worker::git::{GitRepo, WorkTreeStatus};
 use butler_worker::secrets::{self, ChangeScan, FileFinding, KnownSecrets, Rule};
 use serde::Serialize;
 
+use crate::catalogue::{Key, fill};
 use crate::error::WorkError;
 use butler_worker::record::RecordMessage;
 
@@ -111,8 +112,9 @@ pub fn check_publish(
     let mut notes = partly_read_note(&partly);
     let scanned = shas.len().min(MAX_COMMITS_SCANNED);
     if total > scanned {
-        notes.push(format!(
-            "Only the newest {scanned} of {total} records were checked for secrets before sharing."
+        notes.push(fill(
+            Key::NoteScanPartial,
+            &[("scanned", &scanned), ("total", &total)],
         ));
     }
     Ok(notes)

@@ -10,6 +10,7 @@
 use butler_worker::git::{GitRepo, Lost};
 use serde::Serialize;
 
+use crate::catalogue::{Key, text};
 use crate::error::WorkError;
 use crate::session::Project;
 use crate::vcs_policy::{RepoFacts, Verdict, vet};
@@ -111,8 +112,8 @@ pub fn vcs(
                         .with_ledger(|l| Ok(l.consume_approval(reference.trim(), &fingerprint)?))?;
                     if !approved {
                         return Err(WorkError::PolicyBlocked {
-                            reason: "That approval does not match these arguments and what they would lose now, was used already, or expired".into(),
-                            hint: "call work_vcs again without approval to see what would be lost now, and ask the user again".into(),
+                            reason: text(Key::ErrApprovalMismatch).into(),
+                            hint: text(Key::ErrApprovalMismatchHint).into(),
                         });
                     }
                     run(project, args)
