@@ -203,3 +203,56 @@ fn the_hook_denies_in_the_projects_language() {
     assert!(japanese(reason), "{reason}");
     assert!(reason.contains("work_observe()"), "{reason}");
 }
+
+/// The answers of the later tools speak the session's language too: a delegated operation
+/// Butler cannot do yet, a wrong Task Contract, and an unfinished merge's way on.
+#[tokio::test]
+async fn delegation_and_conflict_answers_in_japanese() {
+    let w = frozen(World::published());
+    let brain = session_in(&w, "ja").await;
+    let unknown = brain
+        .call(
+            "submit_task",
+            json!({"contract": {"intent": "restart", "target": {"service": "api"},
+                                "delegation_mode": "teach_if_unknown"}}),
+        )
+        .await;
+    assert_eq!(unknown.status(), "ok", "{}", unknown.envelope);
+    assert!(japanese(summary(&unknown.envelope)), "{}", unknown.envelope);
+    let wrong = brain
+        .call(
+            "submit_task",
+            json!({"contract": {"intent": "restart", "colour": "red"}}),
+        )
+        .await;
+    assert_eq!(
+        wrong.envelope["error_code"], "need_input",
+        "{}",
+        wrong.envelope
+    );
+    assert!(japanese(summary(&wrong.envelope)), "{}", wrong.envelope);
+    // Field names stay English.
+    assert!(
+        wrong.envelope.to_string().contains("colour"),
+        "{}",
+        wrong.envelope
+    );
+
+    // A merge stopped on a conflict: blocked, with the way on in Japanese.
+    w.git(&w.project, &["checkout", "-q", "-b", "other"]);
+    w.write("README.md", "other\n");
+    w.git(&w.project, &["commit", "-qam", "other"]);
+    w.git(&w.project, &["checkout", "-q", "main"]);
+    w.write("README.md", "main\n");
+    w.git(&w.project, &["commit", "-qam", "main"]);
+    let _ = w.git_output(&w.project, &["merge", "other"]);
+    let observed = brain.observe().await;
+    assert_eq!(observed["data"]["work_state"], "blocked", "{observed}");
+    assert!(japanese(summary(&observed)), "{observed}");
+    let action = &observed["data"]["required_action"];
+    assert_eq!(action["tool"], "work_record", "{observed}");
+    assert!(
+        japanese(action["reason"].as_str().expect("reason")),
+        "{observed}"
+    );
+}
