@@ -7,6 +7,8 @@
 // itself, speaks JSON-RPC lines on its pipes, and sends it signals.
 #![allow(clippy::disallowed_methods)]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -14,7 +16,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use butler_testkit::World;
-use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
+use butler_testkit::fake_agent::{attempt, write_script};
 use butler_worker::contract::{TaskId, TaskStatus};
 use butler_worker::ledger::{Ledger, TaskEnd};
 use serde_json::{Value, json};
@@ -31,19 +33,12 @@ fn world() -> (World, PathBuf) {
             r#"{"do":"sh","cmd":"echo $$ > \"$FAKE_AGENT_SCRIPT.child\"; exec sleep 300"}"#,
         ])],
     );
+    common::fake_goose(&mut w, &script);
     for (k, v) in [
-        (
-            "BUTLER_GOOSE_PROGRAM",
-            fake_agent().to_string_lossy().into_owned(),
-        ),
-        ("BUTLER_GOOSE_PROVIDER", "openai".into()),
-        ("BUTLER_GOOSE_MODEL", "fake".into()),
-        ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
-        ("BUTLER_AGENT_ENV_ALLOW", "FAKE_AGENT_SCRIPT".into()),
         ("BUTLER_ISSUE_BACKEND", "local".into()),
         ("BUTLER_SANDBOX", "off".into()),
     ] {
-        w.env.push((k.to_owned(), v.clone()));
+        w.env.push((k.to_owned(), v));
     }
     let pid_file = PathBuf::from(format!("{}.child", script.display()));
     (w, pid_file)

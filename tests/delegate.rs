@@ -530,19 +530,8 @@ fn delegating_world() -> World {
     .to_string()
     .replace("{tmp}", &tmp);
     let script = butler_testkit::fake_agent::write_script(w.tmp.path(), &[attempt]);
-    for (k, v) in [
-        (
-            "BUTLER_GOOSE_PROGRAM",
-            butler_testkit::fake_agent().to_string_lossy().into_owned(),
-        ),
-        ("BUTLER_GOOSE_PROVIDER", "openai".into()),
-        ("BUTLER_GOOSE_MODEL", "fake".into()),
-        ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
-        ("BUTLER_AGENT_ENV_ALLOW", "FAKE_AGENT_SCRIPT".into()),
-        ("BUTLER_SANDBOX", "off".into()),
-    ] {
-        w.env.push((k.to_owned(), v));
-    }
+    common::fake_goose(&mut w, &script);
+    w.env.push(("BUTLER_SANDBOX".to_owned(), "off".into()));
     w
 }
 

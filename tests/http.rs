@@ -15,7 +15,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use butler_testkit::fake_agent::{fake_agent, write_script};
+use butler_testkit::fake_agent::write_script;
 use butler_worker::config::Secret;
 use common::{BUTLER, Brain, World};
 use serde_json::{Value, json};
@@ -555,19 +555,8 @@ async fn shutdown_lets_a_call_in_flight_finish_and_a_long_call_outlives_the_idle
             ])
             .to_string()],
         );
-        for (k, v) in [
-            (
-                "BUTLER_GOOSE_PROGRAM",
-                fake_agent().to_string_lossy().into_owned(),
-            ),
-            ("BUTLER_GOOSE_PROVIDER", "openai".into()),
-            ("BUTLER_GOOSE_MODEL", "fake".into()),
-            ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
-            ("BUTLER_AGENT_ENV_ALLOW", "FAKE_AGENT_SCRIPT".into()),
-            ("BUTLER_SANDBOX", "off".into()),
-        ] {
-            w.env.push((k.to_owned(), v));
-        }
+        common::fake_goose(&mut w, &script);
+        w.env.push(("BUTLER_SANDBOX".to_owned(), "off".into()));
         let mut server =
             Served::start(&w.env, &["--idle-timeout", "1", "--shutdown-grace", "60"]).await;
         let brain = Arc::new(Brain::http(&server.url, None).await);

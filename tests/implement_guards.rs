@@ -8,7 +8,7 @@
 
 mod common;
 
-use butler_testkit::fake_agent::{fake_agent, write_script};
+use butler_testkit::fake_agent::write_script;
 use common::{StartBrain, World};
 use serde_json::{Value, json};
 
@@ -30,19 +30,8 @@ fn guarded_world(attempts: &[Value]) -> World {
         .map(|a| a.to_string().replace("{tmp}", &tmp))
         .collect();
     let script = write_script(w.dir(), &lines);
-    for (k, v) in [
-        (
-            "BUTLER_GOOSE_PROGRAM",
-            fake_agent().to_string_lossy().into_owned(),
-        ),
-        ("BUTLER_GOOSE_PROVIDER", "openai".into()),
-        ("BUTLER_GOOSE_MODEL", "fake".into()),
-        ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
-        ("BUTLER_AGENT_ENV_ALLOW", "FAKE_AGENT_SCRIPT".into()),
-        ("BUTLER_SANDBOX", "off".into()),
-    ] {
-        w.env.push((k.to_owned(), v));
-    }
+    common::fake_goose(&mut w, &script);
+    w.env.push(("BUTLER_SANDBOX".to_owned(), "off".into()));
     w
 }
 

@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
+use butler_testkit::fake_agent::{attempt, write_script};
 use butler_worker::contract::{TaskId, TaskStatus};
 use butler_worker::ledger::Ledger;
 use common::{StartBrain, World};
@@ -26,15 +26,8 @@ fn world() -> World {
             r#"{"do":"sh","cmd":"basename \"$PWD\" > src/who.txt"}"#,
         ])],
     );
+    common::fake_goose(&mut w, &script);
     for (k, v) in [
-        (
-            "BUTLER_GOOSE_PROGRAM",
-            fake_agent().to_string_lossy().into_owned(),
-        ),
-        ("BUTLER_GOOSE_PROVIDER", "openai".into()),
-        ("BUTLER_GOOSE_MODEL", "fake".into()),
-        ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
-        ("BUTLER_AGENT_ENV_ALLOW", "FAKE_AGENT_SCRIPT".into()),
         ("BUTLER_ISSUE_BACKEND", "local".into()),
         ("BUTLER_SANDBOX", "off".into()),
     ] {

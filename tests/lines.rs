@@ -6,7 +6,6 @@
 
 mod common;
 
-use butler_testkit::fake_agent::fake_agent;
 use common::{Brain, StartBrain, World};
 use insta::assert_json_snapshot;
 use serde_json::{Value, json};
@@ -293,18 +292,7 @@ fn delegating(attempt: Value) -> World {
     let mut w = frozen();
     let script = w.tmp.path().join("script.jsonl");
     std::fs::write(&script, attempt.to_string()).expect("script");
-    for (k, v) in [
-        (
-            "BUTLER_GOOSE_PROGRAM",
-            fake_agent().to_string_lossy().into_owned(),
-        ),
-        ("BUTLER_GOOSE_PROVIDER", "openai".into()),
-        ("BUTLER_GOOSE_MODEL", "fake".into()),
-        ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
-        ("BUTLER_AGENT_ENV_ALLOW", "FAKE_AGENT_SCRIPT".into()),
-    ] {
-        w.env.push((k.to_string(), v));
-    }
+    common::fake_goose(&mut w, &script);
     w
 }
 

@@ -197,3 +197,20 @@ pub fn frozen(mut world: World) -> World {
     ]);
     world
 }
+
+/// Makes `w`'s Butler run the scripted fake agent as goose, playing `script`
+/// (`butler_testkit::fake_agent::write_script`); the script's path reaches the agent.
+pub fn fake_goose(w: &mut World, script: &Path) {
+    for (k, v) in [
+        (
+            "BUTLER_GOOSE_PROGRAM",
+            butler_testkit::fake_agent().to_string_lossy().into_owned(),
+        ),
+        ("BUTLER_GOOSE_PROVIDER", "openai".into()),
+        ("BUTLER_GOOSE_MODEL", "fake".into()),
+        ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
+        ("BUTLER_AGENT_ENV_ALLOW", "FAKE_AGENT_SCRIPT".into()),
+    ] {
+        w.env.push((k.to_owned(), v));
+    }
+}
