@@ -377,14 +377,7 @@ impl ToolError {
                 NeedInput,
                 fill(
                     Key::ErrLineWouldLose,
-                    &[
-                        ("total", &total),
-                        (
-                            "list",
-                            &lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
-                        ),
-                        ("more", &if total > 3 { "; …" } else { "" }),
-                    ],
+                    &[("total", &total), ("list", &first_few(&lost, total, "; "))],
                 ),
                 fill(
                     Key::ErrLineWouldLoseHint,
@@ -472,17 +465,7 @@ impl ToolError {
                 NeedInput,
                 fill(
                     Key::ErrNeedsApproval,
-                    &[
-                        ("total", &total),
-                        (
-                            "lost",
-                            &format!(
-                                "{}{}",
-                                lost.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
-                                if total > 3 { "; …" } else { "" }
-                            ),
-                        ),
-                    ],
+                    &[("total", &total), ("lost", &first_few(&lost, total, "; "))],
                 ),
                 text(Key::ErrNeedsApprovalHint),
             )
@@ -499,21 +482,13 @@ impl ToolError {
             }
             WorkError::TaskNeedsRecord { paths } => {
                 let shown: Vec<&String> = paths.iter().take(10).collect();
-                let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
                 ToolError::new(
                     NeedInput,
                     fill(
                         Key::ErrTaskNeedsRecord,
                         &[
                             ("n", &paths.len()),
-                            (
-                                "names",
-                                &format!(
-                                    "{}{}",
-                                    names.join(", "),
-                                    if paths.len() > 3 { ", …" } else { "" }
-                                ),
-                            ),
+                            ("names", &first_few(&paths, paths.len(), ", ")),
                         ],
                     ),
                     text(Key::ErrTaskNeedsRecordHint),
@@ -557,21 +532,13 @@ impl ToolError {
             .with_data(crate::work::line::listed(&lines)),
             WorkError::LineNeedsRecord { paths } => {
                 let shown: Vec<&String> = paths.iter().take(10).collect();
-                let names: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
                 ToolError::new(
                     NeedInput,
                     fill(
                         Key::ErrLineNeedsRecord,
                         &[
                             ("n", &paths.len()),
-                            (
-                                "names",
-                                &format!(
-                                    "{}{}",
-                                    names.join(", "),
-                                    if paths.len() > 3 { ", …" } else { "" }
-                                ),
-                            ),
+                            ("names", &first_few(&paths, paths.len(), ", ")),
                         ],
                     ),
                     fill(Key::ErrLineNeedsRecordHint, &[("tool", &tool)]),
@@ -709,6 +676,21 @@ fn secrets_in_records(findings: &[RecordFinding]) -> ToolError {
 }
 
 /// `s` as a JSON string literal, for calls shown in hints.
+/// The first three of `items` joined by `sep`, with `…` when `total` says there are more.
+fn first_few(items: &[String], total: usize, sep: &str) -> String {
+    let mut text = items
+        .iter()
+        .take(3)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(sep);
+    if total > 3 {
+        text.push_str(sep);
+        text.push('…');
+    }
+    text
+}
+
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
@@ -1056,11 +1038,11 @@ fn delegation_error(err: OpsError, tool: &str) -> ToolError {
         OpsError::Capability(CapabilityError::Input { field, reason }) => ToolError::new(
             NeedInput,
             fill(
-                Key::ErrInvalidField,
+                Key::ErrInvalidArgument,
                 &[("field", &field), ("reason", &reason)],
             ),
             fill(
-                Key::ErrInvalidFieldHint,
+                Key::ErrInvalidArgumentHint,
                 &[("tool", &tool), ("field", &field)],
             ),
         )

@@ -441,8 +441,6 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrNoSkillHint => {
             "list_skills shows the skills; get_skill_usage(\"butler\") the common contract"
         }
-        Key::ErrInvalidField => "Invalid `{field}`: {reason}",
-        Key::ErrInvalidFieldHint => "call {tool} again with a valid `{field}`",
         Key::ErrOperationFailed => "The operation could not run",
         Key::ErrDelegationConfig => "Butler's delegation settings are not usable: {problem}",
         Key::ErrDelegationConfigHint => {
@@ -455,9 +453,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrOpStoppedAgainHint => {
             "edit those files to resolve the conflicts, then call work_record again to continue; or give it up with {call}"
         }
-        Key::ErrLineWouldLose => {
-            "Changing lines would overwrite {total} ignored file(s): {list}{more}"
-        }
+        Key::ErrLineWouldLose => "Changing lines would overwrite {total} ignored file(s): {list}",
         Key::ErrLineWouldLoseHint => {
             "show the user data.would_lose: they can move those files aside, or remove them with work_vcs({args}) (which asks for their approval); then call {tool} again"
         }

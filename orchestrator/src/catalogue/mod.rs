@@ -379,8 +379,6 @@ keys! {
     ErrTaskWrongStateHint,
     ErrNoSkill,
     ErrNoSkillHint,
-    ErrInvalidField,
-    ErrInvalidFieldHint,
     ErrOperationFailed,
     ErrDelegationConfig,
     ErrDelegationConfigHint,
