@@ -51,11 +51,25 @@ impl Ledger {
         fingerprint: &str,
         now: Timestamp,
     ) -> Result<bool, LedgerError> {
+        self.consume(reference, None, fingerprint, now)
+    }
+
+    /// Uses `reference` once: for `fingerprint`, within [`APPROVAL_VALID_SECS`], and — when
+    /// `task` is given — only for that task and never after a deny.
+    fn consume(
+        &self,
+        reference: &str,
+        task: Option<&TaskId>,
+        fingerprint: &str,
+        now: Timestamp,
+    ) -> Result<bool, LedgerError> {
         self.write(|tx| {
             let row: Option<(String, Timestamp, Option<Timestamp>)> = tx
                 .query_row(
-                    "SELECT fingerprint, created_at, used_at FROM approvals WHERE reference = ?1",
-                    [reference],
+                    "SELECT fingerprint, created_at, used_at FROM approvals
+                     WHERE reference = ?1
+                       AND (?2 IS NULL OR (task_id = ?2 AND denied_at IS NULL))",
+                    params![reference, task.map(TaskId::as_str)],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .optional()?;
@@ -172,29 +186,7 @@ impl Ledger {
         reference: &str,
         fingerprint: &str,
     ) -> Result<bool, LedgerError> {
-        let now = self.now();
-        self.write(|tx| {
-            let row: Option<(String, Timestamp, Option<Timestamp>)> = tx
-                .query_row(
-                    "SELECT fingerprint, created_at, used_at FROM approvals
-                     WHERE reference = ?1 AND task_id = ?2 AND denied_at IS NULL",
-                    params![reference, task_id.as_str()],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()?;
-            let usable = matches!(
-                &row,
-                Some((fp, created, None))
-                    if fp == fingerprint && now.seconds_since(created) <= APPROVAL_VALID_SECS
-            );
-            if usable {
-                tx.execute(
-                    "UPDATE approvals SET used_at = ?2 WHERE reference = ?1",
-                    params![reference, now],
-                )?;
-            }
-            Ok(usable)
-        })
+        self.consume(reference, Some(task_id), fingerprint, self.now())
     }
 
     /// No approval of the task is usable any more (the task ended, or nothing waits for one).
