@@ -143,29 +143,35 @@ fn decision_for(found: Option<walk::Found>) -> Decision {
 /// failure, with the reason on stderr). The reason is in the project's language (the hook has
 /// no session: the project's file, else `BUTLER_LANG`).
 pub fn run_stdio() -> i32 {
-    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_default();
-    let lang = crate::catalogue::Lang::configured(&project);
-    crate::catalogue::sync_scope(lang, run_stdio_in_language)
-}
-
-fn run_stdio_in_language() -> i32 {
     let mut input = Vec::new();
     let read = std::io::stdin()
         .lock()
         .take(MAX_STDIN_BYTES + 1)
         .read_to_end(&mut input);
-    let (decision, failed) = match read {
-        Ok(_) if input.len() as u64 <= MAX_STDIN_BYTES => decide_input(&input),
-        _ => (
-            decision_for(
-                scan_without_parsing(&String::from_utf8_lossy(&input)).map(walk::Found::Git),
-            ),
-            true,
-        ),
+    // Unreadable or too long: scanned without parsing, and answered on stderr.
+    let unread = read.is_err() || input.len() as u64 > MAX_STDIN_BYTES;
+    let decide = || {
+        if unread {
+            let text = String::from_utf8_lossy(&input);
+            (
+                decision_for(scan_without_parsing(&text).map(walk::Found::Git)),
+                true,
+            )
+        } else {
+            decide_input(&input)
+        }
     };
+    // Most commands are allowed: the project's language (a file read) is looked up only to
+    // word a denial, by deciding again in that language (decisions are pure).
+    if !matches!(decide().0, Decision::Deny { .. }) {
+        return 0;
+    }
+    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let lang = crate::catalogue::Lang::configured(&project);
+    let (decision, failed) = crate::catalogue::sync_scope(lang, decide);
     let Decision::Deny { reason, .. } = decision else {
         return 0;
     };
