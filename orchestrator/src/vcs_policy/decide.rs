@@ -172,7 +172,8 @@ pub(super) fn command(
     } else {
         let top = allow::entry(&path[..1]).expect("remote is allowed");
         let words = normalise::parse(top, prefix_tokens).map_err(|e| norm_stop(&e, "remote"))?;
-        if !words.args().is_empty() || words.has_dashdash() {
+        // After `--` git reads no subcommand: the word would be an argument of `remote`.
+        if !words.args().is_empty() || prefix_tokens.iter().any(|t| t == "--") {
             return Err(Stop::Invalid(
                 "only `remote`'s own options may come before its subcommand".to_owned(),
             ));
@@ -181,7 +182,7 @@ pub(super) fn command(
     };
     let mut words = normalise::parse(entry, tokens).map_err(|e| norm_stop(&e, &shown))?;
     check_options(entry, &words, facts, &shown)?;
-    check_positionals(&words, &shown)?;
+    check_positionals(&words, facts, &shown)?;
     let loss = decide(&path, &mut words, facts)?;
     // Diff drivers and text conversions configured for people's terminals stay off for the
     // Brain: plain patches, no program started to show them.
@@ -247,7 +248,7 @@ fn check_options(
                 if let Some(v) = &o.value
                     && !o.negated
                 {
-                    file_inside(facts, v, &spelled)?;
+                    opened_inside(facts, v, &spelled)?;
                 }
             }
             Class::RunsProgram(why) => {
@@ -275,7 +276,7 @@ fn check_options(
 
 /// Names that start with `-` are never read as names (only after `--`, as paths), and paths
 /// after `--` stay inside the project.
-fn check_positionals(words: &[Word], shown: &str) -> Result<(), Stop> {
+fn check_positionals(words: &[Word], facts: &dyn RepoFacts, shown: &str) -> Result<(), Stop> {
     for a in words.args() {
         if a.starts_with('-') && a != "-" {
             return Err(Stop::Invalid(format!(
@@ -284,15 +285,20 @@ fn check_positionals(words: &[Word], shown: &str) -> Result<(), Stop> {
         }
     }
     for p in words.paths() {
-        pathspec_inside(p)?;
+        pathspec_inside(facts, p)?;
     }
     Ok(())
 }
 
 /// A pathspec must not leave the project (git refuses too; this says why in Butler's words).
-pub(super) fn pathspec_inside(spec: &str) -> Result<(), Stop> {
+pub(super) fn pathspec_inside(facts: &dyn RepoFacts, spec: &str) -> Result<(), Stop> {
     let pattern = strip_magic(spec);
-    if escapes(pattern) {
+    // The part before any wildcard names directories: they must not lead elsewhere through
+    // a symbolic link.
+    let literal = pattern.find(['*', '?', '[', '\\']).map_or(pattern, |at| {
+        pattern[..at].rsplit_once('/').map_or("", |(d, _)| d)
+    });
+    if escapes(pattern) || (!literal.is_empty() && !facts.inside(literal)) {
         return Err(refuse(
             format!("the path `{spec}` is outside the project"),
             "give paths relative to the project's top, without `..` above it, `~` or absolute paths",
@@ -337,7 +343,22 @@ fn escapes(path: &str) -> bool {
     false
 }
 
-/// A file git reads or writes must be inside the project (symbolic links resolved).
+/// A file git opens, or a directory it creates or enters, must be inside the project with every
+/// symbolic link followed, the last one included.
+fn opened_inside(facts: &dyn RepoFacts, path: &str, what: &str) -> Result<(), Stop> {
+    if path.starts_with('~') || !facts.inside_followed(path) {
+        return Err(refuse(
+            format!(
+                "`{what}`: `{path}` is outside the project once its symbolic links are followed"
+            ),
+            "give a path inside the project, relative to its top",
+        ));
+    }
+    Ok(())
+}
+
+/// A path git names (a link itself may be named) must be inside the project (the symbolic links
+/// above it resolved).
 fn file_inside(facts: &dyn RepoFacts, path: &str, what: &str) -> Result<(), Stop> {
     if path.starts_with('~') || !facts.inside(path) {
         return Err(refuse(
@@ -515,20 +536,28 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
             if !words.has_dashdash()
                 && let Some(file) = args.last()
             {
-                pathspec_inside(file)?;
+                pathspec_inside(facts, file)?;
             }
             Ok(vec![])
         }
         ["check-ignore"] | ["ls-files"] => {
             for a in &args {
-                pathspec_inside(a)?;
+                pathspec_inside(facts, a)?;
             }
             Ok(vec![])
         }
         ["grep"] => {
             let pattern_given = words.mentions("-e") || words.mentions("-f");
+            // git's grep skips a `--` that comes before its pattern and reads the next word
+            // as the pattern and the ones after as revisions: not the paths `--` means
+            // elsewhere. Butler does not read it that way, so it is refused.
+            if !pattern_given && words.has_dashdash() && args.is_empty() {
+                return Err(Stop::Invalid(
+                    "give the pattern before `--` (or with -e): after `--` come paths".to_owned(),
+                ));
+            }
             for a in args.iter().skip(usize::from(!pattern_given)) {
-                pathspec_inside(a)?;
+                pathspec_inside(facts, a)?;
             }
             Ok(vec![])
         }
@@ -540,7 +569,7 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
         }
         ["ls-tree"] => {
             for a in args.iter().skip(1) {
-                pathspec_inside(a)?;
+                pathspec_inside(facts, a)?;
             }
             Ok(vec![])
         }
@@ -558,7 +587,7 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
         }
         ["clean"] => {
             for a in &args {
-                pathspec_inside(a)?;
+                pathspec_inside(facts, a)?;
             }
             let dry = words.has("dry-run");
             let enforced = facts.config_bool("clean.requireForce") != Some(false);
@@ -636,8 +665,12 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
         }
         ["mv"] => {
             for a in &args {
-                pathspec_inside(a)?;
+                pathspec_inside(facts, a)?;
                 file_inside(facts, a, "mv")?;
+            }
+            // A directory named last is moved into, through a link if it is one.
+            if let Some(dest) = args.last() {
+                opened_inside(facts, dest, "mv")?;
             }
             if words.has("force") && !words.has("dry-run") && args.len() >= 2 {
                 let (dest, sources) = args.split_last().expect("two or more");
@@ -725,11 +758,11 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
             Ok(vec![])
         }
         ["reset"] => reset(words, facts),
-        ["restore"] => restore(words, &args, &paths),
+        ["restore"] => restore(words, facts, &args, &paths),
         ["rm"] => {
             let specs: Vec<String> = args.iter().chain(paths.iter()).cloned().collect();
             for a in &args {
-                pathspec_inside(a)?;
+                pathspec_inside(facts, a)?;
             }
             Ok(
                 if words.has("force") && !words.has("cached") && !words.has("dry-run") {
@@ -752,7 +785,7 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
         }]),
         ["stash", "push"] => {
             for a in &args {
-                pathspec_inside(a)?;
+                pathspec_inside(facts, a)?;
             }
             Ok(vec![])
         }
@@ -896,7 +929,7 @@ fn checkout(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
         return Ok(vec![]);
     };
     for p in &pathspecs {
-        pathspec_inside(p)?;
+        pathspec_inside(facts, p)?;
     }
     words.retain(|w| !matches!(w, Word::Arg(_) | Word::Path(_) | Word::DashDash));
     if let Some(t) = &tree {
@@ -960,7 +993,7 @@ fn config(path: &[&str], words: &[Word], facts: &dyn RepoFacts) -> Result<(), St
             if let Some(file) = words.value("file")
                 && words.has("file")
             {
-                file_inside(facts, file, "--file")?;
+                opened_inside(facts, file, "--file")?;
             }
             const WRITES: &[&str] = &["add", "replace-all", "unset", "unset-all"];
             const READS: &[&str] = &[
@@ -1130,7 +1163,7 @@ fn reset(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
         (None, vec![])
     };
     for p in &pathspecs {
-        pathspec_inside(p)?;
+        pathspec_inside(facts, p)?;
     }
     words.retain(|w| !matches!(w, Word::Arg(_) | Word::Path(_) | Word::DashDash));
     if let Some(r) = &rev {
@@ -1167,10 +1200,10 @@ fn reset(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
     Ok(loss)
 }
 
-fn restore(words: &[Word], args: &[String], paths: &[String]) -> Decision {
+fn restore(words: &[Word], facts: &dyn RepoFacts, args: &[String], paths: &[String]) -> Decision {
     let specs: Vec<String> = args.iter().chain(paths.iter()).cloned().collect();
     for p in args {
-        pathspec_inside(p)?;
+        pathspec_inside(facts, p)?;
     }
     let staged = words.has("staged");
     let worktree = words.has("worktree") || !staged;
@@ -1292,7 +1325,7 @@ fn update_ref(words: &[Word], facts: &dyn RepoFacts) -> Decision {
 fn worktree(sub: &str, words: &[Word], facts: &dyn RepoFacts) -> Decision {
     let args = words.args();
     let new_place = |p: &str| -> Result<(), Stop> {
-        file_inside(facts, p, "worktree")?;
+        opened_inside(facts, p, "worktree")?;
         if !facts.is_ignored(p) {
             return Err(refuse(
                 format!(
@@ -1317,7 +1350,7 @@ fn worktree(sub: &str, words: &[Word], facts: &dyn RepoFacts) -> Decision {
         }
         "move" => {
             if let Some(from) = args.first() {
-                file_inside(facts, from, "worktree")?;
+                opened_inside(facts, from, "worktree")?;
             }
             if let Some(to) = args.get(1) {
                 new_place(to)?;
@@ -1328,7 +1361,7 @@ fn worktree(sub: &str, words: &[Word], facts: &dyn RepoFacts) -> Decision {
             let Some(place) = args.first() else {
                 return Ok(vec![]);
             };
-            file_inside(facts, place, "worktree")?;
+            opened_inside(facts, place, "worktree")?;
             Ok(if words.has("force") {
                 vec![LossQuery::Worktree {
                     path: (*place).to_owned(),
@@ -1339,7 +1372,7 @@ fn worktree(sub: &str, words: &[Word], facts: &dyn RepoFacts) -> Decision {
         }
         "lock" | "unlock" | "repair" => {
             for a in &args {
-                file_inside(facts, a, "worktree")?;
+                opened_inside(facts, a, "worktree")?;
             }
             Ok(vec![])
         }

@@ -28,6 +28,7 @@ mod derive;
 #[rustfmt::skip]
 pub mod git_options;
 pub mod normalise;
+pub mod parsing;
 pub mod table;
 
 use butler_worker::git::LossQuery;
@@ -47,6 +48,11 @@ pub trait RepoFacts {
     /// `path` (as given, relative to the project's top) stays inside the project's working
     /// tree once `..` and symbolic links are resolved, and is not in git's own directory.
     fn inside(&self, path: &str) -> bool;
+    /// Like [`RepoFacts::inside`], with the last component followed too when it is a symbolic
+    /// link (for files git opens and directories it creates or enters).
+    fn inside_followed(&self, path: &str) -> bool {
+        self.inside(path)
+    }
     /// git ignores `path`.
     fn is_ignored(&self, path: &str) -> bool;
     /// Something exists at `path` in the working tree (relative to the project's top).

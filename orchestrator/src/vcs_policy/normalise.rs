@@ -11,17 +11,20 @@
 //! so git never has to guess what Butler decided about.
 
 use super::allow::Entry;
+use super::parsing::{self, DashDash};
 use super::table::{Arg, RawOption};
 
 /// One word of a normalised command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Word {
     Opt(OptUse),
-    /// A positional argument before `--`.
+    /// A positional argument: before `--`, or after it where git drops `--`
+    /// ([`DashDash::Ends`]), or after the first positional where git stops reading options.
     Arg(String),
-    /// `--`; every word after it is [`Word::Path`].
+    /// `--` where the command keeps it ([`DashDash::Separates`]); every word after it is
+    /// [`Word::Path`].
     DashDash,
-    /// An argument after `--`.
+    /// An argument after a kept `--`: a path.
     Path(String),
 }
 
@@ -199,12 +202,17 @@ fn find_long(options: &[&'static RawOption], arg: &str) -> Result<Found, NormErr
     }
 }
 
-/// Reads `tokens` (the words after the command path) against `entry`'s options.
+/// Reads `tokens` (the words after the command path) against `entry`'s options, with git's
+/// rules for `--` and for options after positionals ([`parsing::rules`]).
 pub fn parse(entry: &Entry, tokens: &[String]) -> Result<Vec<Word>, NormError> {
     let options: Vec<&'static RawOption> = entry.options().collect();
+    let rules = parsing::rules(entry.path);
     let mut words = Vec::with_capacity(tokens.len());
     let mut i = 0;
+    // After a kept `--`: paths. After a dropped `--`, or the first positional of a command
+    // that stops there: positionals, whatever they look like.
     let mut after_dashdash = false;
+    let mut options_done = false;
     while i < tokens.len() {
         let token = &tokens[i];
         i += 1;
@@ -213,8 +221,20 @@ pub fn parse(entry: &Entry, tokens: &[String]) -> Result<Vec<Word>, NormError> {
             continue;
         }
         if token == "--" {
-            words.push(Word::DashDash);
-            after_dashdash = true;
+            match rules.dashdash {
+                // git's grep stops at its pattern and still looks for `--` itself.
+                DashDash::Separates => {
+                    words.push(Word::DashDash);
+                    after_dashdash = true;
+                }
+                DashDash::Ends if !options_done => options_done = true,
+                // After parse-options stopped, or for a command that has no `--`: a word.
+                DashDash::Ends | DashDash::Literal => words.push(Word::Arg(token.clone())),
+            }
+            continue;
+        }
+        if options_done {
+            words.push(Word::Arg(token.clone()));
             continue;
         }
         if token == "--end-of-options" {
@@ -339,6 +359,9 @@ pub fn parse(entry: &Entry, tokens: &[String]) -> Result<Vec<Word>, NormError> {
             continue;
         }
         words.push(Word::Arg(token.clone()));
+        if rules.stops_at_non_option {
+            options_done = true;
+        }
     }
     Ok(words)
 }

@@ -108,7 +108,7 @@ fn malformed_arguments_are_invalid() {
         matches!(v("reset --m"), Verdict::Invalid { .. }),
         "ambiguous"
     );
-    assert!(matches!(v("branch -- --x"), Verdict::Run { .. }));
+    assert!(matches!(v("branch -- --x"), Verdict::Invalid { .. }));
     assert!(matches!(
         v("branch --end-of-options x"),
         Verdict::Invalid { .. }
@@ -553,10 +553,17 @@ fn checkout_and_reset_are_written_without_ambiguity() {
 #[test]
 fn names_starting_with_a_dash_are_not_names() {
     assert!(
-        matches!(v("branch -- -x"), Verdict::Run { .. }),
-        "after --: a path"
+        matches!(v("checkout -- -x"), Verdict::RunUnlessLoss { .. }),
+        "after checkout's --: a path"
     );
-    for args in ["merge -x", "tag -zz", "checkout -q -x"] {
+    for args in [
+        "merge -x",
+        "tag -zz",
+        "checkout -q -x",
+        "branch -- -x",
+        "config user.name --default=x",
+        "config set user.name --comment=x",
+    ] {
         assert!(
             matches!(v(args), Verdict::Refused { .. } | Verdict::Invalid { .. }),
             "{args}"
@@ -700,4 +707,115 @@ fn odd_words_never_panic() {
             }
         }
     }
+}
+
+/// git drops `--` for most commands and reads the words after it as ordinary arguments: every
+/// check sees them, wherever they stand.
+#[test]
+fn words_after_a_dropped_dashdash_are_checked_like_any_other() {
+    for args in [
+        "config -- core.fsmonitor touch-marker",
+        "config -- core.sshCommand x",
+        "config -- protocol.ext.allow always",
+        "config -- core.hooksPath hooks",
+        "config -- core.bare true",
+        "config -- alias.x !sh",
+        "config --add -- core.pager x",
+        "config set -- core.fsmonitor x",
+        "config core.fsmonitor -- x",
+        "fetch -- ext::sh",
+        "fetch -- origin +refs/heads/*:refs/heads/*",
+        "fetch origin -- refs/heads/main:refs/heads/main",
+        "remote add -- x ext::sh",
+        "remote set-url -- origin ext::sh",
+        "ls-remote -- ext::sh",
+        "pull -- ext::sh",
+        "update-ref -- main HEAD",
+        "worktree add -- ../out",
+        "worktree add -- src",
+    ] {
+        assert!(
+            matches!(v(args), Verdict::Refused { .. } | Verdict::Invalid { .. }),
+            "{args}: {:?}",
+            v(args)
+        );
+    }
+}
+
+#[test]
+fn losses_behind_a_dropped_dashdash_are_weighed() {
+    let refs = |args: &str, name: &str| {
+        let (ran, loss) = loss(args);
+        assert!(
+            loss.iter().any(
+                |q| matches!(q, LossQuery::Refs { names, .. } if names.iter().any(|n| n == name))
+            ),
+            "{args}: {loss:?}"
+        );
+        assert!(!ran.iter().any(|a| a == "--"), "{args} runs {ran:?}");
+    };
+    refs("branch -D -- feature", "refs/heads/feature");
+    refs("branch -d -f -- feature", "refs/heads/feature");
+    refs("branch -f -- feature HEAD~1", "refs/heads/feature");
+    refs("branch -M -- feature main", "refs/heads/main");
+    refs(
+        "update-ref -- refs/heads/feature HEAD~1",
+        "refs/heads/feature",
+    );
+    refs("update-ref -d -- refs/heads/feature", "refs/heads/feature");
+    refs("tag -d -- v1", "refs/tags/v1");
+    refs("tag -f -- v1 HEAD~1", "refs/tags/v1");
+    refs("worktree add -B feature -- build/wt", "refs/heads/feature");
+    let (_, l) = loss("switch --discard-changes -- feature");
+    assert!(matches!(l[0], LossQuery::Files(_)), "{l:?}");
+    let (_, l) = loss("mv -f -- a.txt b.txt");
+    assert!(matches!(l[0], LossQuery::MoveOnto { .. }), "{l:?}");
+    let (_, l) = loss("worktree remove --force -- build/wt");
+    assert!(matches!(l[0], LossQuery::Worktree { .. }), "{l:?}");
+    let (_, l) = loss("remote remove -- origin");
+    assert!(matches!(l[0], LossQuery::RemoteRefs { .. }), "{l:?}");
+}
+
+/// `config`, `ls-remote`, `grep` and `stash clear` stop reading options at the first
+/// positional: what follows is a value, never an option.
+#[test]
+fn options_after_a_positional_are_values_where_git_stops() {
+    for args in [
+        "config user.name --default=x",
+        "config user.name --comment=x",
+        "config core.pager --default=x",
+        "ls-remote origin --upload-pack=x",
+        "grep foo --open-files-in-pager=x",
+        "stash clear --quiet",
+    ] {
+        assert!(
+            matches!(v(args), Verdict::Refused { .. } | Verdict::Invalid { .. }),
+            "{args}: {:?}",
+            v(args)
+        );
+    }
+    // Options before the first positional are still options.
+    assert_eq!(
+        ran("config --get user.name"),
+        ["config", "--get", "user.name"]
+    );
+    // Elsewhere git permutes: options after positionals are options.
+    assert_eq!(ran("branch x --quiet"), ["branch", "x", "--quiet"]);
+}
+
+#[test]
+fn a_dashdash_before_a_subcommand_leaves_no_subcommand() {
+    for args in [
+        "remote -- remove origin",
+        "worktree -- add build/wt",
+        "bisect -- bad",
+    ] {
+        assert!(
+            matches!(v(args), Verdict::Refused { .. } | Verdict::Invalid { .. }),
+            "{args}: {:?}",
+            v(args)
+        );
+    }
+    // `stash -- x` is `stash push -- x`, as git reads it.
+    assert_eq!(ran("stash -- a.txt"), ["stash", "push", "--", "a.txt"]);
 }

@@ -56,6 +56,10 @@ impl RepoFacts for Facts<'_> {
         self.0.path_in_repo(path).is_ok()
     }
 
+    fn inside_followed(&self, path: &str) -> bool {
+        self.0.path_in_repo_followed(path).is_ok()
+    }
+
     fn is_ignored(&self, path: &str) -> bool {
         self.0.is_ignored(path).unwrap_or(false)
     }

@@ -125,6 +125,12 @@ impl GitRepo {
         path::resolve(&self.workdir, user_path)
     }
 
+    /// Like [`Repo::path_in_repo`], with the last component followed as well: for paths a
+    /// program opens or creates directories through.
+    pub fn path_in_repo_followed(&self, user_path: &str) -> Result<RepoPath, GitError> {
+        path::resolve_followed(&self.workdir, user_path)
+    }
+
     pub(crate) fn command_env(&self) -> &[(OsString, OsString)] {
         &self.command_env
     }

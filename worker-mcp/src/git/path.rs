@@ -140,6 +140,37 @@ pub(crate) fn resolve(workdir: &Path, user_path: &str) -> Result<RepoPath, GitEr
     Ok(RepoPath(relative.as_os_str().as_bytes().to_vec()))
 }
 
+/// Like [`resolve`], but the last component is followed too, as a program that opens the path
+/// (or creates a directory there) follows it: a symbolic link inside the project that points
+/// elsewhere is outside.
+pub(crate) fn resolve_followed(workdir: &Path, user_path: &str) -> Result<RepoPath, GitError> {
+    let parsed = RepoPath::parse(user_path.trim());
+    let given = Path::new(OsStr::from_bytes(parsed.as_bytes()));
+    let joined = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        workdir.join(given)
+    };
+    // A link whose target does not exist yet would be created through: resolve it by hand.
+    let mut full = physical(&joined)?;
+    for _ in 0..40 {
+        match std::fs::read_link(&full) {
+            Ok(target) => {
+                let next = full.parent().map_or(target.clone(), |p| p.join(&target));
+                full = physical(&next)?;
+            }
+            Err(_) => break,
+        }
+    }
+    let relative = full
+        .strip_prefix(workdir)
+        .map_err(|_| GitError::OutsideProject)?;
+    if relative.components().any(|c| c.as_os_str() == ".git") {
+        return Err(GitError::OutsideProject);
+    }
+    Ok(RepoPath(relative.as_os_str().as_bytes().to_vec()))
+}
+
 /// Splits off the last normal component (after dropping trailing `.`); `..` or the root as
 /// the last component stay in the parent.
 fn split_last(path: &Path) -> (PathBuf, Option<&OsStr>) {
@@ -187,6 +218,27 @@ mod tests {
         let path = RepoPath::from_bytes(bytes.to_vec());
         let shown = path.display();
         assert_eq!(RepoPath::parse(&shown), path, "through {shown:?}");
+    }
+
+    #[test]
+    fn a_followed_path_through_a_link_elsewhere_is_outside() {
+        let top = tempfile::tempdir().expect("tempdir");
+        let other = tempfile::tempdir().expect("tempdir");
+        let workdir = top.path().canonicalize().expect("canonical");
+        std::os::unix::fs::symlink(other.path(), workdir.join("out")).expect("link");
+        std::os::unix::fs::symlink(other.path().join("new"), workdir.join("dangling"))
+            .expect("link");
+        std::fs::create_dir(workdir.join("inside")).expect("dir");
+        std::os::unix::fs::symlink("inside", workdir.join("in")).expect("link");
+        assert!(resolve(&workdir, "out").is_ok(), "the link itself is named");
+        assert!(resolve_followed(&workdir, "out").is_err());
+        assert!(resolve_followed(&workdir, "out/x").is_err());
+        assert!(resolve_followed(&workdir, "dangling").is_err());
+        assert_eq!(
+            resolve_followed(&workdir, "in").expect("inside"),
+            RepoPath::from_bytes("inside")
+        );
+        assert!(resolve_followed(&workdir, "new/dir").is_ok());
     }
 
     #[test]
