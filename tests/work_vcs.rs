@@ -262,3 +262,77 @@ async fn lost_commits_and_tags_are_named() {
     assert!(w.git(&w.project, &["tag"]).contains("v1"));
     assert!(w.git(&w.project, &["branch"]).contains("topic"));
 }
+
+/// `--` and options after positionals, read as git reads them: nothing after a dropped `--`
+/// escapes the checks, and `config KEY --default=V` is a value, not an option.
+#[tokio::test]
+async fn arguments_after_dashdash_or_a_positional_are_checked_where_git_reads_them() {
+    let w = World::published();
+    w.git(&w.project, &["switch", "-q", "-c", "side"]);
+    w.write("side.txt", "side\n");
+    w.commit(&w.project, "Only on side");
+    w.git(&w.project, &["switch", "-q", "main"]);
+    w.git(&w.project, &["tag", "v1"]);
+    w.write("README.md", "an unrecorded edit\n");
+    let config_before = std::fs::read(w.project.join(".git/config")).expect("config");
+    let marker = w.tmp.path().join("pwned");
+    let m = marker.to_string_lossy();
+    let brain = w.session().await;
+    for args in [
+        json!(["config", "--", "core.fsmonitor", format!("touch {m}")]),
+        json!(["config", "--", "core.sshCommand", format!("touch {m}")]),
+        json!(["config", "--", "protocol.ext.allow", "always"]),
+        json!(["config", "--", "core.hooksPath", "hooks"]),
+        json!(["config", "--", "core.bare", "true"]),
+        json!(["config", "--", "core.repositoryformatversion", "1"]),
+        json!(["config", "--", "alias.st", "status"]),
+        json!(["config", "core.pager", format!("--default=touch {m}")]),
+        json!(["config", "user.name", "--default=x"]),
+        json!(["config", "set", "user.name", "--comment=x"]),
+        json!(["fetch", "--", format!("ext::sh -c touch% {m}")]),
+        json!(["fetch", "origin", "--", "+refs/heads/*:refs/heads/*"]),
+        json!([
+            "remote",
+            "add",
+            "--",
+            "evil",
+            format!("ext::sh -c touch% {m}")
+        ]),
+        json!(["worktree", "add", "--", "../outside"]),
+        json!(["remote", "--", "remove", "origin"]),
+        json!(["grep", "--", "x", "HEAD"]),
+    ] {
+        let a = brain.call("work_vcs", json!({"args": args})).await;
+        assert_ne!(a.status(), "ok", "{args} → {}", a.envelope);
+    }
+    for args in [
+        json!(["branch", "-D", "--", "side"]),
+        json!(["branch", "-f", "--", "side", "main"]),
+        json!(["update-ref", "-d", "--", "refs/heads/side"]),
+        json!(["tag", "-d", "--", "v1"]),
+        json!(["switch", "--discard-changes", "--", "side"]),
+    ] {
+        let a = brain.call("work_vcs", json!({"args": args})).await;
+        assert_eq!(a.error_code(), "need_input", "{args} → {}", a.envelope);
+    }
+    let observe = brain.call("work_observe", json!({})).await;
+    assert_eq!(observe.status(), "ok", "{}", observe.envelope);
+    assert!(!marker.exists(), "a program of the caller's choosing ran");
+    assert!(!w.tmp.path().join("outside").exists());
+    assert_eq!(
+        std::fs::read(w.project.join(".git/config")).expect("config"),
+        config_before
+    );
+    w.git(&w.project, &["rev-parse", "--verify", "side"]);
+    w.git(&w.project, &["rev-parse", "--verify", "v1"]);
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("README.md")).expect("edit"),
+        "an unrecorded edit\n"
+    );
+    // A dropped `--` in front of ordinary arguments runs as git reads it.
+    let a = brain
+        .call("work_vcs", json!({"args": ["branch", "--", "topic"]}))
+        .await;
+    assert_eq!(a.status(), "ok", "{}", a.envelope);
+    assert_eq!(a.data()["ran"], json!(["branch", "topic"]));
+}

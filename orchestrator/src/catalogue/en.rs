@@ -544,6 +544,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrApprovalMismatchHint => {
             "call work_vcs again without approval to see what would be lost now, and ask the user again"
         }
+        Key::NoteVcsConfigPutBack => "Put back configuration work_vcs may not change: {keys}.",
         Key::SkipNothingToRecord => "nothing to record",
         Key::SkipNoActiveIssue => "no active issue",
         Key::SkipNoNewRecords => "no new records to summarise",

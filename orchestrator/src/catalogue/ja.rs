@@ -369,6 +369,7 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::ErrLineNoRecords => "現在のラインにはまだ記録がありません",
         Key::ErrLineNoRecordsHint => "まず work_record で作業を記録し、work_merge_line をもう一度呼んでください",
         Key::NoteScanPartial => "共有前に秘密情報を確認したのは、{total} 件の記録のうち新しい {scanned} 件だけです。",
+        Key::NoteVcsConfigPutBack => "work_vcs が変えてはならない設定を元に戻しました: {keys}。",
         Key::ErrApprovalMismatch => "その承認は、この引数と今失われる内容に合わないか、使用済みか、期限切れです",
         Key::ErrApprovalMismatchHint => "approval なしで work_vcs をもう一度呼んで今失われる内容を確かめ、ユーザーにもう一度確認してください",
         Key::SkipNothingToRecord => "記録するものがありません",

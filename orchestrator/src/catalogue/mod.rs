@@ -432,6 +432,7 @@ keys! {
     NoteScanPartial,
     ErrApprovalMismatch,
     ErrApprovalMismatchHint,
+    NoteVcsConfigPutBack,
     // Why work_finish(auto=true) skipped a step (auto_finish.rs).
     SkipNothingToRecord,
     SkipNoActiveIssue,

@@ -370,7 +370,7 @@ fn file_inside(facts: &dyn RepoFacts, path: &str, what: &str) -> Result<(), Stop
 }
 
 /// A URL or path git fetches from must not name a program (`ext::`, transport helpers).
-fn url_ok(url: &str) -> Result<(), Stop> {
+pub(super) fn url_ok(url: &str) -> Result<(), Stop> {
     if let Some((transport, _)) = url.split_once("::")
         && !transport.is_empty()
         && transport
@@ -1056,7 +1056,7 @@ pub(crate) const WRITABLE_KEYS: &[&str] = &[
     "advice.<name>",
 ];
 
-fn writable_key(key: &str, value: Option<&str>) -> Result<(), Stop> {
+pub(super) fn writable_key(key: &str, value: Option<&str>) -> Result<(), Stop> {
     let lower = key.to_ascii_lowercase();
     let (section, rest) = lower.split_once('.').unwrap_or((lower.as_str(), ""));
     let (subsection, name) = match rest.rsplit_once('.') {

@@ -25,6 +25,7 @@ pub mod allow;
 mod decide;
 #[cfg(test)]
 mod derive;
+pub mod effects;
 #[rustfmt::skip]
 pub mod git_options;
 pub mod normalise;

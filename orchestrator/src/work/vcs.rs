@@ -7,13 +7,13 @@
 //! carrying it — after the Brain asked the human — runs, provided the arguments and what they
 //! would lose are still the same. Butler never approves on its own.
 
-use butler_worker::git::{GitRepo, Lost};
+use butler_worker::git::{GitRepo, Lost, VcsOutput, Watch};
 use serde::Serialize;
 
-use crate::catalogue::{Key, text};
+use crate::catalogue::{Key, fill, text};
 use crate::error::WorkError;
 use crate::session::Project;
-use crate::vcs_policy::{RepoFacts, Verdict, vet};
+use crate::vcs_policy::{RepoFacts, Verdict, effects, vet};
 
 /// The most output returned at once.
 pub const MAX_OUTPUT: usize = 32 * 1024;
@@ -35,6 +35,9 @@ pub struct VcsReply {
     /// ancestor, key not set): not a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched: Option<bool>,
+    /// Configuration keys the run changed that work_vcs may not change, put back as they were.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub put_back: Vec<String>,
 }
 
 /// The repository facts the policy asks about, answered by git.
@@ -86,7 +89,7 @@ pub fn vcs(
     approval: Option<String>,
 ) -> Result<(String, VcsReply), WorkError> {
     match vet(&args, &Facts(&project.repo)) {
-        Verdict::Run { args } => run(project, args),
+        Verdict::Run { args } => run(project, args, approval.as_deref()),
         Verdict::RunUnlessLoss {
             args,
             loss,
@@ -94,7 +97,7 @@ pub fn vcs(
         } => {
             let lost = project.repo.would_lose(&loss, &globals)?;
             if lost.is_empty() {
-                return run(project, args);
+                return run(project, args, approval.as_deref());
             }
             let fingerprint = fingerprint(&args, &lost);
             let lines: Vec<String> = lost.iter().map(Lost::describe).collect();
@@ -120,7 +123,8 @@ pub fn vcs(
                             hint: text(Key::ErrApprovalMismatchHint).into(),
                         });
                     }
-                    run(project, args)
+                    // The user accepted exactly this loss: what the run then does is theirs.
+                    run_approved(project, args)
                 }
             }
         }
@@ -146,8 +150,66 @@ fn fingerprint(args: &[String], lost: &[Lost]) -> String {
     serde_json::json!({"args": args, "lost": lost}).to_string()
 }
 
-fn run(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkError> {
-    let out = project.repo.run_vcs(&args, MAX_OUTPUT)?;
+/// Runs `args` that were predicted to lose nothing, then checks what the run really did:
+/// configuration it may not change is put back, and work it lost after all is put back and
+/// asked about (`need_input`) as the prediction would have — unless `approval` is the answer
+/// to exactly that question.
+fn run(
+    project: &Project,
+    args: Vec<String>,
+    approval: Option<&str>,
+) -> Result<(String, VcsReply), WorkError> {
+    let before = project.repo.effect_before(effects::watch(&args))?;
+    let out = project.repo.run_vcs(&args, MAX_OUTPUT);
+    let effect = project
+        .repo
+        .effect_after(&before, &effects::disallowed_config)?;
+    let out = out?;
+    if !effect.lost.is_empty() {
+        let fingerprint = fingerprint(&args, &effect.lost);
+        let accepted = match approval {
+            Some(reference) => {
+                project.with_ledger(|l| Ok(l.consume_approval(reference.trim(), &fingerprint)?))?
+            }
+            None => false,
+        };
+        if !accepted {
+            project.repo.restore_lost(&effect)?;
+            tracing::warn!(ran = ?args, lost = effect.lost.len(), "work_vcs lost work the prediction missed; put back");
+            let lines: Vec<String> = effect.lost.iter().map(Lost::describe).collect();
+            let reference = project.with_ledger(|l| {
+                Ok(l.create_approval(APPROVAL_KIND, &fingerprint, &lines.join("\n"))?)
+            })?;
+            return Err(WorkError::NeedsApproval {
+                total: lines.len(),
+                lost: lines.into_iter().take(MAX_LOST_SHOWN).collect(),
+                reference,
+                will_run: args,
+            });
+        }
+    }
+    answer(args, out, effect.config_put_back)
+}
+
+/// Runs `args` whose loss the user approved; configuration is still checked.
+fn run_approved(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkError> {
+    let watch = Watch {
+        config: true,
+        ..Watch::default()
+    };
+    let before = project.repo.effect_before(watch)?;
+    let out = project.repo.run_vcs(&args, MAX_OUTPUT);
+    let effect = project
+        .repo
+        .effect_after(&before, &effects::disallowed_config)?;
+    answer(args, out?, effect.config_put_back)
+}
+
+fn answer(
+    args: Vec<String>,
+    out: VcsOutput,
+    put_back: Vec<String>,
+) -> Result<(String, VcsReply), WorkError> {
     // git's convention for questions (grep, check-ignore, merge-base --is-ancestor,
     // config --get, show-ref --exists, …): exit 1 without a word means "no".
     let silent_no = !out.succeeded && out.code == Some(1) && out.errors.trim().is_empty();
@@ -161,6 +223,7 @@ fn run(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkE
                 truncated: out.truncated,
                 messages: String::new(),
                 matched: Some(false),
+                put_back,
             },
         ));
     }
@@ -176,7 +239,14 @@ fn run(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkE
             message: message.trim().to_owned(),
         });
     }
-    let summary = format!("work_vcs([{}]) done.", args.join(" "));
+    let mut summary = format!("work_vcs([{}]) done.", args.join(" "));
+    if !put_back.is_empty() {
+        summary.push(' ');
+        summary.push_str(&fill(
+            Key::NoteVcsConfigPutBack,
+            &[("keys", &put_back.join(", "))],
+        ));
+    }
     Ok((
         summary,
         VcsReply {
@@ -185,6 +255,7 @@ fn run(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkE
             truncated: out.truncated,
             messages: out.errors.trim().to_owned(),
             matched: None,
+            put_back,
         },
     ))
 }

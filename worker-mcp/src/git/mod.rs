@@ -13,6 +13,7 @@ mod additions;
 mod command;
 mod conflict;
 mod diff;
+mod effect;
 mod error;
 mod history;
 mod hooks;
@@ -33,6 +34,7 @@ use std::path::{Path, PathBuf};
 pub use additions::{Added, Addition};
 pub use conflict::{Continued, Markers, marker_starts};
 pub use diff::{FileStat, Patch};
+pub use effect::{Before, ConfigChange, Effect, Values, Watch};
 pub use error::GitError;
 pub use history::CommitInfo;
 pub use line::{
