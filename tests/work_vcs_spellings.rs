@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use butler_orchestrator::vcs_policy::allow::{self, Class, Entry, Kind};
+use butler_orchestrator::vcs_policy::parsing::{self, DashDash};
 use butler_orchestrator::vcs_policy::table::{Arg, RawOption};
 use butler_orchestrator::vcs_policy::{RepoFacts, Verdict, vet};
 use common::{StartBrain, World};
@@ -404,6 +405,198 @@ fn every_spelling_decides_like_the_full_name_and_never_runs_what_it_must_not() {
     );
 }
 
+/// Positionals the policy must refuse wherever they stand: keys, addresses, refspecs and
+/// paths that would run a program or reach outside the project.
+fn hostile_positionals(path: &[&str], marker: &str) -> Vec<Vec<String>> {
+    let owned = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    match path {
+        ["config"] | ["config", "set"] => vec![
+            owned(&["core.fsmonitor", marker]),
+            owned(&["core.sshCommand", marker]),
+            owned(&["core.hooksPath", "evil-hooks"]),
+            owned(&["core.bare", "true"]),
+            owned(&["alias.x", &format!("!{marker}")]),
+            owned(&["protocol.ext.allow", "always"]),
+            owned(&["user.name", &format!("--default={marker}")]),
+        ],
+        ["config", "unset"] => vec![owned(&["core.repositoryformatversion"])],
+        ["ls-remote"] => vec![owned(&[&format!("ext::{marker}")])],
+        ["fetch"] | ["pull"] => vec![
+            owned(&[&format!("ext::{marker}")]),
+            owned(&["origin", "+refs/heads/*:refs/heads/*"]),
+        ],
+        ["remote", "add"] | ["remote", "set-url"] => {
+            vec![owned(&["origin", &format!("ext::{marker}")])]
+        }
+        ["worktree", "add"] => vec![owned(&["../sentinel/wt"]), owned(&["src"])],
+        ["worktree", "move"] => vec![owned(&["build/wt", "../sentinel/wt"])],
+        ["worktree", "remove" | "lock" | "unlock" | "repair"] => {
+            vec![owned(&["../sentinel/repo"])]
+        }
+        ["mv"] => vec![owned(&["a.txt", "../sentinel/moved"])],
+        ["update-ref"] => vec![owned(&["main", "HEAD"])],
+        ["blame"]
+        | ["rm"]
+        | ["restore"]
+        | ["clean"]
+        | ["stash", "push"]
+        | ["checkout"]
+        | ["reset"]
+        | ["ls-files"]
+        | ["check-ignore"] => {
+            vec![owned(&["../sentinel/file"])]
+        }
+        ["grep"] => vec![owned(&["x", "../sentinel/file"])],
+        _ => vec![],
+    }
+}
+
+/// The verdict with its argument list as a set: where an option stands does not change what
+/// it means for commands that read options anywhere.
+fn meaning(v: &Verdict) -> String {
+    let sorted = |a: &Vec<String>| {
+        let mut a = a.clone();
+        a.sort();
+        a
+    };
+    match v {
+        Verdict::Run { args } => format!("run {:?}", sorted(args)),
+        Verdict::RunUnlessLoss { args, loss, .. } => format!("weigh {:?} {loss:?}", sorted(args)),
+        other => shape(other),
+    }
+}
+
+/// Where each option stands, judged against how git reads it: before and after `--`, after
+/// the positionals, behind `--end-of-options`; and positionals that must be refused, behind
+/// `--` or not.
+#[test]
+fn every_placement_decides_as_git_reads_it() {
+    let marker = "/nonexistent/marker";
+    let spellings = generate(marker);
+    let mut problems = Vec::new();
+    let mut judged = 0usize;
+    for s in spellings.iter().filter(|s| s.means.is_some()) {
+        let entry = allow::ENTRIES
+            .iter()
+            .filter(|e| {
+                s.args
+                    .starts_with(&e.path.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>())
+            })
+            .max_by_key(|e| e.path.len())
+            .expect("an allowed path");
+        let rules = parsing::rules(entry.path);
+        let base = entry.path.len();
+        let tail_len = positionals(entry.path).len();
+        let words = &s.args[base..s.args.len() - tail_len];
+        let tail = &s.args[s.args.len() - tail_len..];
+        let join = |parts: &[&[String]]| parts.concat();
+        let head = &s.args[..base];
+        let original = vet(&s.args, &Table);
+        let marker_runs = |v: &Verdict| {
+            runs(v).is_some_and(|a| {
+                a.iter()
+                    .any(|w| w.contains(marker) || w.contains("../sentinel"))
+            })
+        };
+        // `--` in front of the positionals.
+        if !tail.is_empty() {
+            let dashed = join(&[head, words, &["--".to_owned()], tail]);
+            let v = vet(&dashed, &Table);
+            judged += 1;
+            match rules.dashdash {
+                DashDash::Ends if shape(&v) != shape(&original) => problems.push(format!(
+                    "{dashed:?} → {} but without `--` → {} (git drops `--` here)",
+                    shape(&v),
+                    shape(&original)
+                )),
+                DashDash::Literal if runs(&v).is_some() => {
+                    problems.push(format!("{dashed:?}: `--` is a revision here, yet runs"))
+                }
+                _ => {}
+            }
+            if marker_runs(&v) {
+                problems.push(format!("{dashed:?}: a program or outside file accepted"));
+            }
+        }
+        // The options after the positionals.
+        if !tail.is_empty() && !words.is_empty() {
+            let late = join(&[head, tail, words]);
+            let v = vet(&late, &Table);
+            judged += 1;
+            if rules.stops_at_non_option {
+                if runs(&v).is_some() && words.iter().any(|w| w.starts_with('-')) {
+                    problems.push(format!(
+                        "{late:?}: git reads the options here as values, yet it runs"
+                    ));
+                }
+            } else if meaning(&v) != meaning(&original) && rules.dashdash != DashDash::Literal {
+                problems.push(format!(
+                    "{late:?} → {} but in order → {} (git reads options anywhere here)",
+                    shape(&v),
+                    shape(&original)
+                ));
+            }
+            if marker_runs(&v) {
+                problems.push(format!("{late:?}: a program or outside file accepted"));
+            }
+        }
+        // Behind `--end-of-options`: never read as Butler would not know how.
+        let eoo = join(&[head, words, &["--end-of-options".to_owned()], tail]);
+        judged += 1;
+        if marker_runs(&vet(&eoo, &Table)) {
+            problems.push(format!("{eoo:?}: a program or outside file accepted"));
+        }
+        // The option behind `--`: never an option there (git reads a word or a path).
+        if !words.is_empty() {
+            let behind = join(&[head, &["--".to_owned()], words, tail]);
+            let v = vet(&behind, &Table);
+            judged += 1;
+            // Behind a kept `--` the words are paths (checked as paths), never options.
+            if marker_runs(&v) && rules.dashdash != DashDash::Separates {
+                problems.push(format!("{behind:?}: a program or outside file accepted"));
+            }
+            if let Some(args) = runs(&v)
+                && words.iter().any(|w| w.starts_with('-'))
+                && rules.dashdash != DashDash::Separates
+            {
+                problems.push(format!(
+                    "{behind:?}: runs {args:?}, an option-like word as a name"
+                ));
+            }
+        }
+    }
+    for entry in allow::ENTRIES {
+        let head: Vec<String> = entry.path.iter().map(|p| (*p).to_owned()).collect();
+        for hostile in hostile_positionals(entry.path, marker) {
+            for dashed in [false, true] {
+                let mut args = head.clone();
+                if dashed {
+                    args.push("--".to_owned());
+                }
+                args.extend(hostile.iter().cloned());
+                judged += 1;
+                let v = vet(&args, &Table);
+                if runs(&v).is_some() {
+                    problems.push(format!("{args:?} runs: {}", shape(&v)));
+                }
+            }
+        }
+    }
+    eprintln!("{judged} placements judged");
+    assert!(judged > 20_000, "judged {judged}");
+    assert!(
+        problems.is_empty(),
+        "{} problem(s):\n{}",
+        problems.len(),
+        problems
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
 // ---------------------------------------------------------------------------- real git
 
 /// A project in a known state with hostile configuration, and what must survive in it.
@@ -718,6 +911,35 @@ fn sample(marker: &str) -> Vec<Vec<String>> {
         "merge -e feature",
         "commit --amend",
         "branch --edit-description",
+        // `--` and options after positionals, as git reads them.
+        "config -- core.hooksPath evil-hooks",
+        "config -- core.bare true",
+        "config -- core.repositoryformatversion 1",
+        "config --add -- core.hooksPath evil-hooks",
+        "config set -- core.hooksPath evil-hooks",
+        "config core.hooksPath --default=evil-hooks",
+        "config user.name --comment=x",
+        "branch -D -- b1",
+        "branch --delete --force -- b1",
+        "branch -f -- b1 main",
+        "branch -M -- feature b1",
+        "branch -C -- feature b1",
+        "tag -d -- t1",
+        "tag -f -- t1 main",
+        "update-ref -- refs/heads/b1 main",
+        "update-ref -d -- refs/heads/b1",
+        "update-ref -d -- refs/stash",
+        "switch --discard-changes -- feature",
+        "switch -f -- feature",
+        "mv -f -- u.txt a.txt",
+        "worktree add -B b1 -- build/wt main",
+        "worktree add -- ../sentinel/wt",
+        "remote remove -- origin",
+        "remote -- remove origin",
+        "stash drop -- stash@{0}",
+        "fetch origin -- +refs/heads/*:refs/heads/*",
+        "reset --end-of-options --hard",
+        "clean --end-of-options -fdx",
     ] {
         chosen.push(line.split_whitespace().map(str::to_owned).collect());
     }
@@ -814,6 +1036,35 @@ fn sample(marker: &str) -> Vec<Vec<String>> {
             "main".to_owned(),
         ],
         vec!["grep".to_owned(), format!("-O{marker}"), "a".to_owned()],
+        vec![
+            "config".to_owned(),
+            "--".to_owned(),
+            "core.pager".to_owned(),
+            marker.to_owned(),
+        ],
+        vec![
+            "config".to_owned(),
+            "core.fsmonitor".to_owned(),
+            format!("--default={marker}"),
+        ],
+        vec![
+            "config".to_owned(),
+            "--".to_owned(),
+            "alias.pwn2".to_owned(),
+            format!("!{marker}"),
+        ],
+        vec![
+            "remote".to_owned(),
+            "add".to_owned(),
+            "--".to_owned(),
+            "evil".to_owned(),
+            format!("ext::{marker}"),
+        ],
+        vec![
+            "fetch".to_owned(),
+            "--".to_owned(),
+            format!("ext::{marker}"),
+        ],
         vec!["merge".to_owned(), "-S".to_owned(), "feature".to_owned()],
         vec![
             "tag".to_owned(),
