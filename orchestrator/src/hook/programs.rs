@@ -243,7 +243,9 @@ pub fn program_name(word: &str) -> Cow<'_, str> {
 /// The words after `git` that running `word` amounts to, if `word` starts git: `git` → `[]`,
 /// `git-commit` → `["commit"]`, `/usr/lib/git-core/git-frob` → `["frob"]`.
 pub fn git_prefix(word: &str) -> Option<Vec<String>> {
-    if word.contains(DYNAMIC) {
+    // Only the program's own name decides: `$HOME/.local/bin/git` is git wherever the
+    // directory is.
+    if basename(word).contains(DYNAMIC) {
         return None;
     }
     let name = program_name(word);
