@@ -283,11 +283,14 @@ fn write_out(text: &str) -> anyhow::Result<()> {
 
 /// Logs go to stderr (stdout belongs to the MCP protocol); `BUTLER_LOG` sets the filter.
 /// rmcp's own request and response dumps (debug and below) are never written: they would
-/// copy whatever the Brain sent or got — a secret it was refused for included — into the log.
+/// copy whatever the Brain sent or got — a secret it was refused for included — into the log;
+/// its INFO lines (sessions opening and closing) only when `BUTLER_LOG` asks for them.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("BUTLER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
-        .add_directive("rmcp=info".parse().expect("a valid directive"));
+    let (filter, rmcp) = match tracing_subscriber::EnvFilter::try_from_env("BUTLER_LOG") {
+        Ok(asked) => (asked, "rmcp=info"),
+        Err(_) => (tracing_subscriber::EnvFilter::new("warn"), "rmcp=warn"),
+    };
+    let filter = filter.add_directive(rmcp.parse().expect("a valid directive"));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
