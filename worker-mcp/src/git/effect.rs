@@ -212,6 +212,28 @@ impl GitRepo {
             .collect())
     }
 
+    fn unmerged_paths(&self) -> Result<BTreeSet<String>, GitError> {
+        let out = GitCommand::new(self, "ls-files")
+            .args(["ls-files", "-u", "-z"])
+            .run()?;
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter_map(|e| {
+                let text = String::from_utf8_lossy(e);
+                text.split_once('\t').map(|(_, p)| p.to_owned())
+            })
+            .collect())
+    }
+
+    fn holds_markers(&self, path: &str) -> bool {
+        let Ok(bytes) = std::fs::read(self.workdir().join(path)) else {
+            return false;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        !super::marker_starts(text.lines().enumerate()).is_empty()
+    }
+
     /// Notes what `watch` covers, before a run.
     pub fn effect_before(&self, watch: Watch) -> Result<Before, GitError> {
         let mut before = Before {
@@ -241,9 +263,14 @@ impl GitRepo {
                 Some(head) => self.blobs_of(head)?,
                 None => BTreeMap::new(),
             };
+            let unmerged = self.unmerged_paths()?;
             before.work = now
                 .into_iter()
                 .filter(|(path, blob)| committed.get(path) != Some(blob))
+                // A conflicted file still holding git's markers is git's, not work.
+                .filter(|(path, _)| {
+                    !(unmerged.contains(path) && self.holds_markers(path))
+                })
                 .collect();
         }
         Ok(before)
