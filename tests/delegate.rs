@@ -791,3 +791,45 @@ async fn bad_steps_are_clear_envelopes_and_a_hanging_step_is_ended_at_its_limit(
         "the hanging step's process {pid} is still running"
     );
 }
+
+/// Three Brains answer the same question at once, thirty times: the approved step runs once
+/// each time, and the other two answers find the task taken.
+#[tokio::test]
+async fn concurrent_approvals_run_an_approved_step_at_most_once() {
+    let w = World::published();
+    let brains = [w.session().await, w.session().await, w.session().await];
+    let taught = brains[0]
+        .call(
+            "teach",
+            json!({"intent": "sweep", "target": {},
+                   "steps": [{"kind": "cmd", "argv": ["rm", "-f", "junk.txt"]},
+                             {"kind": "cmd", "shell": "echo ran >> runs.txt"}]}),
+        )
+        .await;
+    assert_eq!(taught.status(), "ok", "{}", taught.envelope);
+    let contract =
+        json!({"contract": {"intent": "sweep", "target": {}, "delegation_mode": "known_only"}});
+    for round in 1..=30 {
+        let asked = brains[0].call("submit_task", contract.clone()).await;
+        assert_eq!(
+            asked.data()["status"],
+            "need_approval",
+            "{}",
+            asked.envelope
+        );
+        let task = asked.data()["task_id"].as_str().expect("id").to_owned();
+        let approve = json!({"task_id": task, "decision": "approve"});
+        let (a, b, c) = tokio::join!(
+            brains[0].call("approve", approve.clone()),
+            brains[1].call("approve", approve.clone()),
+            brains[2].call("approve", approve.clone()),
+        );
+        let ran = [&a, &b, &c]
+            .iter()
+            .filter(|r| r.status() == "ok" && r.data()["status"] == "ok")
+            .count();
+        assert_eq!(ran, 1, "round {round}: {} {} {}", a.envelope, b.envelope, c.envelope);
+        let runs = std::fs::read_to_string(w.project.join("runs.txt")).expect("runs");
+        assert_eq!(runs.lines().count(), round, "round {round}: the step ran twice");
+    }
+}

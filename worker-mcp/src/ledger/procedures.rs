@@ -250,6 +250,37 @@ impl Ledger {
         })
     }
 
+    /// Takes a task that waits for the user's approval for one caller: `true` for exactly one
+    /// of any number of concurrent callers (the status moves from `need_approval` to `running`
+    /// in one transaction); the others find it taken.
+    pub fn claim_paused_task(&self, task_id: &TaskId) -> Result<bool, LedgerError> {
+        let now = self.now();
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE tasks SET status = 'running'
+                 WHERE task_id = ?1 AND status = 'need_approval'",
+                [task_id.as_str()],
+            )?;
+            if changed == 1 {
+                touch(tx, task_id, now)?;
+            }
+            Ok(changed == 1)
+        })
+    }
+
+    /// Gives back a task taken with [`Ledger::claim_paused_task`] when the approval could not be
+    /// acted on (it waits for the user again, as before).
+    pub fn release_paused_task(&self, task_id: &TaskId) -> Result<(), LedgerError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE tasks SET status = 'need_approval'
+                 WHERE task_id = ?1 AND status = 'running'",
+                [task_id.as_str()],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Stores a running operation's evidence so far.
     pub fn set_task_progress(
         &self,

@@ -549,6 +549,16 @@ impl Engine {
             OpsError::Internal(format!("task {} waits without an approval", row.task_id))
         })?;
         let id = row.task_id.clone();
+        // One answer per question: of concurrent approve (or deny) calls exactly one takes the
+        // task; the others find it running and run nothing.
+        let claim_id = id.clone();
+        if !self.db(move |l| l.claim_paused_task(&claim_id)).await? {
+            return Err(OpsError::WrongState {
+                task: id,
+                status: TaskStatus::Running,
+                expected: "need_approval",
+            });
+        }
         match decision {
             Decision::Deny => {
                 let reference = request.reference.clone();
@@ -569,7 +579,14 @@ impl Engine {
                     asked_again: false,
                 })
             }
-            Decision::Approve => self.approve_and_run(row, paused, progress, cancel).await,
+            Decision::Approve => {
+                let outcome = self.approve_and_run(row, paused, progress, cancel).await;
+                if outcome.is_err() {
+                    let release_id = id.clone();
+                    self.db(move |l| l.release_paused_task(&release_id)).await?;
+                }
+                outcome
+            }
         }
     }
 
