@@ -828,8 +828,56 @@ async fn concurrent_approvals_run_an_approved_step_at_most_once() {
             .iter()
             .filter(|r| r.status() == "ok" && r.data()["status"] == "ok")
             .count();
-        assert_eq!(ran, 1, "round {round}: {} {} {}", a.envelope, b.envelope, c.envelope);
+        assert_eq!(
+            ran, 1,
+            "round {round}: {} {} {}",
+            a.envelope, b.envelope, c.envelope
+        );
         let runs = std::fs::read_to_string(w.project.join("runs.txt")).expect("runs");
-        assert_eq!(runs.lines().count(), round, "round {round}: the step ran twice");
+        assert_eq!(
+            runs.lines().count(),
+            round,
+            "round {round}: the step ran twice"
+        );
     }
+}
+
+/// A target value is data: never the program a step runs (through any wrapper), never text
+/// spliced into code a shell or interpreter reads; refused at `teach` with the place named.
+#[tokio::test]
+async fn placeholders_never_become_programs_or_code() {
+    let w = World::published();
+    let brain = w.session().await;
+    for argv in [
+        json!(["sh", "-c", "echo {target.x}"]),
+        json!(["bash", "-c", "ls {target.x}"]),
+        json!(["env", "A=1", "{target.x}", "arg"]),
+        json!(["sudo", "-u", "nobody", "{target.x}"]),
+        json!(["xargs", "{target.x}"]),
+        json!(["python3", "-c", "print('{target.x}')"]),
+        json!(["nice", "-n", "5", "sh", "-c", "cat {target.x}.txt"]),
+    ] {
+        let taught = brain
+            .call(
+                "teach",
+                json!({"intent": "probe", "target": {"x": "a"},
+                       "steps": [{"kind": "cmd", "argv": argv}]}),
+            )
+            .await;
+        assert_ne!(taught.status(), "ok", "{argv} → {}", taught.envelope);
+        assert!(
+            taught.envelope.to_string().contains("steps[0].argv"),
+            "{argv}: the place is named: {}",
+            taught.envelope
+        );
+    }
+    let fine = brain
+        .call(
+            "teach",
+            json!({"intent": "probe", "target": {"x": "a"},
+                   "steps": [{"kind": "cmd", "argv": ["cat", "{target.x}"]},
+                             {"kind": "cmd", "argv": ["sh", "-c", "cat \"$1\"", "sh", "{target.x}"]}]}),
+        )
+        .await;
+    assert_eq!(fine.status(), "ok", "{}", fine.envelope);
 }

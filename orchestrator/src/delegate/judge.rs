@@ -3,7 +3,7 @@
 //! policy in the project's repository.
 
 use butler_worker::git::GitRepo;
-use butler_worker::ops::{CommandJudge, CommandLine, GitVerdict, Reading};
+use butler_worker::ops::{Active, CommandJudge, CommandLine, GitVerdict, Reading};
 
 use crate::hook::programs::git_prefix;
 use crate::hook::walk::{self, Found};
@@ -53,6 +53,22 @@ impl CommandJudge for ProjectJudge {
                 reading_of(&quoted(argv))
             }
             CommandLine::Shell(script) => reading_of(script),
+        }
+    }
+
+    fn active(&self, command: &CommandLine) -> Active {
+        let script = match command {
+            CommandLine::Argv(argv) => quoted(argv),
+            CommandLine::Shell(script) => script.clone(),
+        };
+        let (_, seen) = walk::commands(&script);
+        Active {
+            programs: seen
+                .programs
+                .iter()
+                .filter_map(|argv| argv.first().cloned())
+                .collect(),
+            code: seen.code,
         }
     }
 

@@ -52,6 +52,9 @@ pub enum Found {
 pub struct Commands {
     pub programs: Vec<Vec<String>>,
     pub opaque: Option<String>,
+    /// Texts read as code: every shell script a command hands on (`sh -c`, `eval`, a command
+    /// substitution) and every piece of another language's code (`python -c`).
+    pub code: Vec<String>,
 }
 
 /// The first git invocation in `script` and every command it would start.
@@ -449,13 +452,17 @@ impl Walker {
             Runs::Nothing => {}
             Runs::Git(args) => self.found = Some(Found::Git(shown_all(&args))),
             Runs::Command(command) => self.resolve(&command, stdin, hops + 1),
-            Runs::Script(script) => self.script(&script),
+            Runs::Script(script) => {
+                self.saw_code(&script);
+                self.script(&script);
+            }
             Runs::ShellStdin => match stdin {
                 Some(text) => self.script(&text),
                 None => self.opaque(|| "a script read from standard input".to_owned()),
             },
             Runs::Code(code) => {
                 self.opaque(|| "code of another language".to_owned());
+                self.saw_code(&code.text);
                 self.code(&code);
             }
             Runs::CodeStdin(lang) => {
@@ -486,6 +493,12 @@ impl Walker {
                 self.written.clone()
             };
             self.pending_dynamic = Some(written);
+        }
+    }
+
+    fn saw_code(&mut self, text: &str) {
+        if let Some(seen) = &mut self.seen {
+            seen.code.push(text.to_owned());
         }
     }
 
@@ -551,7 +564,10 @@ impl Walker {
     fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource]) {
         for piece in pieces {
             match &piece.piece {
-                WordPiece::CommandSubstitution(s) => self.script(s),
+                WordPiece::CommandSubstitution(s) => {
+                    self.saw_code(s);
+                    self.script(s)
+                }
                 WordPiece::BackquotedCommandSubstitution(s) => self.script(&unescape_backquoted(s)),
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(raw, inner),

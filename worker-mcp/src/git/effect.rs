@@ -268,9 +268,7 @@ impl GitRepo {
                 .into_iter()
                 .filter(|(path, blob)| committed.get(path) != Some(blob))
                 // A conflicted file still holding git's markers is git's, not work.
-                .filter(|(path, _)| {
-                    !(unmerged.contains(path) && self.holds_markers(path))
-                })
+                .filter(|(path, _)| !(unmerged.contains(path) && self.holds_markers(path)))
                 .collect();
         }
         Ok(before)

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capability::{CapabilityCall, CapabilityOutcome, Progress, Registry};
 use super::error::OpsError;
-use super::judge::{Assessment, CommandJudge, DestructiveCommands, assess};
+use super::judge::{Assessment, CommandJudge, DestructiveCommands, assess, placeholder_misuse};
 use super::procedure::{CommandLine, Step, parse_steps};
 use super::runner::{HandlerRef, Start};
 use super::running;
@@ -512,6 +512,16 @@ impl Engine {
             let Some(line) = step_command(step) else {
                 continue;
             };
+            if let CommandLine::Argv(argv) = &line {
+                refused.extend(
+                    placeholder_misuse(argv, self.judge.as_ref())
+                        .into_iter()
+                        .map(|problem| FieldProblem {
+                            field: format!("steps[{i}].argv"),
+                            problem,
+                        }),
+                );
+            }
             match assess(&line, self.judge.as_ref(), &self.destructive) {
                 Assessment::Run | Assessment::Git { .. } => {}
                 Assessment::NeedsApproval { why } => {

@@ -46,6 +46,53 @@ pub enum GitVerdict {
     Refused { reason: String },
 }
 
+/// Where a command's words are read as more than data.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Active {
+    /// The program word of every command it starts, wrappers followed (`env X=1 {p}` runs
+    /// `{p}`).
+    pub programs: Vec<String>,
+    /// Every text read as code: a shell script handed on (`sh -c`, `eval`), another
+    /// language's code (`python -c`).
+    pub code: Vec<String>,
+}
+
+/// Where a target placeholder in `argv` would stop being data: the places named, for `teach`.
+/// Each `{target.NAME}` is swapped for a marker, and the judge says where the marker lands.
+pub fn placeholder_misuse(argv: &[String], judge: &dyn CommandJudge) -> Vec<String> {
+    const MARKER: &str = "BUTLERTARGETVALUE";
+    let probe: Vec<String> = argv
+        .iter()
+        .map(|w| {
+            let mut out = w.clone();
+            for name in crate::ops::procedure::placeholder_names(w) {
+                out = out.replace(&format!("{{target.{name}}}"), MARKER);
+            }
+            out
+        })
+        .collect();
+    if !probe.iter().any(|w| w.contains(MARKER)) {
+        return Vec::new();
+    }
+    let active = judge.active(&CommandLine::Argv(probe));
+    let mut problems = Vec::new();
+    if let Some(program) = active.programs.iter().find(|p| p.contains(MARKER)) {
+        problems.push(format!(
+            "a target value would be the program a command runs (`{}`): the programs a step \
+             runs are the procedure's, never the target's",
+            program.replace(MARKER, "{target…}")
+        ));
+    }
+    if let Some(code) = active.code.iter().find(|c| c.contains(MARKER)) {
+        problems.push(format!(
+            "a target value would be spliced into code a shell or interpreter reads (`{}`): \
+             pass it as its own argument or read it from the environment (`$TARGET_NAME`)",
+            code.replace(MARKER, "{target…}")
+        ));
+    }
+    problems
+}
+
 /// Reads command lines and judges git, for the engine. Implemented at the edge with the git
 /// hook's parser and `work_vcs`'s policy.
 pub trait CommandJudge: Send + Sync {
@@ -53,6 +100,8 @@ pub trait CommandJudge: Send + Sync {
     fn read(&self, command: &CommandLine) -> Reading;
     /// The `work_vcs` verdict over `args` (the words after `git`) in the project.
     fn vet_git(&self, args: &[String]) -> GitVerdict;
+    /// Where `command`'s words are read as programs or code.
+    fn active(&self, command: &CommandLine) -> Active;
 }
 
 /// Commands that need the user's approval each time a step runs them.
@@ -225,6 +274,49 @@ mod tests {
                 _ => GitVerdict::Run(args.to_vec()),
             }
         }
+
+        fn active(&self, command: &CommandLine) -> Active {
+            match command {
+                CommandLine::Argv(argv)
+                    if argv[0] == "sh" && argv.get(1).is_some_and(|w| w == "-c") =>
+                {
+                    Active {
+                        programs: vec![argv[0].clone()],
+                        code: argv.get(2).cloned().into_iter().collect(),
+                    }
+                }
+                CommandLine::Argv(argv) if argv[0] == "sudo" => Active {
+                    programs: vec![argv[0].clone(), argv[1].clone()],
+                    code: Vec::new(),
+                },
+                CommandLine::Argv(argv) => Active {
+                    programs: vec![argv[0].clone()],
+                    code: Vec::new(),
+                },
+                CommandLine::Shell(s) => Active {
+                    programs: Vec::new(),
+                    code: vec![s.clone()],
+                },
+            }
+        }
+    }
+
+    #[test]
+    fn placeholders_that_would_be_programs_or_code_are_named() {
+        let argv = |line: &str| words(line);
+        assert!(placeholder_misuse(&argv("cat {target.file}"), &Plain).is_empty());
+        assert_eq!(
+            placeholder_misuse(&argv("sudo {target.p} x"), &Plain).len(),
+            1
+        );
+        let script = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            "echo {target.x}".to_owned(),
+        ];
+        let problems = placeholder_misuse(&script, &Plain);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("code"), "{problems:?}");
     }
 
     fn decide(command: CommandLine) -> Assessment {

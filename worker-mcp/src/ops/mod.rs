@@ -35,7 +35,10 @@ pub use engine::{
     Approved, Decision, Engine, EngineParts, ProcedureSummary, TaskView, Taught, TeachRequest,
 };
 pub use error::OpsError;
-pub use judge::{Assessment, CommandJudge, DestructiveCommands, GitVerdict, Reading, assess};
+pub use judge::{
+    Active, Assessment, CommandJudge, DestructiveCommands, GitVerdict, Reading, assess,
+    placeholder_misuse,
+};
 pub use procedure::{CommandLine, Step, parse_steps};
 pub use signature::Signature;
 pub use skills::{Skill, SkillUsage};
