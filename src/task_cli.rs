@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use butler_maid::activity::{TaskLog, log::task_dir};
 use butler_orchestrator::implement::{CancellationToken, maid_context};
-use butler_worker::config::{Environment, ProjectConfig};
+use butler_worker::config::{Environment, ProjectConfig, TrustState};
 use butler_worker::contract::{
     ImplementRequest, OperationEvidence, ResultStatus, TaskContract, TaskId, TaskStatus,
 };
@@ -400,6 +400,13 @@ pub async fn run_implement_command(
 ) -> anyhow::Result<i32> {
     let (project, json) = (project_dir(cmd.project)?, cmd.json);
     let config = ProjectConfig::load(&project, env)?;
+    if config.trust.state == TrustState::Untrusted && !config.trust.ignored.is_empty() {
+        eprintln!(
+            "{} is not trusted: ignoring {} (review it and run `butler trust` to use them)",
+            config.trust.file.display(),
+            config.trust.ignored.join(", ")
+        );
+    }
     let ctx = maid_context(project.clone(), clock.clone(), env, &config.agent)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let request = ImplementRequest {

@@ -108,9 +108,10 @@ impl From<RunImplementArgs> for ImplementRequest {
     }
 }
 
-/// The Maid's settings for `project_root`: the `[agent]` section of `.butler/config.toml`
-/// (`file`, read once per session), overridden by Butler's environment (`env`, read once when
-/// the process started):
+/// The Maid's settings for `project_root`: the `[agent]` settings in force (`file`: the user's
+/// configuration and the project's `.butler/config.toml` merged by who may decide what, read
+/// once per session), overridden by Butler's environment (`env`, read once when the process
+/// started):
 /// `BUTLER_AGENT` (default agent), `BUTLER_<AGENT>_PROGRAM` / `_PROVIDER` / `_MODEL`
 /// (`<AGENT>` = GOOSE, CLAUDE, CODEX, AIDER), `BUTLER_AGENT_ENV_ALLOW` (comma-separated extra
 /// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_AGENT_LOOP_REPEATS` and
@@ -499,11 +500,16 @@ mod tests {
 
     use super::*;
 
+    /// The `[agent]` settings in force with `text` as the user's own configuration.
     fn file(text: &str) -> AgentFileConfig {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir_all(dir.path().join(".butler")).expect("mkdir");
-        std::fs::write(dir.path().join(".butler/config.toml"), text).expect("write");
-        butler_worker::config::ProjectConfig::load(dir.path(), &Environment::default())
+        let (project, config) = (
+            tempfile::tempdir().expect("tempdir"),
+            tempfile::tempdir().expect("tempdir"),
+        );
+        std::fs::create_dir_all(config.path().join("butler")).expect("mkdir");
+        std::fs::write(config.path().join("butler/config.toml"), text).expect("write");
+        let env = Environment::from_vars([("XDG_CONFIG_HOME", config.path())]);
+        butler_worker::config::ProjectConfig::load(project.path(), &env)
             .expect("reads")
             .agent
     }

@@ -69,6 +69,9 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::SessionStarted => {
             "Session started for {repo} (issues: {backend}). Next: work_observe."
         }
+        Key::SessionUntrustedConfig => {
+            "The project's {file} is not trusted, so its settings of what runs and where it may reach are ignored ({settings}). Tell the user; if they want them, they review the file and run `{command}`, then call work_session_start again."
+        }
         Key::StartLinked => "Working on #{issue}; work_record links it by default.",
         Key::StartUnlinked => "No active issue; records are not linked by default.",
         Key::StartUncheckedNote => "The issue tracker did not answer; the issue was set unchecked.",

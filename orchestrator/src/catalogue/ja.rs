@@ -68,6 +68,9 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::SessionStarted => {
             "セッションを初期化しました: {repo} (issue: {backend})。次は work_observe。"
         }
+        Key::SessionUntrustedConfig => {
+            "プロジェクトの {file} は信頼されていないため、何を実行しどこへ接続できるかを決める設定を無視しました ({settings})。ユーザーに伝えてください。その設定を使う場合は、ユーザーがファイルを確認して `{command}` を実行し、その後 work_session_start をもう一度呼んでください。"
+        }
         Key::StartLinked => "#{issue} の作業を開始しました。work_record は既定でこの issue に紐付けます。",
         Key::StartUnlinked => "active issue はありません。記録は既定では issue に紐付けられません。",
         Key::StartUncheckedNote => {
