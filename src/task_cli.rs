@@ -299,6 +299,13 @@ fn summary_of(ledger: &Ledger, task: &TaskRow) -> anyhow::Result<String> {
         Some(TaskEnd::Error(e)) => Some(e.as_str()),
         _ => None,
     };
+    let tool_config = match &task.end {
+        Some(TaskEnd::Result(r)) => r
+            .implementation()
+            .map(|e| e.tool_config.clone())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     Ok(butler_maid::summary::summary(
         &butler_maid::summary::TaskView {
             task_id: &task.task_id,
@@ -307,6 +314,7 @@ fn summary_of(ledger: &Ledger, task: &TaskRow) -> anyhow::Result<String> {
             branch: &branch,
             worktree: task.worktree.as_deref().filter(|_| !retired),
             attempts: &attempts,
+            tool_config: &tool_config,
             error,
         },
     ))

@@ -159,6 +159,15 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrTaskNeedsRecord => {
             "{n} unrecorded change(s) ({names}): a task starts from a record"
         }
+        Key::ErrTaskToolConfig => {
+            "Not brought in yet: task {task} changes {n} file(s) that configure tools or run code ({names})"
+        }
+        Key::ErrTaskToolConfigHint => {
+            "show the user these files (git diff HEAD...butler/task-{task} -- <path>); once they have seen them, call task_accept(task_id=\"{task}\", confirm_paths=[…]) listing them, or task_discard"
+        }
+        Key::TaskToolConfigNote => {
+            " {n} changed file(s) configure tools or run code ({names}): task_accept asks to confirm them."
+        }
         Key::ErrTaskNeedsRecordHint => {
             "save them with work_record (or ask the user what to do with them), then call run_implement again"
         }
