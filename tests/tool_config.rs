@@ -117,3 +117,30 @@ async fn files_that_configure_tools_land_only_once_the_brain_confirms_them() {
         "{start}"
     );
 }
+
+#[tokio::test]
+async fn with_the_sandbox_off_in_the_users_configuration_they_are_still_shown() {
+    let w = planting_world();
+    w.user_config("[agent]\nsandbox = \"off\"\n");
+    let brain = w.session().await;
+    let a = brain
+        .call(
+            "run_implement",
+            json!({"goal": "Add greet()", "target_paths": ["."], "timeout_s": 60}),
+        )
+        .await;
+    let data = a.data();
+    assert_eq!(data["outcome"], "succeeded", "{data:#}");
+    assert_eq!(data["attempts"][0]["sandbox"]["applied"], false, "{data:#}");
+    assert_eq!(
+        data["tool_config"].as_array().map(Vec::len),
+        Some(6),
+        "{data:#}"
+    );
+    let before = head(&w);
+    let refused = brain.call("task_accept", json!({"task_id": "t1"})).await;
+    assert_eq!(refused.error_code(), "need_input", "{}", refused.envelope);
+    assert_eq!(refused.data()["total"], 6);
+    assert_eq!(head(&w), before);
+    assert!(!w.project.join("CLAUDE.md").exists());
+}
