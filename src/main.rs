@@ -3,6 +3,7 @@
 mod demo;
 mod sandbox_cli;
 mod task_cli;
+mod trust_cli;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -79,6 +80,16 @@ enum Command {
     /// Run a delegated implementation task from the terminal (live progress on stderr, a
     /// summary on stdout, or the result as JSON with `--json`).
     Implement(task_cli::ImplementCommand),
+    /// Trust the project's `.butler/config.toml` as it is now: its settings of what runs and
+    /// where it may reach (sandbox, network, programs, env_allow, …) apply until the file
+    /// changes. Recorded in the user's configuration directory.
+    Trust {
+        /// The project (default: the current directory).
+        project: Option<PathBuf>,
+        /// Forget the trust instead.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Run a scratch project through a real MCP session and print what the Brain sees.
     Demo {
         /// Keep the scratch project instead of deleting it.
@@ -152,6 +163,9 @@ fn main() -> anyhow::Result<()> {
         Command::Implement(command) => {
             let code = runtime.block_on(task_cli::run_implement_command(command, clock, &env))?;
             std::process::exit(code);
+        }
+        Command::Trust { project, revoke } => {
+            write_out(&trust_cli::run(&project_dir(project)?, revoke, &env)?)
         }
         Command::Init { project, remove } => {
             let project = project_dir(project)?;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use butler_maid::activity::{TaskLog, log::task_dir};
 use butler_orchestrator::implement::{CancellationToken, maid_context};
-use butler_worker::config::{Environment, ProjectConfig};
+use butler_worker::config::{Environment, ProjectConfig, TrustState};
 use butler_worker::contract::{
     ImplementRequest, OperationEvidence, ResultStatus, TaskContract, TaskId, TaskStatus,
 };
@@ -299,6 +299,13 @@ fn summary_of(ledger: &Ledger, task: &TaskRow) -> anyhow::Result<String> {
         Some(TaskEnd::Error(e)) => Some(e.as_str()),
         _ => None,
     };
+    let tool_config = match &task.end {
+        Some(TaskEnd::Result(r)) => r
+            .implementation()
+            .map(|e| e.tool_config.clone())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     Ok(butler_maid::summary::summary(
         &butler_maid::summary::TaskView {
             task_id: &task.task_id,
@@ -307,6 +314,7 @@ fn summary_of(ledger: &Ledger, task: &TaskRow) -> anyhow::Result<String> {
             branch: &branch,
             worktree: task.worktree.as_deref().filter(|_| !retired),
             attempts: &attempts,
+            tool_config: &tool_config,
             error,
         },
     ))
@@ -400,6 +408,13 @@ pub async fn run_implement_command(
 ) -> anyhow::Result<i32> {
     let (project, json) = (project_dir(cmd.project)?, cmd.json);
     let config = ProjectConfig::load(&project, env)?;
+    if config.trust.state == TrustState::Untrusted && !config.trust.ignored.is_empty() {
+        eprintln!(
+            "{} is not trusted: ignoring {} (review it and run `butler trust` to use them)",
+            config.trust.file.display(),
+            config.trust.ignored.join(", ")
+        );
+    }
     let ctx = maid_context(project.clone(), clock.clone(), env, &config.agent)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let request = ImplementRequest {

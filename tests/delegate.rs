@@ -16,10 +16,10 @@ use common::{BUTLER, Brain, StartBrain, World, normalize};
 use insta::assert_json_snapshot;
 use serde_json::{Value, json};
 
-/// `.butler/config.toml` of the world's project.
+/// The user's own Butler configuration (where `[mcp_servers.*]` and `[delegation] env_allow`
+/// come from; the other `[delegation]` settings may also be the project's).
 fn configure(w: &World, toml: &str) {
-    std::fs::create_dir_all(w.project.join(".butler")).expect("mkdir");
-    std::fs::write(w.project.join(".butler/config.toml"), toml).expect("config");
+    w.user_config(toml);
 }
 
 /// A shape for a snapshot: times, durations, approval references and temp paths replaced.

@@ -239,7 +239,7 @@ async fn success_then_accept_puts_the_records_in_work_history() {
     assert_eq!(w.status(), "");
     let record = attempt["record"].as_str().expect("record").to_owned();
 
-    let accepted = task_accept(&project, "t1").await.expect("accepted");
+    let accepted = task_accept(&project, "t1", &[]).await.expect("accepted");
     let accepted = accepted.to_json();
     assert_eq!(accepted["data"]["merged"], false);
     assert_eq!(accepted["data"]["records"][0], record.as_str());

@@ -42,13 +42,11 @@ impl World {
         let denied = TcpListener::bind("127.0.0.1:0").expect("listen");
         w.write("src/lib.rs", "pub fn one() -> i32 { 1 }\n");
         w.write("README.md", "project\n");
-        w.write(
-            ".butler/config.toml",
-            &format!(
-                "[agent]\nsandbox = \"{sandbox}\"\nnetwork = [\"127.0.0.1:{}\"]\n",
-                port(&allowed)
-            ),
-        );
+        // The user's own configuration: only the user lowers (or sets) the guard.
+        w.user_config(&format!(
+            "[agent]\nsandbox = \"{sandbox}\"\nnetwork = [\"127.0.0.1:{}\"]\n",
+            port(&allowed)
+        ));
         w.commit(&w.project, "initial");
         World {
             script: w.path("script.jsonl"),

@@ -45,6 +45,13 @@ pub enum MaidError {
     /// progress in the Brain's tree for it to resolve and record.
     #[error("the task's line `{line}` conflicts with the current line in {} file(s)", .files.len())]
     MergeConflicted { line: String, files: Vec<String> },
+    /// The task's line changes files that configure tools or run code which the Brain has not
+    /// confirmed (`need_input`): nothing was brought in.
+    #[error("task {task} changes files that configure tools or run code: {}", .changes.iter().map(|c| c.path.as_str()).collect::<Vec<_>>().join(", "))]
+    ToolConfigUnconfirmed {
+        task: String,
+        changes: Vec<butler_worker::tool_config::ToolConfigChange>,
+    },
     /// A file the Maid had to read or write.
     #[error("{action} `{path}`: {source}")]
     Io {

@@ -28,6 +28,8 @@ pub struct TaskView<'a> {
     /// Its worktree, while it has one.
     pub worktree: Option<&'a str>,
     pub attempts: &'a [AttemptEvidence],
+    /// Files its line changes that configure tools or run code (the result's `tool_config`).
+    pub tool_config: &'a [butler_worker::tool_config::ToolConfigChange],
     /// The error that stopped it, when it could not end.
     pub error: Option<&'a str>,
 }
@@ -42,6 +44,7 @@ pub fn summary(view: &TaskView<'_>) -> String {
     };
     let last = view.attempts.last();
     line("changed", changed(view.attempts));
+    line("tools", tool_config(view.tool_config));
     if let Some(last) = last {
         line("tests", tests(last));
         line("guards", guards(last));
@@ -64,6 +67,18 @@ pub fn summary(view: &TaskView<'_>) -> String {
         format!("butler task log {id} · butler task show {id} --json · butler task shell {id}"),
     );
     out
+}
+
+/// Files that configure tools or run code, which accepting asks to confirm.
+fn tool_config(changes: &[butler_worker::tool_config::ToolConfigChange]) -> String {
+    if changes.is_empty() {
+        return String::new();
+    }
+    let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+    format!(
+        "{} (configure tools or run code: confirm them when accepting)",
+        paths.join(", ")
+    )
 }
 
 fn headline(view: &TaskView<'_>) -> String {
@@ -371,12 +386,17 @@ mod tests {
             branch: "butler/task-t3",
             worktree: Some("/data/wt/task-t3"),
             attempts: &attempts,
+            tool_config: &[butler_worker::tool_config::ToolConfigChange {
+                path: "build.rs".into(),
+                kind: butler_worker::tool_config::ToolConfigKind::Build,
+            }],
             error: None,
         });
         assert_eq!(
             text,
             "Task t3 succeeded: Add a greeting (2 attempts)\n\
              \x20 changed   src/greet.rs\n\
+             \x20 tools     build.rs (configure tools or run code: confirm them when accepting)\n\
              \x20 tests     1 of 1 passed\n\
              \x20 refused   out of scope, set aside: docs/x.md; 2 commit(s) of its own undone (changes kept)\n\
              \x20 agent     0 tool call(s), 2 command(s) (1 failed), 0 file edit(s), 0 error(s); 2.0k tokens in, $1.0000, 4 turn(s)\n\
@@ -398,6 +418,7 @@ mod tests {
             branch: "butler/task-t4",
             worktree: None,
             attempts: &[],
+            tool_config: &[],
             error: Some("disk full\x1b[2J"),
         };
         let text = summary(&view);

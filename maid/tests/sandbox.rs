@@ -230,7 +230,7 @@ async fn worktrees_live_in_the_data_directory_and_leave_with_their_task() {
     let agent_dir = PathBuf::from(format!("{}.agent", worktree.display()));
     assert!(agent_dir.join("home/.gitconfig").is_file());
     assert!(!repo.root.join(".git/butler/worktrees").exists());
-    accept(&repo.root, "t1", SystemClock::shared())
+    accept(&repo.root, "t1", SystemClock::shared(), &[])
         .await
         .expect("accepted");
     assert!(!worktree.exists());

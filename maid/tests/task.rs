@@ -403,7 +403,7 @@ async fn accept_brings_the_records_in_and_discard_keeps_the_branch() {
     let result = result.expect("runs");
     assert_eq!(result.outcome, Outcome::Succeeded);
     let tip = repo.git(&repo.root, &["rev-parse", "butler/task-t1"]);
-    let accepted = accept(&repo.root, "t1", SystemClock::shared())
+    let accepted = accept(&repo.root, "t1", SystemClock::shared(), &[])
         .await
         .expect("accepted");
     assert_eq!(accepted.head, tip, "fast-forward");
@@ -506,7 +506,7 @@ async fn accepting_after_the_line_moved_on_makes_a_merge_record() {
         &repo.root,
         &["commit", "-q", "-am", "the Brain's own record"],
     );
-    let accepted = accept(&repo.root, "t1", SystemClock::shared())
+    let accepted = accept(&repo.root, "t1", SystemClock::shared(), &[])
         .await
         .expect("accepted");
     assert!(accepted.merged);

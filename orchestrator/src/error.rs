@@ -232,6 +232,13 @@ pub enum WorkError {
     VcsFailed { ran: Vec<String>, message: String },
     #[error("unrecorded changes before a task")]
     TaskNeedsRecord { paths: Vec<String> },
+    /// `task_accept`: the task's line changes files that configure tools or run code that the
+    /// Brain has not confirmed.
+    #[error("task changes tool configuration")]
+    TaskToolConfig {
+        task: String,
+        changes: Vec<butler_worker::tool_config::ToolConfigChange>,
+    },
     #[error("no task {id}")]
     TaskNotFound { id: String },
     #[error("agent unavailable: {reason}")]
@@ -494,6 +501,26 @@ impl ToolError {
                     text(Key::ErrTaskNeedsRecordHint),
                 )
                 .with_data(json!({"changed_files": shown, "total": paths.len()}))
+            }
+            WorkError::TaskToolConfig { task, changes } => {
+                let paths: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
+                ToolError::new(
+                    NeedInput,
+                    fill(
+                        Key::ErrTaskToolConfig,
+                        &[
+                            ("task", &task),
+                            ("n", &paths.len()),
+                            ("names", &first_few(&paths, paths.len(), ", ")),
+                        ],
+                    ),
+                    fill(Key::ErrTaskToolConfigHint, &[("task", &task)]),
+                )
+                .with_data(json!({
+                    "task_id": task,
+                    "tool_config": changes.iter().take(50).collect::<Vec<_>>(),
+                    "total": changes.len(),
+                }))
             }
             WorkError::TaskNotFound { id } => ToolError::new(
                 NotFound,

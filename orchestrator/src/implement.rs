@@ -74,12 +74,23 @@ pub struct FileCheckArg {
     pub contains: Option<String>,
 }
 
-/// `task_accept` / `task_discard`'s arguments.
+/// `task_discard`'s arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskIdArgs {
     /// The task id from run_implement's result (e.g. `t3`).
     pub task_id: String,
+}
+
+/// `task_accept`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskAcceptArgs {
+    /// The task id from run_implement's result (e.g. `t3`).
+    pub task_id: String,
+    /// The result's tool_config paths, once the user has seen them.
+    #[serde(default)]
+    pub confirm_paths: Option<Vec<String>>,
 }
 
 impl From<RunImplementArgs> for ImplementRequest {
@@ -108,9 +119,10 @@ impl From<RunImplementArgs> for ImplementRequest {
     }
 }
 
-/// The Maid's settings for `project_root`: the `[agent]` section of `.butler/config.toml`
-/// (`file`, read once per session), overridden by Butler's environment (`env`, read once when
-/// the process started):
+/// The Maid's settings for `project_root`: the `[agent]` settings in force (`file`: the user's
+/// configuration and the project's `.butler/config.toml` merged by who may decide what, read
+/// once per session), overridden by Butler's environment (`env`, read once when the process
+/// started):
 /// `BUTLER_AGENT` (default agent), `BUTLER_<AGENT>_PROGRAM` / `_PROVIDER` / `_MODEL`
 /// (`<AGENT>` = GOOSE, CLAUDE, CODEX, AIDER), `BUTLER_AGENT_ENV_ALLOW` (comma-separated extra
 /// variables passed to agents), `BUTLER_AGENT_STAGNATION_S`, `BUTLER_AGENT_LOOP_REPEATS` and
@@ -260,6 +272,9 @@ pub fn maid_error(err: MaidError) -> WorkError {
             }
         }
         MaidError::UnrecordedChanges(paths) => WorkError::TaskNeedsRecord { paths },
+        MaidError::ToolConfigUnconfirmed { task, changes } => {
+            WorkError::TaskToolConfig { task, changes }
+        }
         e @ (MaidError::AgentUnavailable { .. }
         | MaidError::AgentNotConfigured { .. }
         | MaidError::WorkerCommand(_)
@@ -292,8 +307,25 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// The one line the Brain reads about a finished implementation (also for a delegated one).
+/// The one line the Brain reads about a finished implementation (also for a delegated one),
+/// with the files that configure tools or run code named when there are any.
 pub(crate) fn summary_of(task_id: &TaskId, result: &ImplementEvidence) -> String {
+    let mut summary = outcome_line(task_id, result);
+    if !result.tool_config.is_empty() {
+        let paths: Vec<&str> = result.tool_config.iter().map(|c| c.path.as_str()).collect();
+        let mut names = paths.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+        if paths.len() > 3 {
+            names.push_str(", …");
+        }
+        summary.push_str(&fill(
+            Key::TaskToolConfigNote,
+            &[("n", &paths.len()), ("names", &names)],
+        ));
+    }
+    summary
+}
+
+fn outcome_line(task_id: &TaskId, result: &ImplementEvidence) -> String {
     let n = result.attempts.len();
     let last = result.attempts.last().map(|a| &a.verify);
     let guards = last.map_or(String::new(), |v| {
@@ -453,11 +485,21 @@ async fn relay_notes(project: &Arc<Project>, task_id: &TaskId, issue: u64) -> us
     notes.len()
 }
 
-/// `task_accept`: brings a finished task's records into the current line.
-pub async fn task_accept(project: &Arc<Project>, task_id: &str) -> Result<Reply, WorkError> {
-    let accepted = butler_maid::accept(project.repo.workdir(), task_id, project.clock.clone())
-        .await
-        .map_err(maid_error)?;
+/// `task_accept`: brings a finished task's records into the current line — once every file it
+/// changes that configures tools or runs code is among `confirm_paths`.
+pub async fn task_accept(
+    project: &Arc<Project>,
+    task_id: &str,
+    confirm_paths: &[String],
+) -> Result<Reply, WorkError> {
+    let accepted = butler_maid::accept(
+        project.repo.workdir(),
+        task_id,
+        project.clock.clone(),
+        confirm_paths,
+    )
+    .await
+    .map_err(maid_error)?;
     let summary = if accepted.merged {
         fill(
             Key::TaskAcceptedMerged,
@@ -499,11 +541,16 @@ mod tests {
 
     use super::*;
 
+    /// The `[agent]` settings in force with `text` as the user's own configuration.
     fn file(text: &str) -> AgentFileConfig {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir_all(dir.path().join(".butler")).expect("mkdir");
-        std::fs::write(dir.path().join(".butler/config.toml"), text).expect("write");
-        butler_worker::config::ProjectConfig::load(dir.path(), &Environment::default())
+        let (project, config) = (
+            tempfile::tempdir().expect("tempdir"),
+            tempfile::tempdir().expect("tempdir"),
+        );
+        std::fs::create_dir_all(config.path().join("butler")).expect("mkdir");
+        std::fs::write(config.path().join("butler/config.toml"), text).expect("write");
+        let env = Environment::from_vars([("XDG_CONFIG_HOME", config.path())]);
+        butler_worker::config::ProjectConfig::load(project.path(), &env)
             .expect("reads")
             .agent
     }

@@ -21,7 +21,7 @@ use crate::catalogue::{self, Key, Lang};
 use crate::delegate;
 use crate::envelope::{Reply, into_call_result};
 use crate::error::{ToolError, WorkError};
-use crate::implement::{self, RunImplementArgs, TaskIdArgs};
+use crate::implement::{self, RunImplementArgs, TaskAcceptArgs, TaskIdArgs};
 use crate::instructions;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
@@ -422,13 +422,14 @@ impl ButlerServer {
         finish_call("run_implement", outcome.await)
     }
 
-    /// Brings a finished task's records into the current line of work.
-    #[tool(input_schema = schema::<TaskIdArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    /// Brings a finished task's records into the current line of work (its tool_config needs confirm_paths).
+    #[tool(input_schema = schema::<TaskAcceptArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
     async fn task_accept(&self, raw: JsonObject) -> CallToolResult {
         let outcome = async {
-            let a: TaskIdArgs = args::parse(raw)?;
+            let a: TaskAcceptArgs = args::parse(raw)?;
             let project = self.project().await?;
-            implement::task_accept(&project, &a.task_id).await
+            let confirmed = a.confirm_paths.unwrap_or_default();
+            implement::task_accept(&project, &a.task_id, &confirmed).await
         };
         finish_call("task_accept", outcome.await)
     }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use butler_worker::config::{Environment, ProjectConfig};
+use butler_worker::config::{Environment, ProjectConfig, ProjectTrust, TrustState};
 use butler_worker::git::GitRepo;
 use butler_worker::issues::{BackendInfo, IssueBackend};
 use butler_worker::ledger::{Ledger, LedgerError};
@@ -40,7 +40,8 @@ pub struct Project {
     session_issues: Mutex<HashMap<String, Option<u64>>>,
     /// Butler's environment, read once when the process started.
     pub env: Arc<Environment>,
-    /// `.butler/config.toml`, read once when the session started.
+    /// The user's configuration and the project's `.butler/config.toml` merged, read once when
+    /// the session started.
     pub config: ProjectConfig,
 }
 
@@ -190,15 +191,69 @@ pub async fn open_project(
         config,
     });
     let info = project.backend();
-    let data = serde_json::json!({
+    let mut data = serde_json::json!({
         "project_root": project.repo.workdir().to_string_lossy(),
         "resolved_repo": project.resolved_repo,
         "issue_backend": info.kind,
         "issue_backend_note": project.backend_note,
     });
-    let summary = crate::catalogue::fill(
+    let mut summary = crate::catalogue::fill(
         crate::catalogue::Key::SessionStarted,
         &[("repo", &project.resolved_repo), ("backend", &info.kind)],
     );
+    if let Some((note, sentence)) = untrusted_note(&project.config.trust, project.repo.workdir()) {
+        data["untrusted_config"] = note;
+        summary = format!("{summary} {sentence}");
+    }
     Ok((project, crate::envelope::Reply::new(summary, data)))
+}
+
+/// What the session's first answer says about a project file whose settings of what runs were
+/// left out because the user has not trusted it (nothing when none were): the file, the
+/// settings, and the command that trusts it.
+fn untrusted_note(trust: &ProjectTrust, root: &Path) -> Option<(serde_json::Value, String)> {
+    if trust.state != TrustState::Untrusted || trust.ignored.is_empty() {
+        return None;
+    }
+    let command = format!("butler trust {}", shell_word(&root.to_string_lossy()));
+    let sentence = crate::catalogue::fill(
+        crate::catalogue::Key::SessionUntrustedConfig,
+        &[
+            ("file", &trust.file.display()),
+            ("settings", &shown_settings(&trust.ignored)),
+            ("command", &command),
+        ],
+    );
+    let note = serde_json::json!({
+        "file": trust.file.to_string_lossy(),
+        "ignored": trust.ignored,
+        "trust_command": command,
+    });
+    Some((note, sentence))
+}
+
+/// The settings named in a sentence: the first eight, then `…`.
+fn shown_settings(settings: &[String]) -> String {
+    let mut text = settings
+        .iter()
+        .take(8)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if settings.len() > 8 {
+        text.push_str(", …");
+    }
+    text
+}
+
+/// `text` as one shell word (quoted when it holds anything but plain path characters).
+fn shell_word(text: &str) -> String {
+    let plain = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c));
+    if plain && !text.is_empty() {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }

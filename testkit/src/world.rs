@@ -145,6 +145,12 @@ impl World {
         display(&self.project)
     }
 
+    /// Writes the user's own Butler configuration (`$XDG_CONFIG_HOME/butler/config.toml` of the
+    /// world's `HOME`): where settings of what runs and where it may reach come from.
+    pub fn user_config(&self, content: &str) {
+        write_file(&self.home().join(".config/butler/config.toml"), content);
+    }
+
     /// Writes `content` to `rel` inside the project, making its directories.
     pub fn write(&self, rel: &str, content: &str) {
         write_file(&self.project.join(rel), content);

@@ -1,14 +1,24 @@
-//! Butler's project configuration: `.butler/config.toml` in the project, overridden by
-//! environment variables. Both are read once: the environment when the process starts
-//! ([`Environment`], built in `main` and passed down), the file when a session opens its project
-//! ([`ProjectConfig::load`], one read and one parse for both sections); nothing below reads
-//! either again.
+//! Butler's configuration: the user's own file (`$XDG_CONFIG_HOME/butler/config.toml`, default
+//! `~/.config/butler/config.toml`) and the project's `.butler/config.toml`, overridden by
+//! environment variables. All are read once: the environment when the process starts
+//! ([`Environment`], built in `main` and passed down), the files when a session opens its
+//! project ([`ProjectConfig::load`]); nothing below reads them again.
 //!
-//! Two sections: the issue backend (`[issues]`) and the ImplementMaid's agents (`[agent]`).
-//! Tokens are never read from the file (it may be committed); they come from the environment
-//! only and are held in a [`Secret`]. Where the token may be sent is also the environment's
-//! say only (`BUTLER_GITEA_URL`, `BUTLER_GITEA_HOSTS`): the file may name a server, but the
-//! token goes there only when the user bound it (see [`crate::issues::binding`]).
+//! **Who may lower a guard.** Settings that decide what runs and where it may reach (`[agent]
+//! sandbox`, `network`, `programs`, `env_allow`, `sandbox_writable`, `worktrees_dir`,
+//! `[delegation] env_allow`, `[mcp_servers.*]`) are taken from the user's file, and from the
+//! project's only when the user trusted that exact content (`butler trust`, see [`trust`]):
+//! a repository's committed file, or an agent's change to it, never lowers one. An untrusted
+//! project file may still make Butler stricter (`sandbox = "required"`, a narrower `network`,
+//! more `destructive_commands`) and sets what decides nothing of the sort (language, issues,
+//! agent and model choice, loop limits). The table per setting is in [`layers`].
+//!
+//! The project file holds every section below; the user's holds `[agent]`, `[delegation]` and
+//! `[mcp_servers.*]`. Tokens are never read from a file (it may be committed); they come from
+//! the environment only and are held in a [`Secret`]. Where the token may be sent is also the
+//! environment's say only (`BUTLER_GITEA_URL`, `BUTLER_GITEA_HOSTS`): the file may name a
+//! server, but the token goes there only when the user bound it (see
+//! [`crate::issues::binding`]).
 //!
 //! ```toml
 //! language = "ja"                       # Butler's texts: "en" (default) | "ja"; see BUTLER_LANG
@@ -23,32 +33,35 @@
 //! default = "goose"                     # goose (default) | claude | codex | aider
 //! provider = "openai"                   # the agent's model provider (goose)
 //! model = "gpt-4o-mini"                 # the agent's model
-//! programs = { goose = "/opt/goose/bin/goose" }  # else found on PATH
-//! env_allow = ["OPENAI_HOST"]           # extra variables passed to the agent
+//! programs = { goose = "/opt/goose/bin/goose" }  # else found on PATH (guard)
+//! env_allow = ["OPENAI_HOST"]           # extra variables passed to the agent (guard)
 //! stagnation_secs = 300                 # no output and no file change for this long: stop
 //! loop_repeats = 5                      # the same tool call this often, no file change: stop (0: off)
 //! loop_quiet_secs = 600                 # activity without a file change this long: stop (0: off)
-//! sandbox = "auto"                      # "required" | "auto" (default) | "off"
-//! network = "open"                      # or endpoints agents may reach: ["127.0.0.1:11434"]
-//! sandbox_writable = []                 # more trees agents and verify commands may write
-//! worktrees_dir = "/srv/butler/wt"      # else $XDG_DATA_HOME/butler/worktrees
+//! sandbox = "auto"                      # "required" | "auto" (default) | "off" (guard)
+//! network = "open"                      # or endpoints agents may reach: ["127.0.0.1:11434"] (guard)
+//! sandbox_writable = []                 # more trees agents and verify commands may write (guard)
+//! worktrees_dir = "/srv/butler/wt"      # else $XDG_DATA_HOME/butler/worktrees (guard)
 //!
 //! [delegation]                          # delegated operations (submit_task, teach, …)
 //! promote_after = 3                     # verified successes that make a procedure active
 //! destructive_commands = ["helm uninstall"]  # more commands that always need approval
-//! env_allow = ["KUBECONFIG"]            # extra variables procedure steps inherit
+//! env_allow = ["KUBECONFIG"]            # extra variables procedure steps inherit (guard)
 //!
-//! [mcp_servers.kb]                      # a server `mcp_call` steps may reach, by name
+//! [mcp_servers.kb]                      # a server `mcp_call` steps may reach, by name (guard)
 //! command = "/usr/local/bin/kb-mcp"
 //! args = ["--stdio"]
 //! env_allow = ["KB_URL"]                # variables it inherits (Butler's secrets never)
 //! ```
 
+mod layers;
+pub mod trust;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The project config file, relative to the project root.
 pub const CONFIG_FILE: &str = ".butler/config.toml";
@@ -206,6 +219,8 @@ pub enum ConfigError {
         "tokens are not read from `{CONFIG_FILE}`; remove it and set `{ENV_GITEA_TOKEN}` instead"
     )]
     TokenInFile,
+    #[error("neither `XDG_CONFIG_HOME` nor `HOME` names the user's configuration directory")]
+    NoUserDir,
 }
 
 /// Butler's environment, read once where the process starts (`main`) and passed down to what
@@ -249,27 +264,210 @@ impl fmt::Debug for Environment {
     }
 }
 
-/// A project's configuration: `.butler/config.toml`, read and parsed once per session, with the
-/// environment's overrides of the issue backend applied (the agent's are applied by the
-/// orchestrator, which knows the agents).
+/// The user's configuration file, inside the user's configuration directory.
+pub const USER_CONFIG_FILE: &str = "config.toml";
+
+/// The user's configuration directory: `$XDG_CONFIG_HOME/butler`, else `$HOME/.config/butler`
+/// (`None` when neither names an absolute path).
+pub fn user_config_dir(env: &Environment) -> Option<PathBuf> {
+    env.get("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            env.get("HOME")
+                .map(|h| PathBuf::from(h).join(".config"))
+                .filter(|p| p.is_absolute())
+        })
+        .map(|dir| dir.join("butler"))
+}
+
+/// A project's configuration, read and parsed once per session: the user's file and the
+/// project's `.butler/config.toml` merged by who may decide what (see the module's
+/// documentation), with the environment's overrides of the issue backend applied (the agent's
+/// are applied by the orchestrator, which knows the agents).
 #[derive(Debug, Clone, Default)]
 pub struct ProjectConfig {
     pub issues: IssueConfig,
+    /// `[agent]` in force.
     pub agent: AgentFileConfig,
+    /// `[delegation]` and `[mcp_servers.*]` in force.
+    pub delegation: DelegationFileConfig,
     /// `language`, as written (the orchestrator's catalogue says what it means).
     pub language: Option<String>,
+    /// Whether the project's file was trusted, and what of it was left out.
+    pub trust: ProjectTrust,
+}
+
+/// The trust of a project's `.butler/config.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectTrust {
+    /// The file (its project's path resolved), as `butler trust` records it.
+    pub file: PathBuf,
+    pub state: TrustState,
+    /// The project's settings left out because the file is not trusted (`[agent] sandbox`,
+    /// `[mcp_servers.kb]`), as written.
+    pub ignored: Vec<String>,
+}
+
+/// Whether the user trusts a project's configuration file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TrustState {
+    /// The project has no `.butler/config.toml`.
+    #[default]
+    NoFile,
+    /// The user trusted exactly this content.
+    Trusted,
+    /// Never trusted, or changed since.
+    Untrusted,
 }
 
 impl ProjectConfig {
-    /// Reads `<project_root>/.butler/config.toml` (a missing file is the defaults).
+    /// Reads the user's file (from `env`'s `XDG_CONFIG_HOME` or `HOME`), the project's
+    /// `<project_root>/.butler/config.toml` and the user's trust store; missing files are the
+    /// defaults. A trust store that cannot be read trusts nothing (logged).
     pub fn load(project_root: &Path, env: &Environment) -> Result<Self, ConfigError> {
-        let file = read_file(project_root)?;
+        let user_dir = user_config_dir(env);
+        let user = match &user_dir {
+            Some(dir) => read_user_file(&dir.join(USER_CONFIG_FILE))?,
+            None => layers::Sections::default(),
+        };
+        let path = project_root.join(CONFIG_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        let text = bytes
+            .as_deref()
+            .map(|b| {
+                std::str::from_utf8(b).map_err(|_| ConfigError::Parse {
+                    path: path.clone(),
+                    message: "not UTF-8 text".into(),
+                })
+            })
+            .transpose()?;
+        let file = parse_file(text, &path)?;
+        let sections = file.sections(&path)?;
+        let recorded = trust::project_file(project_root);
+        let state = match &bytes {
+            None => TrustState::NoFile,
+            Some(bytes) if trusted(user_dir.as_deref(), &recorded, bytes) => TrustState::Trusted,
+            Some(_) => TrustState::Untrusted,
+        };
+        let merged = layers::merge(user, sections, state == TrustState::Trusted);
         Ok(Self {
             issues: IssueConfig::from_file(file.issues, |name| env.get(name).map(str::to_owned))?,
-            agent: file.agent,
+            agent: merged.agent,
+            delegation: merged.delegation,
             language: file.language,
+            trust: ProjectTrust {
+                file: recorded,
+                state,
+                ignored: merged.ignored,
+            },
         })
     }
+}
+
+/// What `butler trust` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trusted {
+    /// The project file, as recorded.
+    pub file: PathBuf,
+    /// `sha256:<hex>` of the content trusted.
+    pub digest: String,
+    /// The settings in it that only a trusted file may set (`[agent] sandbox`, …), as written.
+    pub guard_settings: Vec<String>,
+}
+
+/// `butler trust`: records the project's `.butler/config.toml` as it is now in the user's trust
+/// store. A file that does not parse is not trusted.
+pub fn trust_project(project_root: &Path, env: &Environment) -> Result<Trusted, ConfigError> {
+    let dir = user_config_dir(env).ok_or(ConfigError::NoUserDir)?;
+    let path = project_root.join(CONFIG_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let file = parse_file(Some(&text), &path)?;
+    IssueConfig::from_file(file.issues.clone(), |_| None)?;
+    let sections = file.sections(&path)?;
+    let guard_settings = layers::merge(layers::Sections::default(), sections, false).ignored;
+    let mut store = trust::TrustStore::open(&dir)?;
+    let recorded = trust::project_file(project_root);
+    let digest = store.trust(&recorded, text.as_bytes());
+    store.save()?;
+    Ok(Trusted {
+        file: recorded,
+        digest,
+        guard_settings,
+    })
+}
+
+/// `butler trust --revoke`: forgets the project's file; whether it was trusted.
+pub fn revoke_project(project_root: &Path, env: &Environment) -> Result<bool, ConfigError> {
+    let dir = user_config_dir(env).ok_or(ConfigError::NoUserDir)?;
+    let mut store = trust::TrustStore::open(&dir)?;
+    let revoked = store.revoke(&trust::project_file(project_root));
+    if revoked {
+        store.save()?;
+    }
+    Ok(revoked)
+}
+
+/// Whether the user's trust store records exactly `content` for `file`.
+fn trusted(user_dir: Option<&Path>, file: &Path, content: &[u8]) -> bool {
+    let Some(dir) = user_dir else {
+        return false;
+    };
+    match trust::TrustStore::open(dir) {
+        Ok(store) => store.is_trusted(file, content),
+        Err(err) => {
+            tracing::warn!(error = %err, "the trust store could not be read; trusting nothing");
+            false
+        }
+    }
+}
+
+/// The user's configuration file: `[agent]`, `[delegation]`, `[mcp_servers.*]` (a missing
+/// file is the defaults).
+fn read_user_file(path: &Path) -> Result<layers::Sections, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_sections(&text, path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(layers::Sections::default()),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Parses the sections the user's file may hold (anything else is refused).
+fn parse_sections(text: &str, path: &Path) -> Result<layers::Sections, ConfigError> {
+    let file = toml::from_str::<UserFile>(text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.message().to_string(),
+    })?;
+    let sections = layers::Sections {
+        agent: file.agent,
+        delegation: file.delegation,
+        mcp_servers: file.mcp_servers,
+    };
+    validate(&sections, path)?;
+    Ok(sections)
+}
+
+/// The user's file: the sections of what runs and how (no `language` or `[issues]`: those are
+/// the project's, or the environment's).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserFile {
+    #[serde(default)]
+    agent: AgentFileConfig,
+    #[serde(default)]
+    delegation: FileDelegation,
+    #[serde(default)]
+    mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
 }
 
 /// `<project_root>/.butler/config.toml` parsed (a missing file is the defaults).
@@ -302,37 +500,75 @@ struct FileConfig {
     #[serde(default)]
     agent: AgentFileConfig,
     #[serde(default)]
-    delegation: DelegationConfig,
+    delegation: FileDelegation,
     #[serde(default)]
     mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
 }
 
-/// The `[delegation]` section: how delegated operations run.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+impl FileConfig {
+    /// The sections the user's file shares, checked.
+    fn sections(&self, path: &Path) -> Result<layers::Sections, ConfigError> {
+        let sections = layers::Sections {
+            agent: self.agent.clone(),
+            delegation: self.delegation.clone(),
+            mcp_servers: self.mcp_servers.clone(),
+        };
+        validate(&sections, path)?;
+        Ok(sections)
+    }
+}
+
+/// What the types cannot say: `promote_after` at least 1, servers named plainly.
+fn validate(sections: &layers::Sections, path: &Path) -> Result<(), ConfigError> {
+    if sections.delegation.promote_after == Some(0) {
+        return Err(ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: "[delegation] promote_after must be at least 1".into(),
+        });
+    }
+    if let Some(name) = sections.mcp_servers.keys().find(|n| !server_name_ok(n)) {
+        return Err(ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: format!(
+                "[mcp_servers.{name}]: name servers with letters, digits, `-` and `_`"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The `[delegation]` section as written (unset values are `None`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FileDelegation {
+    promote_after: Option<u32>,
+    #[serde(default)]
+    destructive_commands: Vec<String>,
+    #[serde(default)]
+    env_allow: Vec<String>,
+}
+
+/// The `[delegation]` settings in force: how delegated operations run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DelegationConfig {
     /// Verified successes after which a taught procedure becomes `active` (at least 1).
-    #[serde(default = "DelegationConfig::default_promote_after")]
     pub promote_after: u32,
     /// Commands (a program name and optionally words among its arguments, `"docker rm"`) that
     /// need the user's approval each time a step runs them, besides Butler's own list.
-    #[serde(default)]
     pub destructive_commands: Vec<String>,
     /// Extra variables procedure steps inherit from Butler's environment (secrets never).
-    #[serde(default)]
     pub env_allow: Vec<String>,
 }
 
 impl DelegationConfig {
-    fn default_promote_after() -> u32 {
-        3
-    }
+    /// `promote_after` when no file sets it.
+    pub const DEFAULT_PROMOTE_AFTER: u32 = 3;
 }
 
 impl Default for DelegationConfig {
     fn default() -> Self {
         Self {
-            promote_after: Self::default_promote_after(),
+            promote_after: Self::DEFAULT_PROMOTE_AFTER,
             destructive_commands: Vec::new(),
             env_allow: Vec::new(),
         }
@@ -340,7 +576,7 @@ impl Default for DelegationConfig {
 }
 
 /// One `[mcp_servers.<name>]` entry: a stdio MCP server `mcp_call` steps may reach.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The program (absolute, or found on `PATH`).
@@ -352,52 +588,11 @@ pub struct McpServerConfig {
     pub env_allow: Vec<String>,
 }
 
-/// What delegated operations read from `.butler/config.toml`: `[delegation]` and
-/// `[mcp_servers.*]`.
+/// What delegated operations run with: `[delegation]` and `[mcp_servers.*]` in force.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DelegationFileConfig {
     pub delegation: DelegationConfig,
     pub mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
-}
-
-impl DelegationFileConfig {
-    /// Reads the two sections of `<project_root>/.butler/config.toml` (defaults when the file
-    /// or a section is absent).
-    pub fn load(project_root: &Path) -> Result<Self, ConfigError> {
-        let path = project_root.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(source) => return Err(ConfigError::Read { path, source }),
-        };
-        Self::parse(&text, &path)
-    }
-
-    /// Reads the two sections from the file's text.
-    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let file = toml::from_str::<FileConfig>(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.message().to_string(),
-        })?;
-        if file.delegation.promote_after == 0 {
-            return Err(ConfigError::Parse {
-                path: path.to_path_buf(),
-                message: "[delegation] promote_after must be at least 1".into(),
-            });
-        }
-        if let Some(name) = file.mcp_servers.keys().find(|n| !server_name_ok(n)) {
-            return Err(ConfigError::Parse {
-                path: path.to_path_buf(),
-                message: format!(
-                    "[mcp_servers.{name}]: name servers with letters, digits, `-` and `_`"
-                ),
-            });
-        }
-        Ok(Self {
-            delegation: file.delegation,
-            mcp_servers: file.mcp_servers,
-        })
-    }
 }
 
 fn server_name_ok(name: &str) -> bool {
@@ -410,7 +605,7 @@ fn server_name_ok(name: &str) -> bool {
 
 /// The `[agent]` section: the ImplementMaid's agent settings (environment variables, read by
 /// the orchestrator, win over these).
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentFileConfig {
     /// `goose`, `claude`, `codex` or `aider`.
@@ -447,7 +642,7 @@ pub fn file_language(project_root: &Path) -> Result<Option<String>, ConfigError>
     Ok(read_file(project_root)?.language)
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileIssues {
     backend: Option<String>,
@@ -567,63 +762,144 @@ fn parse_repo(value: &str) -> Option<(String, String)> {
 mod agent_tests {
     use super::*;
 
+    /// A project dir and a user configuration dir, with the environment naming the latter.
+    struct Dirs {
+        project: tempfile::TempDir,
+        config: tempfile::TempDir,
+    }
+
+    impl Dirs {
+        fn new() -> Self {
+            let d = Dirs {
+                project: tempfile::tempdir().expect("tempdir"),
+                config: tempfile::tempdir().expect("tempdir"),
+            };
+            std::fs::create_dir_all(d.project.path().join(".butler")).expect("mkdir");
+            d
+        }
+        fn env(&self) -> Environment {
+            Environment::from_vars([("XDG_CONFIG_HOME", self.config.path())])
+        }
+        fn project_file(&self, text: &str) {
+            std::fs::write(self.project.path().join(CONFIG_FILE), text).expect("write");
+        }
+        fn user_file(&self, text: &str) {
+            let dir = self.config.path().join("butler");
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join(USER_CONFIG_FILE), text).expect("write");
+        }
+        fn trust(&self) {
+            let mut store =
+                trust::TrustStore::open(&self.config.path().join("butler")).expect("store");
+            let file = trust::project_file(self.project.path());
+            store.trust(&file, &std::fs::read(&file).expect("read"));
+            store.save().expect("save");
+        }
+        fn load(&self) -> ProjectConfig {
+            ProjectConfig::load(self.project.path(), &self.env()).expect("loads")
+        }
+    }
+
     #[test]
     fn the_agent_section_is_read_and_unknown_keys_are_refused() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        assert_eq!(
-            ProjectConfig::load(dir.path(), &Environment::default())
-                .map(|c| c.agent)
-                .expect("no file"),
-            AgentFileConfig::default()
-        );
-        std::fs::create_dir_all(dir.path().join(".butler")).expect("mkdir");
-        let file = dir.path().join(CONFIG_FILE);
-        std::fs::write(
-            &file,
+        let d = Dirs::new();
+        let none = d.load();
+        assert_eq!(none.agent, AgentFileConfig::default());
+        assert_eq!(none.trust.state, TrustState::NoFile);
+        d.project_file(
             "[issues]\nbackend = \"local\"\n[agent]\ndefault = \"claude\"\nmodel = \"m\"\n\
-             programs = { claude = \"/opt/claude\" }\nenv_allow = [\"X\"]\n",
-        )
-        .expect("write");
-        let cfg = ProjectConfig::load(dir.path(), &Environment::default())
-            .map(|c| c.agent)
-            .expect("reads");
-        assert_eq!(cfg.default.as_deref(), Some("claude"));
-        assert_eq!(
-            cfg.programs.get("claude").map(String::as_str),
-            Some("/opt/claude")
-        );
-        assert_eq!(cfg.env_allow, vec!["X".to_string()]);
-        std::fs::write(
-            &file,
-            "[agent]\nsandbox = \"required\"\nnetwork = [\"127.0.0.1:11434\"]\n\
+             programs = { claude = \"/opt/claude\" }\nenv_allow = [\"X\"]\n\
+             sandbox = \"required\"\nnetwork = [\"127.0.0.1:11434\"]\n\
              sandbox_writable = [\"/srv/cache\"]\nworktrees_dir = \"/srv/wt\"\n",
-        )
-        .expect("write");
-        let cfg = ProjectConfig::load(dir.path(), &Environment::default())
-            .map(|c| c.agent)
-            .expect("reads");
-        assert_eq!(cfg.sandbox.as_deref(), Some("required"));
+        );
+        let cfg = d.load();
+        assert_eq!(cfg.trust.state, TrustState::Untrusted);
+        assert_eq!(cfg.agent.default.as_deref(), Some("claude"));
+        assert_eq!(cfg.agent.model.as_deref(), Some("m"));
+        assert!(
+            cfg.agent.programs.is_empty(),
+            "an untrusted file names no program"
+        );
+        assert!(cfg.agent.env_allow.is_empty());
         assert_eq!(
-            cfg.network,
+            cfg.agent.sandbox.as_deref(),
+            Some("required"),
+            "stricter applies"
+        );
+        assert_eq!(
+            cfg.agent.network,
             Some(crate::sandbox::NetworkSetting::Endpoints(vec![
                 "127.0.0.1:11434".into()
-            ]))
+            ])),
+            "narrower applies"
         );
-        assert_eq!(cfg.sandbox_writable, vec!["/srv/cache".to_string()]);
-        assert_eq!(cfg.worktrees_dir.as_deref(), Some("/srv/wt"));
-        std::fs::write(&file, "[agent]\nnetwork = \"open\"\n").expect("write");
+        assert!(cfg.agent.sandbox_writable.is_empty());
+        assert_eq!(cfg.agent.worktrees_dir, None);
         assert_eq!(
-            ProjectConfig::load(dir.path(), &Environment::default())
-                .map(|c| c.agent)
-                .expect("reads")
-                .network,
+            cfg.trust.ignored,
+            [
+                "[agent] programs",
+                "[agent] env_allow",
+                "[agent] sandbox_writable",
+                "[agent] worktrees_dir"
+            ]
+        );
+
+        d.trust();
+        let cfg = d.load();
+        assert_eq!(cfg.trust.state, TrustState::Trusted);
+        assert!(cfg.trust.ignored.is_empty());
+        assert_eq!(
+            cfg.agent.programs.get("claude").map(String::as_str),
+            Some("/opt/claude")
+        );
+        assert_eq!(cfg.agent.env_allow, ["X"]);
+        assert_eq!(cfg.agent.sandbox_writable, ["/srv/cache"]);
+        assert_eq!(cfg.agent.worktrees_dir.as_deref(), Some("/srv/wt"));
+
+        // Any change makes it untrusted again.
+        d.project_file("[agent]\nsandbox = \"off\"\n");
+        let cfg = d.load();
+        assert_eq!(cfg.trust.state, TrustState::Untrusted);
+        assert_eq!(cfg.agent.sandbox, None);
+        assert_eq!(cfg.trust.ignored, ["[agent] sandbox"]);
+
+        // The user's own file lowers it.
+        d.user_file("[agent]\nsandbox = \"off\"\nnetwork = \"open\"\n");
+        let cfg = d.load();
+        assert_eq!(cfg.agent.sandbox.as_deref(), Some("off"));
+        assert!(
+            cfg.trust.ignored.is_empty(),
+            "off asked where off is in force"
+        );
+        assert_eq!(
+            cfg.agent.network,
             Some(crate::sandbox::NetworkSetting::Word("open".into()))
         );
-        std::fs::write(&file, "[agent]\ntoken = \"x\"\n").expect("write");
+
+        d.project_file("[agent]\ntoken = \"x\"\n");
         assert!(matches!(
-            ProjectConfig::load(dir.path(), &Environment::default()).map(|c| c.agent),
+            ProjectConfig::load(d.project.path(), &d.env()),
             Err(ConfigError::Parse { .. })
         ));
+        d.project_file("");
+        d.user_file("language = \"ja\"\n");
+        assert!(matches!(
+            ProjectConfig::load(d.project.path(), &d.env()),
+            Err(ConfigError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn the_user_directory_follows_xdg_then_home() {
+        let env = Environment::from_vars([("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]);
+        assert_eq!(user_config_dir(&env), Some(PathBuf::from("/x/butler")));
+        let env = Environment::from_vars([("XDG_CONFIG_HOME", "rel"), ("HOME", "/h")]);
+        assert_eq!(
+            user_config_dir(&env),
+            Some(PathBuf::from("/h/.config/butler"))
+        );
+        assert_eq!(user_config_dir(&Environment::default()), None);
     }
 }
 
@@ -762,27 +1038,29 @@ mod tests {
     #[test]
     fn delegation_and_mcp_servers_are_read_with_their_defaults() {
         let path = Path::new("/p/.butler/config.toml");
-        let cfg = DelegationFileConfig::parse(
+        let cfg = parse_sections(
             "[delegation]\npromote_after = 2\ndestructive_commands = [\"helm uninstall\"]\n\
              [mcp_servers.kb]\ncommand = \"/bin/kb\"\nargs = [\"--stdio\"]\n",
             path,
         )
         .expect("valid");
-        assert_eq!(cfg.delegation.promote_after, 2);
+        assert_eq!(cfg.delegation.promote_after, Some(2));
         assert_eq!(cfg.delegation.destructive_commands, ["helm uninstall"]);
         let kb = cfg.mcp_servers.get("kb").expect("kb");
         assert_eq!((kb.command.as_str(), kb.args.len()), ("/bin/kb", 1));
-        let none =
-            DelegationFileConfig::parse("[issues]\nbackend = \"local\"\n", path).expect("valid");
-        assert_eq!(none.delegation.promote_after, 3);
+        let none = parse_sections("", path).expect("valid");
+        assert_eq!(none.delegation.promote_after, None);
         assert!(none.mcp_servers.is_empty());
+        assert_eq!(DelegationConfig::default().promote_after, 3);
         for bad in [
             "[delegation]\npromote_after = 0\n",
             "[delegation]\npromote = 2\n",
             "[mcp_servers.kb]\nargs = []\n",
             "[mcp_servers.\"a b\"]\ncommand = \"x\"\n",
+            "language = \"ja\"\n",
+            "[issues]\nbackend = \"local\"\n",
         ] {
-            assert!(DelegationFileConfig::parse(bad, path).is_err(), "{bad}");
+            assert!(parse_sections(bad, path).is_err(), "{bad}");
         }
     }
 

@@ -20,3 +20,4 @@ pub mod remote_url;
 pub mod sandbox;
 pub mod secrets;
 pub mod time;
+pub mod tool_config;

@@ -7,6 +7,7 @@ use butler_worker::git::{Committer, MergeOutcome, TaskGit, merge_line};
 use butler_worker::ledger::{Ledger, RecordId};
 use butler_worker::record::{Draft, RecordMessage};
 use butler_worker::time::SharedClock;
+use butler_worker::tool_config::{ToolConfigChange, tool_config_changes};
 
 use super::blocking;
 use super::context::{open_ledger, repository_ledger, require_recorded};
@@ -71,21 +72,36 @@ fn retire(main: &TaskGit, ledger: &Ledger, task_id: &TaskId, how: &str) -> Resul
 
 /// Brings a finished task's records into the Brain's line (a line merge: fast-forward, or a
 /// merge record when the line moved on), then removes the task's worktree. The branch is kept
-/// under `refs/butler/accepted/`. Refused while the Brain's tree has unrecorded changes. A
+/// under `refs/butler/accepted/`. Refused while the Brain's tree has unrecorded changes, and
+/// while the line changes files that configure tools or run code (`butler_worker::tool_config`)
+/// that are not among `confirmed` (`ToolConfigUnconfirmed`: nothing is brought in). A
 /// conflicting merge is left in progress for the Brain to resolve and record
 /// (`MergeConflicted`); the task stays open until it is accepted again.
 pub async fn accept(
     project_root: &Path,
     task_id: &str,
     clock: SharedClock,
+    confirmed: &[String],
 ) -> Result<Accepted, MaidError> {
     let (root, task_id) = (project_root.to_path_buf(), task_id.to_owned());
+    let confirmed = confirmed.to_vec();
     blocking(move || {
         let main = TaskGit::open(&root)?;
         let (task_id, tip) = task_tip(&main, &task_id)?;
         require_recorded(&main)?;
-        let ledger = open_ledger(&repository_ledger(&main), &clock)?;
         let before = main.head_sha()?;
+        let unconfirmed: Vec<ToolConfigChange> =
+            tool_config_changes(&main.changed_since_fork(&before, &tip)?)
+                .into_iter()
+                .filter(|c| !confirmed.contains(&c.path))
+                .collect();
+        if !unconfirmed.is_empty() {
+            return Err(MaidError::ToolConfigUnconfirmed {
+                task: task_id.to_string(),
+                changes: unconfirmed,
+            });
+        }
+        let ledger = open_ledger(&repository_ledger(&main), &clock)?;
         let mut records: Vec<RecordId> = main
             .commits_between(&before, &tip)?
             .iter()

@@ -8,23 +8,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use butler_worker::git::TaskGit;
+use butler_worker::tool_config::ToolConfigKind;
 
 use super::attempt::AttemptStart;
 use super::workspace::Workspace;
 use super::{Progress, TaskRun};
 use crate::contract::DirectGitFinding;
 use crate::error::MaidError;
-
-/// Files an agent reads as configuration; one planted in the tree steers the next run.
-const AGENT_CONFIG_FILES: &[&str] = &[
-    ".goosehints",
-    "AGENTS.md",
-    "CLAUDE.md",
-    ".aider.conf.yml",
-    ".aider.env",
-    ".env",
-];
-const AGENT_CONFIG_DIRS: &[&str] = &[".claude/", ".codex/", ".goose/", ".aider/"];
 
 impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
     /// Finds and undoes direct git use, outside writes and planted configuration.
@@ -147,12 +137,10 @@ fn outside_writes(
     Ok(found)
 }
 
+/// Agent instructions and settings (the one list's kind that is put back after every attempt:
+/// one planted in the tree would steer the next run).
 fn is_agent_config(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    AGENT_CONFIG_FILES.contains(&name)
-        || AGENT_CONFIG_DIRS
-            .iter()
-            .any(|d| path.starts_with(d) || path.contains(&format!("/{d}")))
+    butler_worker::tool_config::classify(path).is_some_and(ToolConfigKind::restored_after_attempt)
 }
 
 /// Agent configuration planted in the tree is put back as it was at `head` and reported.

@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex};
 
 use butler_worker::git::TaskGit;
 use butler_worker::ledger::{Ledger, TaskEnd};
+use butler_worker::tool_config::{ToolConfigChange, tool_config_changes};
 use tokio_util::sync::CancellationToken;
 
 use crate::activity::{LogEntry, TaskLog};
@@ -302,6 +303,22 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             branch: self.contract().task_id.branch(),
             outcome,
             attempts,
+            tool_config: self.tool_config(&workspace).await?,
         })
+    }
+
+    /// The files the task's line changes (since it forked) that configure tools or run code.
+    async fn tool_config(
+        &self,
+        workspace: &workspace::Workspace,
+    ) -> Result<Vec<ToolConfigChange>, MaidError> {
+        let base = workspace.base.clone();
+        self.blocking(move |s| {
+            let tip = format!("refs/heads/{}", s.contract.task_id.branch());
+            Ok(tool_config_changes(
+                &s.main.changed_since_fork(&base, &tip)?,
+            ))
+        })
+        .await
     }
 }

@@ -69,6 +69,9 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::SessionStarted => {
             "Session started for {repo} (issues: {backend}). Next: work_observe."
         }
+        Key::SessionUntrustedConfig => {
+            "The project's {file} is not trusted, so its settings of what runs and where it may reach are ignored ({settings}). Tell the user; if they want them, they review the file and run `{command}`, then call work_session_start again."
+        }
         Key::StartLinked => "Working on #{issue}; work_record links it by default.",
         Key::StartUnlinked => "No active issue; records are not linked by default.",
         Key::StartUncheckedNote => "The issue tracker did not answer; the issue was set unchecked.",
@@ -155,6 +158,15 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrFinishDone => " (done: {steps})",
         Key::ErrTaskNeedsRecord => {
             "{n} unrecorded change(s) ({names}): a task starts from a record"
+        }
+        Key::ErrTaskToolConfig => {
+            "Not brought in yet: task {task} changes {n} file(s) that configure tools or run code ({names})"
+        }
+        Key::ErrTaskToolConfigHint => {
+            "show the user these files (git diff HEAD...butler/task-{task} -- <path>); once they have seen them, call task_accept(task_id=\"{task}\", confirm_paths=[…]) listing them, or task_discard"
+        }
+        Key::TaskToolConfigNote => {
+            " {n} changed file(s) configure tools or run code ({names}): task_accept asks to confirm them."
         }
         Key::ErrTaskNeedsRecordHint => {
             "save them with work_record (or ask the user what to do with them), then call run_implement again"

@@ -68,6 +68,9 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::SessionStarted => {
             "セッションを初期化しました: {repo} (issue: {backend})。次は work_observe。"
         }
+        Key::SessionUntrustedConfig => {
+            "プロジェクトの {file} は信頼されていないため、何を実行しどこへ接続できるかを決める設定を無視しました ({settings})。ユーザーに伝えてください。その設定を使う場合は、ユーザーがファイルを確認して `{command}` を実行し、その後 work_session_start をもう一度呼んでください。"
+        }
         Key::StartLinked => "#{issue} の作業を開始しました。work_record は既定でこの issue に紐付けます。",
         Key::StartUnlinked => "active issue はありません。記録は既定では issue に紐付けられません。",
         Key::StartUncheckedNote => {
@@ -139,6 +142,9 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::ErrFinishStopped => "work_finish は `{step}` で止まりました{after}。中途半端な状態は残っていません",
         Key::ErrFinishDone => " (完了: {steps})",
         Key::ErrTaskNeedsRecord => "未記録の変更が {n} 件あります ({names})。タスクは記録から始まります",
+        Key::ErrTaskToolConfig => "まだ取り込んでいません: タスク {task} はツールを設定する、またはコードを実行するファイルを {n} 件変更しています ({names})",
+        Key::ErrTaskToolConfigHint => "これらのファイルをユーザーに見せ (git diff HEAD...butler/task-{task} -- <path>)、確認が済んだら confirm_paths=[…] にそれらを挙げて task_accept(task_id=\"{task}\") を呼ぶか、task_discard してください",
+        Key::TaskToolConfigNote => " 変更されたファイルのうち {n} 件はツールを設定する、またはコードを実行するファイルです ({names})。task_accept で確認を求めます。",
         Key::ErrTaskNeedsRecordHint => "work_record で記録し (扱いが分からなければユーザーに尋ね)、run_implement をもう一度呼んでください",
         Key::ErrTaskNotFound => "開いているタスク `{id}` はありません",
         Key::ErrTaskNotFoundHint => "タスク id は run_implement の応答にあります",

@@ -140,6 +140,7 @@ keys! {
     BlockDetachedHint,
     // Answers of work_session_start, work_start, work_record, work_publish.
     SessionStarted,
+    SessionUntrustedConfig,
     StartLinked,
     StartUnlinked,
     StartUncheckedNote,
@@ -198,6 +199,9 @@ keys! {
     ErrFinishDone,
     ErrTaskNeedsRecord,
     ErrTaskNeedsRecordHint,
+    ErrTaskToolConfig,
+    ErrTaskToolConfigHint,
+    TaskToolConfigNote,
     ErrTaskNotFound,
     ErrTaskNotFoundHint,
     ErrNotARepository,

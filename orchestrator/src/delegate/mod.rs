@@ -29,11 +29,12 @@ use crate::envelope::Reply;
 use crate::error::WorkError;
 use crate::session::Project;
 
-/// The engine for `project`: its ledger, its configuration, the project's judge and Butler's
+/// The engine for `project`: its ledger, the configuration in force for its session, the project's judge and Butler's
 /// capabilities.
 async fn engine(project: &Arc<Project>) -> Result<Engine, WorkError> {
     Engine::open(EngineParts {
         repo: project.repo.clone(),
+        config: project.config.delegation.clone(),
         clock: project.clock.clone(),
         judge: Arc::new(judge::ProjectJudge::new(project.repo.clone())),
         capabilities: capabilities::registry(project),

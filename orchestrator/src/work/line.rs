@@ -371,7 +371,7 @@ pub async fn merge_line(project: &Arc<Project>, name: Option<String>) -> Result<
         .map(|n| existing_name("name", n))
         .transpose()?;
     if let Some(task) = name.as_deref().and_then(task_of_line) {
-        return crate::implement::task_accept(project, task).await;
+        return crate::implement::task_accept(project, task, &[]).await;
     }
     let done = blocking(project, move |p| merge(p, name.as_deref())).await?;
     let summary = match done.outcome {

@@ -106,6 +106,10 @@ pub struct ImplementEvidence {
     pub branch: String,
     pub outcome: Outcome,
     pub attempts: Vec<AttemptEvidence>,
+    /// Files the task's line changes that configure tools or run code (see
+    /// [`crate::tool_config`]): `task_accept` brings them in only once the Brain confirms them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_config: Vec<crate::tool_config::ToolConfigChange>,
 }
 
 /// Where a task is in its life, as the ledger keeps it (a CHECK constraint holds the same set).
@@ -221,6 +225,10 @@ mod tests {
                 sandbox: None,
                 activity: None,
             }],
+            tool_config: vec![crate::tool_config::ToolConfigChange {
+                path: ".envrc".into(),
+                kind: crate::tool_config::ToolConfigKind::Environment,
+            }],
         }
     }
 
@@ -257,6 +265,10 @@ mod tests {
         );
         assert_eq!(a["direct_git"]["findings"][0]["kind"], "commits");
         assert_eq!(a["verify"]["tests"][0]["exit_code"], 101);
+        assert_eq!(
+            v["tool_config"],
+            serde_json::json!([{"path": ".envrc", "kind": "environment"}])
+        );
         let back: ResultContract = serde_json::from_value(v).expect("round trip");
         assert_eq!(back, result);
         let implementation = back.implementation().expect("implement");

@@ -379,6 +379,30 @@ impl TaskGit {
         Ok(true)
     }
 
+    /// The paths `to` changed since it forked from `from` (`git diff from...to`: what bringing
+    /// `to` in would change), sorted. No diff driver or textconv runs.
+    pub fn changed_since_fork(&self, from: &str, to: &str) -> Result<Vec<String>, GitError> {
+        let range = format!("{from}...{to}");
+        let out = self.run(
+            "diff",
+            [
+                "diff",
+                "--name-only",
+                "-z",
+                "--no-renames",
+                "--no-ext-diff",
+                "--no-textconv",
+                &range,
+            ],
+        )?;
+        let paths: BTreeSet<String> = out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect();
+        Ok(paths.into_iter().collect())
+    }
+
     /// The patch between two commits (text, binary shown as such).
     pub fn diff(&self, from: &str, to: &str) -> Result<String, GitError> {
         self.run("diff", ["diff", from, to])

@@ -41,6 +41,8 @@ pub(super) const TASK_OPERATION: &str = "task";
 /// What the engine is built from at the edge.
 pub struct EngineParts {
     pub repo: GitRepo,
+    /// `[delegation]` and `[mcp_servers.*]` in force for the project (the session's).
+    pub config: DelegationFileConfig,
     pub clock: SharedClock,
     pub judge: Arc<dyn CommandJudge>,
     pub capabilities: Registry,
@@ -144,22 +146,21 @@ pub struct TaskView {
 }
 
 impl Engine {
-    /// Opens the project's ledger (a connection of its own) and reads `[delegation]` and
-    /// `[mcp_servers]` from `.butler/config.toml`.
+    /// Opens the project's ledger (a connection of its own).
     pub async fn open(parts: EngineParts) -> Result<Engine, OpsError> {
         let repo = parts.repo.clone();
         let clock = parts.clock.clone();
-        let (ledger, config, root) = tokio::task::spawn_blocking(move || {
+        let (ledger, root) = tokio::task::spawn_blocking(move || {
             let ledger = Ledger::open(repo.common_dir())?.with_clock(clock);
-            let config = DelegationFileConfig::load(repo.workdir())?;
             let root = repo
                 .workdir()
                 .canonicalize()
                 .unwrap_or_else(|_| repo.workdir().to_path_buf());
-            Ok::<_, OpsError>((ledger, config, root))
+            Ok::<_, OpsError>((ledger, root))
         })
         .await
         .map_err(|e| OpsError::Internal(format!("opening the ledger: {e}")))??;
+        let config = parts.config;
         let destructive = DestructiveCommands::with_extra(&config.delegation.destructive_commands);
         Ok(Engine {
             root,

@@ -41,7 +41,8 @@ pub async fn mcp_call(
     };
     let Some(server) = servers.get(&call.server) else {
         e.detail = Some(format!(
-            "MCP server `{}` is not configured in .butler/config.toml any more",
+            "MCP server `{}` is not configured any more (the user's Butler configuration, or a \
+             project file they trust)",
             call.server
         ));
         return e;

@@ -466,7 +466,8 @@ impl Place<'_> {
                 "server",
                 format!(
                     "`{}` is not configured (configured: {}); ask the user to add \
-                     `[mcp_servers.{0}]` to .butler/config.toml",
+                     `[mcp_servers.{0}]` to their ~/.config/butler/config.toml (or to a \
+                     .butler/config.toml they trust with `butler trust`)",
                     server.chars().take(64).collect::<String>(),
                     if servers.is_empty() {
                         "none".to_owned()

@@ -41,7 +41,7 @@ impl SandboxMode {
 }
 
 /// The `[agent] network` setting as written: `"open"`, or a list of endpoints.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum NetworkSetting {
     Word(String),

@@ -69,6 +69,7 @@ fn tasks_get_short_increasing_ids_and_read_back_typed() {
             branch: a.task_id.branch(),
             outcome: Outcome::Succeeded,
             attempts: vec![evidence(1)],
+            tool_config: vec![],
         },
     );
     l.finish_task(&a.task_id, &TaskEnd::Result(result.clone()))
@@ -118,6 +119,7 @@ fn an_error_ends_a_task_with_its_own_status() {
                 branch: String::new(),
                 outcome: Outcome::Cancelled,
                 attempts: vec![],
+                tool_config: vec![],
             }
         ))
         .status(),
