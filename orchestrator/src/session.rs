@@ -117,8 +117,15 @@ async fn release_when_idle(ledger: Weak<LedgerHandle>, idle: Duration) {
         let Some(ledger) = ledger.upgrade() else {
             return;
         };
-        if ledger.release_if_idle(idle, Instant::now()) {
-            tracing::debug!(path = %ledger.path().display(), "released an idle ledger connection");
+        // Closing the last connection may checkpoint the log: file work, off the executor.
+        let released = tokio::task::spawn_blocking(move || {
+            ledger
+                .release_if_idle(idle, Instant::now())
+                .then(|| ledger.path().to_path_buf())
+        })
+        .await;
+        if let Ok(Some(path)) = released {
+            tracing::debug!(path = %path.display(), "released an idle ledger connection");
         }
     }
 }
