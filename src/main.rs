@@ -29,8 +29,8 @@ enum Command {
     /// Serve the Brain-facing MCP server on stdio (what Claude Code starts).
     Mcp,
     /// Serve the Brain-facing MCP server over streamable HTTP, for several clients at once; each
-    /// MCP session has its own project and active issue. Stops on SIGTERM/SIGINT after the calls
-    /// in flight finish.
+    /// MCP session has its own project and active issue, and every request needs the bearer
+    /// token. Stops on SIGTERM/SIGINT after the calls in flight finish.
     Serve(ServeArgs),
     /// Claude Code PreToolUse hook: blocks shell git and names the Butler tool instead.
     GitHook,
@@ -54,7 +54,8 @@ enum Command {
         /// initialize, the tool list and a `work_observe` round trip.
         #[arg(long, value_name = "URL")]
         http: Option<String>,
-        /// With `--http`: the bearer token's file (else `BUTLER_HTTP_TOKEN`).
+        /// With `--http`: the bearer token's file (else `BUTLER_HTTP_TOKEN`, else
+        /// `$XDG_CONFIG_HOME/butler/http-token`).
         #[arg(long, requires = "http")]
         token_file: Option<PathBuf>,
     },
@@ -100,12 +101,12 @@ enum Command {
 
 #[derive(clap::Args)]
 struct ServeArgs {
-    /// Listen on this address (`127.0.0.1:8765`; port 0 picks a free one). Any address that is
-    /// not loopback needs a bearer token.
+    /// Listen on this address (`127.0.0.1:8765`; port 0 picks a free one).
     #[arg(long, value_name = "ADDR")]
     http: std::net::SocketAddr,
-    /// Read the bearer token from this file (else from `BUTLER_HTTP_TOKEN`); every request must
-    /// then carry `Authorization: Bearer <token>`.
+    /// Read the bearer token every request must carry (`Authorization: Bearer <token>`) from
+    /// this file; else from `BUTLER_HTTP_TOKEN`; else from `$XDG_CONFIG_HOME/butler/http-token`,
+    /// made (mode 0600) on the first start.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// Also accept requests from this browser origin (`https://host[:port|:*]`; repeatable).
@@ -118,6 +119,16 @@ struct ServeArgs {
     /// On SIGTERM/SIGINT, give the calls in flight this many seconds to finish.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     shutdown_grace: u64,
+    /// Give a client this many seconds to send a request's headers, and as many for its body.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    read_timeout: u64,
+    /// Keep at most this many connections open (at the cap an idle one makes room; when all
+    /// are busy a new one gets 503).
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    max_connections: usize,
+    /// Keep at most this many MCP sessions live (a new one beyond them gets 503).
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    max_sessions: usize,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -181,7 +192,12 @@ fn main() -> anyhow::Result<()> {
             token_file,
             ..
         } => {
-            let token = http_token(token_file.as_deref(), &env)?;
+            use butler_orchestrator::http::{TOKEN_ENV, client_token};
+            let token = client_token(
+                token_file.as_deref(),
+                env.get(TOKEN_ENV).map(Into::into),
+                user_token_file(&env).as_deref(),
+            )?;
             let report = runtime.block_on(butler_orchestrator::install::doctor_http(
                 &url,
                 token.as_ref(),
@@ -210,44 +226,45 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-/// The HTTP server's bearer token, read once here: from `file`, else `BUTLER_HTTP_TOKEN`.
-fn http_token(
-    file: Option<&std::path::Path>,
-    env: &Environment,
-) -> anyhow::Result<Option<butler_worker::config::Secret>> {
-    use butler_orchestrator::http::{TOKEN_ENV, load_token};
-    Ok(load_token(file, env.get(TOKEN_ENV).map(Into::into))?)
+/// The user's bearer token file for the HTTP server (`$XDG_CONFIG_HOME/butler/http-token`).
+fn user_token_file(env: &Environment) -> Option<PathBuf> {
+    butler_orchestrator::http::default_token_file(env.get("XDG_CONFIG_HOME"), env.get("HOME"))
 }
 
-/// `butler serve --http`: binds, says where on stderr, serves until SIGTERM/SIGINT; then, as
+/// `butler serve --http`: reads (or makes) the token, binds, says on stderr where it listens
+/// and how a client connects (never the token itself), serves until SIGTERM/SIGINT; then, as
 /// `butler mcp` does, stops every task still running before the process exits.
 async fn serve_http(
     args: ServeArgs,
     clock: SharedClock,
     env: Arc<Environment>,
 ) -> anyhow::Result<()> {
-    use butler_orchestrator::http::{HttpOptions, HttpServer, termination_signal};
+    use butler_orchestrator::http::{
+        HttpOptions, HttpServer, TOKEN_ENV, client_setup, server_token, termination_signal,
+    };
     use butler_orchestrator::implement::{STOP_LIMIT, stop_running_tasks};
     use std::time::Duration;
-    let mut options = HttpOptions::new(args.http);
-    options.token = http_token(args.token_file.as_deref(), &env)?;
+    let token = server_token(
+        args.token_file.as_deref(),
+        env.get(TOKEN_ENV).map(Into::into),
+        user_token_file(&env).as_deref(),
+    )?;
+    let mut options = HttpOptions::new(args.http, token.secret);
     options.allowed_origins = args.allow_origins;
     options.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
     options.shutdown_grace = Duration::from_secs(args.shutdown_grace);
-    let guarded = if options.token.is_some() {
-        "bearer token required"
-    } else {
-        "no token: loopback clients only"
-    };
+    options.read_timeout = Duration::from_secs(args.read_timeout.max(1));
+    options.max_connections = args.max_connections;
+    options.max_sessions = args.max_sessions;
     let server = HttpServer::bind(options).await?;
-    // Said whatever the log filter: the person (or test) that started it needs the address.
+    // Said whatever the log filter: the person (or test) that started it needs the address and
+    // how to connect. Stderr, as every server's word: stdout is never the server's.
     {
         use std::io::Write;
-        writeln!(
-            std::io::stderr(),
-            "butler: serving MCP at {} ({guarded})",
-            server.url()
-        )?;
+        let url = server.url();
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "butler: serving MCP at {url} (bearer token required)")?;
+        err.write_all(client_setup(&url, &token.origin).as_bytes())?;
     }
     server.serve(clock, env, termination_signal()).await;
     if !stop_running_tasks("Butler's HTTP server stopped", STOP_LIMIT).await {

@@ -1,5 +1,7 @@
 //! `butler serve --http` through the real binary and real HTTP: many Brains at once, each in its
-//! own MCP session; the bearer token, the origin check, idle expiry, shutdown with a call in
+//! own MCP session and with its own active issue; the bearer token (always, loopback included,
+//! made on the first start), the origin check, idle expiry, slow and endless connections, the
+//! connection and session caps, idle ledger connections released, shutdown with a call in
 //! flight, and `butler doctor --http`.
 
 // Test scaffolding plays the user's side of the world (git as a person runs it, the server
@@ -10,6 +12,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -31,6 +34,9 @@ struct Served {
     child: Child,
     url: String,
     log: Arc<Mutex<String>>,
+    /// The token it asks for: the test's own with `--token-file`, else the one in the user's
+    /// token file (made by the server on its first start).
+    token: Secret,
 }
 
 impl Served {
@@ -73,11 +79,48 @@ impl Served {
                 sink.lock().expect("log").push_str(&format!("{line}\n"));
             }
         });
-        Served { child, url, log }
+        let token = if args.contains(&"--token-file") {
+            secret()
+        } else {
+            let text = std::fs::read_to_string(user_token_file(env)).expect("the token file");
+            Secret::new(text.trim())
+        };
+        Served {
+            child,
+            url,
+            log,
+            token,
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id().expect("still running")
+    }
+
+    /// `host:port` it listens on.
+    fn addr(&self) -> String {
+        let rest = self.url.strip_prefix("http://").expect("an http URL");
+        rest.split('/').next().expect("host:port").to_owned()
+    }
+
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token.expose())
     }
 
     fn log(&self) -> String {
         self.log.lock().expect("log").clone()
+    }
+
+    /// The log once it holds `needle` (it is read as the server writes it).
+    async fn log_with(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = self.log();
+            if log.contains(needle) || Instant::now() > deadline {
+                return log;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     fn terminate(&self) {
@@ -97,6 +140,27 @@ impl Served {
             .expect("wait works")
             .code()
     }
+}
+
+/// The user's token file in a world's environment (`$XDG_CONFIG_HOME/butler/http-token`).
+fn user_token_file(env: &[(String, String)]) -> PathBuf {
+    let config = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "XDG_CONFIG_HOME")
+        .map(|(_, v)| v.clone())
+        .expect("the world sets XDG_CONFIG_HOME");
+    Path::new(&config).join("butler").join("http-token")
+}
+
+/// What the process `pid` has open: the targets of its file descriptors.
+fn open_files(pid: u32) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    dir.filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .map(|target| target.to_string_lossy().into_owned())
+        .collect()
 }
 
 fn token_file(dir: &Path) -> PathBuf {
@@ -508,24 +572,8 @@ async fn requests_without_the_token_from_another_origin_or_on_an_expired_session
 }
 
 #[tokio::test]
-async fn a_non_loopback_address_without_a_token_is_refused_before_listening() {
+async fn an_unusable_token_or_no_place_to_keep_one_is_refused_before_listening() {
     let w = World::new();
-    let out = tokio::time::timeout(
-        Duration::from_secs(30),
-        Command::new(BUTLER)
-            .args(["serve", "--http", "0.0.0.0:0"])
-            .env_clear()
-            .envs(w.env.iter().map(|(k, v)| (k, v)))
-            .output(),
-    )
-    .await
-    .expect("it answers at once")
-    .expect("butler runs");
-    assert!(!out.status.success());
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("bearer token"), "{said}");
-    assert!(!said.contains("serving MCP"), "{said}");
-
     // A token too short to be safe is refused, and not shown.
     let file = w.path("short-token");
     std::fs::write(&file, "tiny-secret").expect("write");
@@ -541,6 +589,201 @@ async fn a_non_loopback_address_without_a_token_is_refused_before_listening() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("shorter than 16"), "{said}");
     assert!(!said.contains("tiny-secret"), "{said}");
+    assert!(!said.contains("serving MCP"), "{said}");
+
+    // No token given and nowhere to keep one: no server without a token.
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        Command::new(BUTLER)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .env_clear()
+            .env("LC_ALL", "C")
+            .output(),
+    )
+    .await
+    .expect("it answers at once")
+    .expect("butler runs");
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("--token-file"), "{said}");
+    assert!(!said.contains("serving MCP"), "{said}");
+
+    // A token file other users can read is not used.
+    let exposed = user_token_file(&w.env);
+    std::fs::create_dir_all(exposed.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&exposed, format!("{TOKEN}\n")).expect("write");
+    std::fs::set_permissions(&exposed, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let out = Command::new(BUTLER)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env_clear()
+        .envs(w.env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .await
+        .expect("butler runs");
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("chmod 600"), "{said}");
+    assert!(!said.contains(TOKEN), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loopback_needs_the_token_too_made_private_on_the_first_start_and_kept() {
+    tokio::time::timeout(TEST_LIMIT, async {
+        let w = World::published();
+        let file = user_token_file(&w.env);
+        assert!(!file.exists());
+        let mut server = Served::start(&w.env, &[]).await;
+        let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o600, "only the user reads the token");
+        assert_eq!(mode(file.parent().expect("dir")), 0o700);
+        let token = server.token.expose().to_owned();
+        assert!(token.len() >= 64, "a long random token");
+        // The first start says how to connect, naming the file and never the token.
+        let log = server.log_with("claude mcp add").await;
+        let shown = file.to_string_lossy();
+        assert!(
+            log.contains(&format!("the token was made in {shown} (mode 0600)")),
+            "{log}"
+        );
+        assert!(
+            log.contains(&format!(
+                "claude mcp add --transport http butler {} --header \"Authorization: Bearer \
+                 $(cat '{shown}')\"",
+                server.url
+            )),
+            "{log}"
+        );
+        assert!(!log.contains(&token), "the token is never printed: {log}");
+
+        // Loopback, no token: refused, whatever the request.
+        let url = server.url.clone();
+        for message in [initialize(), observe_call()] {
+            let answer = post(&url, &[], message).await;
+            assert_eq!(answer.status(), 401);
+        }
+        let bearer = server.bearer();
+        assert_eq!(
+            post(&url, &[("Authorization", &bearer)], initialize())
+                .await
+                .status(),
+            200
+        );
+        // A client with the file's token works end to end, and so does `doctor`, which finds
+        // the same file.
+        let brain = Brain::http(&url, Some(&server.token)).await;
+        brain
+            .ok("work_session_start", json!({"project_root": w.root()}))
+            .await;
+        assert_eq!(brain.state().await, "clean_idle");
+        brain.client.close().await;
+        let doctor = Command::new(BUTLER)
+            .args(["doctor", "--http", &url])
+            .env_clear()
+            .envs(w.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .await
+            .expect("doctor runs");
+        let said = String::from_utf8_lossy(&doctor.stdout);
+        assert!(doctor.status.success(), "{said}");
+
+        // The next start keeps the same token (clients configured once stay configured).
+        server.terminate();
+        assert_eq!(server.exit_code(Duration::from_secs(30)).await, Some(0));
+        let again = Served::start(&w.env, &[]).await;
+        assert_eq!(again.token.expose(), token);
+        assert_eq!(mode(&file), 0o600);
+        let log = again.log_with("claude mcp add").await;
+        assert!(log.contains(&format!("the token is in {shown}")), "{log}");
+        assert!(!log.contains(&token), "{log}");
+        let answer = post(&again.url, &[("Authorization", &bearer)], initialize()).await;
+        assert_eq!(
+            answer.status(),
+            200,
+            "the token of the first start still opens sessions"
+        );
+        assert_eq!(post(&again.url, &[], initialize()).await.status(), 401);
+    })
+    .await
+    .expect("the test ends in time");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_chose_no_issue_never_takes_one_another_session_chose_after_it_opened() {
+    tokio::time::timeout(TEST_LIMIT, async {
+        let w = World::published();
+        let server = Served::start(&w.env, &[]).await;
+        let start = json!({"project_root": w.root()});
+        let first = Brain::http(&server.url, Some(&server.token)).await;
+        let second = Brain::http(&server.url, Some(&server.token)).await;
+        first.ok("work_session_start", start.clone()).await;
+        second.ok("work_session_start", start.clone()).await;
+        // After both opened, the first chooses an issue.
+        let created = first
+            .ok(
+                "issue_create",
+                json!({"title": "The first session's issue", "current_state": "Open.",
+                       "next_action": "Record.", "blockers": "None."}),
+            )
+            .await;
+        let issue = created["data"]["issue"]["number"].as_u64().expect("number");
+        first.ok("work_start", json!({"issue_id": issue})).await;
+
+        // The second, which chose none, records its own work without the first's issue.
+        w.write("second.txt", "the second session's work\n");
+        let recorded = second
+            .ok(
+                "work_record",
+                json!({"message": "The second session's work"}),
+            )
+            .await;
+        assert_eq!(recorded["data"]["issue_ids"], json!([]), "{recorded}");
+        let body =
+            String::from_utf8_lossy(&git(&w.project, &w, &["log", "-1", "--format=%B"]).stdout)
+                .into_owned();
+        assert!(!body.contains(&format!("#{issue}")), "{body}");
+        let seen = second.observe().await;
+        assert_eq!(seen["data"]["active_issue"], Value::Null, "{seen}");
+        let seen = first.observe().await;
+        assert_eq!(
+            seen["data"]["active_issue"]["number"],
+            json!(issue),
+            "{seen}"
+        );
+
+        // A session opened later starts from the choice remembered when it opens (how a
+        // restarted Brain finds its issue again)…
+        let third = Brain::http(&server.url, Some(&server.token)).await;
+        third.ok("work_session_start", start.clone()).await;
+        let seen = third.observe().await;
+        assert_eq!(
+            seen["data"]["active_issue"]["number"],
+            json!(issue),
+            "{seen}"
+        );
+        // …and its own choices stay its own: clearing it clears nobody else's.
+        third.ok("work_start", json!({})).await;
+        let seen = third.observe().await;
+        assert_eq!(seen["data"]["active_issue"], Value::Null, "{seen}");
+        let seen = first.observe().await;
+        assert_eq!(
+            seen["data"]["active_issue"]["number"],
+            json!(issue),
+            "{seen}"
+        );
+        w.write("first.txt", "the first session's work\n");
+        let recorded = first
+            .ok(
+                "work_record",
+                json!({"message": "The first session's work"}),
+            )
+            .await;
+        assert_eq!(recorded["data"]["issue_ids"], json!([issue]), "{recorded}");
+        for brain in [first, second, third] {
+            brain.client.close().await;
+        }
+    })
+    .await
+    .expect("the test ends in time");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -559,7 +802,7 @@ async fn shutdown_lets_a_call_in_flight_finish_and_a_long_call_outlives_the_idle
         w.env.push(("BUTLER_SANDBOX".to_owned(), "off".into()));
         let mut server =
             Served::start(&w.env, &["--idle-timeout", "1", "--shutdown-grace", "60"]).await;
-        let brain = Arc::new(Brain::http(&server.url, None).await);
+        let brain = Arc::new(Brain::http(&server.url, Some(&server.token)).await);
         brain
             .ok("work_session_start", json!({"project_root": w.root()}))
             .await;
@@ -641,6 +884,278 @@ async fn doctor_checks_a_running_http_server() {
         assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(said.contains("FAIL  http_session"), "{said}");
         assert!(said.contains("--token-file"), "{said}");
+    })
+    .await
+    .expect("the test ends in time");
+}
+
+/// How a slow client holds a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slow {
+    /// Connects and sends nothing.
+    Silent,
+    /// Sends half a request's headers, never the rest.
+    HalfHeaders,
+    /// Sends a whole authorized request's headers and the first bytes of a body it announced
+    /// at 100 kB, never the rest.
+    StalledBody,
+}
+
+/// Opens a connection to `addr` that holds still the way `kind` says; the task ends when the
+/// server closes it, with how long that took and the answer's status line (if any).
+async fn slow_connection(
+    addr: String,
+    kind: Slow,
+    bearer: String,
+) -> tokio::task::JoinHandle<(Slow, Duration, String)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connects");
+    let opened = Instant::now();
+    let sent = match kind {
+        Slow::Silent => String::new(),
+        Slow::HalfHeaders => format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Ty"),
+        Slow::StalledBody => format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {bearer}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: 100000\r\n\r\n{{\"jsonrpc\": \"2.0\", "
+        ),
+    };
+    stream.write_all(sent.as_bytes()).await.expect("sends");
+    tokio::spawn(async move {
+        let mut answer = Vec::new();
+        // Until the server closes the connection (or resets it).
+        let _ = stream.read_to_end(&mut answer).await;
+        let status = String::from_utf8_lossy(&answer)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        (kind, opened.elapsed(), status)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_hundred_slow_connections_neither_lock_out_a_new_client_nor_outlive_the_deadline() {
+    tokio::time::timeout(TEST_LIMIT, async {
+        const READ_TIMEOUT: u64 = 10;
+        const SLOW: usize = 300;
+        // The default caps: 256 connections, 128 sessions.
+        const MAX_CONNECTIONS: usize = 256;
+        let w = World::published();
+        let server = Served::start(&w.env, &["--read-timeout", &READ_TIMEOUT.to_string()]).await;
+        let start = json!({"project_root": w.root()});
+
+        // The same client's first steps on a quiet server, for comparison.
+        let quiet = Instant::now();
+        let calm = Brain::http(&server.url, Some(&server.token)).await;
+        let quiet_init = quiet.elapsed();
+        calm.ok("work_session_start", start.clone()).await;
+        calm.client.close().await;
+
+        let kinds = [Slow::Silent, Slow::HalfHeaders, Slow::StalledBody];
+        let mut slow = Vec::new();
+        for i in 0..SLOW {
+            let kind = kinds[i % kinds.len()];
+            slow.push(slow_connection(server.addr(), kind, server.bearer()).await);
+        }
+        let opened = Instant::now();
+        // Give the server a moment to take them all in.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let sockets = |pid| {
+            open_files(pid)
+                .iter()
+                .filter(|f| f.starts_with("socket:"))
+                .count()
+        };
+        let held = sockets(server.pid());
+
+        // A new client initialises and works while they are held.
+        let begun = Instant::now();
+        let brain = Brain::http(&server.url, Some(&server.token)).await;
+        let init = begun.elapsed();
+        brain.ok("work_session_start", start.clone()).await;
+        assert_eq!(brain.state().await, "clean_idle");
+        let worked = begun.elapsed();
+        let during = sockets(server.pid());
+        assert!(
+            init < Duration::from_secs(READ_TIMEOUT / 2),
+            "the new client did not wait for the slow ones' deadline: {init:?}"
+        );
+        assert!(
+            opened.elapsed() < Duration::from_secs(READ_TIMEOUT),
+            "the slow connections were still within their deadline"
+        );
+        // Bounded in count: the cap, plus the listener, the runtime's signal pipe and the few
+        // connections still closing as they make room.
+        for count in [held, during] {
+            assert!(count <= MAX_CONNECTIONS + 8, "{count} sockets open");
+        }
+
+        // Bounded in time: every slow connection is closed by the server by its deadline
+        // (the oldest idle ones sooner, to make room).
+        let mut ends = Vec::new();
+        for task in slow {
+            let within = Duration::from_secs(READ_TIMEOUT + 10);
+            let end = tokio::time::timeout(within, task)
+                .await
+                .expect("the server closed the slow connection")
+                .expect("the watcher ends");
+            ends.push(end);
+        }
+        for (kind, took, status) in &ends {
+            assert!(
+                *took <= Duration::from_secs(READ_TIMEOUT + 3),
+                "{kind:?} held for {took:?}"
+            );
+            if *kind == Slow::StalledBody && *took >= Duration::from_secs(READ_TIMEOUT) {
+                assert!(status.starts_with("HTTP/1.1 408"), "{kind:?}: {status}");
+            }
+        }
+        let made_room = ends
+            .iter()
+            .filter(|(_, took, _)| *took < Duration::from_secs(READ_TIMEOUT))
+            .count();
+        assert!(
+            made_room >= SLOW - MAX_CONNECTIONS,
+            "at least the excess made room at once: {made_room}"
+        );
+        // The client is still served once they are gone.
+        assert_eq!(brain.state().await, "clean_idle");
+        brain.client.close().await;
+        let log = server.log_with("connection cap reached").await;
+        assert!(log.contains("connection cap reached"), "{log}");
+        eprintln!(
+            "http slow connections: {SLOW} held ({held} sockets open at the server, cap \
+             {MAX_CONNECTIONS}); a new client's initialize took {:.1} ms (quiet server: {:.1} \
+             ms), initialize + work_session_start + work_observe {:.1} ms; {made_room} closed \
+             at once to make room, the rest at their {READ_TIMEOUT} s deadline",
+            init.as_secs_f64() * 1e3,
+            quiet_init.as_secs_f64() * 1e3,
+            worked.as_secs_f64() * 1e3,
+        );
+    })
+    .await
+    .expect("the test ends in time");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beyond_the_session_cap_or_with_every_connection_busy_a_client_is_told_why() {
+    tokio::time::timeout(TEST_LIMIT, async {
+        use tokio::io::AsyncReadExt;
+        let w = World::new();
+        let server =
+            Served::start(&w.env, &["--max-sessions", "2", "--max-connections", "2"]).await;
+        let url = server.url.as_str();
+        let bearer = server.bearer();
+        let first = raw_session(url, &bearer).await;
+        let second = raw_session(url, &bearer).await;
+        let answer = post(url, &[("Authorization", &bearer)], initialize()).await;
+        assert_eq!(answer.status(), 503);
+        assert_eq!(
+            answer.headers().get("retry-after").map(|v| v.as_bytes()),
+            Some(&b"1"[..])
+        );
+        let said = answer.text().await.expect("body");
+        assert!(said.contains("too many live sessions"), "{said}");
+
+        // Both sessions hold a stream open (what a client listening for the server's messages
+        // does): two busy connections, the cap.
+        let client = reqwest::Client::new();
+        let mut streams = Vec::new();
+        for session in [&first, &second] {
+            let stream = client
+                .get(url)
+                .header("Authorization", &bearer)
+                .header("Accept", "text/event-stream")
+                .header("Mcp-Session-Id", session.as_str())
+                .send()
+                .await
+                .expect("a stream");
+            assert_eq!(stream.status(), 200);
+            streams.push(stream);
+        }
+        let mut third = tokio::net::TcpStream::connect(server.addr())
+            .await
+            .expect("connects");
+        let mut answer = String::new();
+        tokio::time::timeout(Duration::from_secs(10), third.read_to_string(&mut answer))
+            .await
+            .expect("answered at once")
+            .expect("reads");
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(answer.contains("too many connections"), "{answer}");
+
+        // A session closed and a stream let go: room again.
+        drop(streams);
+        drop(client);
+        let delete = reqwest::Client::new()
+            .delete(url)
+            .header("Authorization", &bearer)
+            .header("Mcp-Session-Id", first.as_str())
+            .send()
+            .await
+            .expect("deleted");
+        assert!(delete.status().is_success(), "{}", delete.status());
+        let again = post(url, &[("Authorization", &bearer)], initialize()).await;
+        assert_eq!(again.status(), 200);
+    })
+    .await
+    .expect("the test ends in time");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_lets_go_of_its_ledger_and_takes_it_up_again() {
+    tokio::time::timeout(TEST_LIMIT, async {
+        let w = World::published();
+        let mut env = w.env.clone();
+        env.push(("BUTLER_LEDGER_IDLE_S".into(), "1".into()));
+        let server = Served::start(&env, &[]).await;
+        let ledger_files = |pid| {
+            open_files(pid)
+                .into_iter()
+                .filter(|f| f.contains("ledger.db"))
+                .count()
+        };
+        let mut brains = Vec::new();
+        for n in 0..6 {
+            let brain = Brain::http(&server.url, Some(&server.token)).await;
+            brain
+                .ok("work_session_start", json!({"project_root": w.root()}))
+                .await;
+            brain
+                .ok(
+                    "issue_create",
+                    json!({"title": format!("Issue {n}"), "current_state": "Open.",
+                           "next_action": "Record.", "blockers": "None."}),
+                )
+                .await;
+            brain.observe().await;
+            brains.push(brain);
+        }
+        let busy = ledger_files(server.pid());
+        assert!(
+            busy >= 6,
+            "each session has its ledger open while it works: {busy}"
+        );
+        tokio::time::sleep(Duration::from_millis(3000)).await;
+        assert_eq!(
+            ledger_files(server.pid()),
+            0,
+            "idle sessions hold no ledger"
+        );
+        for brain in &brains {
+            let seen = brain.observe().await;
+            assert_eq!(seen["status"], json!("ok"), "{seen}");
+            brain
+                .ok("issue_read", json!({"issue_id": 1, "last_n_comments": 1}))
+                .await;
+        }
+        assert!(ledger_files(server.pid()) >= 1, "taken up again");
+        for brain in brains {
+            brain.client.close().await;
+        }
     })
     .await
     .expect("the test ends in time");

@@ -829,7 +829,9 @@ pub async fn doctor_http(url: &str, token: Option<&Secret>) -> DoctorReport {
         Ok(Ok(client)) => client,
         Ok(Err(e)) => {
             let hint = if token.is_none() {
-                " (a server that needs a token: pass `--token-file` or set `BUTLER_HTTP_TOKEN`)"
+                " (the server asks for its bearer token, and none was found in \
+                 `$XDG_CONFIG_HOME/butler/http-token`: pass `--token-file FILE` or set \
+                 `BUTLER_HTTP_TOKEN`)"
             } else {
                 ""
             };

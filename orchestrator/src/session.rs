@@ -4,26 +4,34 @@
 //! State lives in the server instance, and rmcp makes one instance per MCP connection (stdio)
 //! or per MCP session (`Mcp-Session-Id` over streamable HTTP), so each Brain has its own: two
 //! sessions on one project share the repository and the ledger, never their choices. What must
-//! survive a restart (the active issue) is also kept in the ledger, which a new session reads
-//! until it makes a choice of its own.
+//! survive a restart (the active issue) is also kept in the ledger: a session starts from what
+//! the ledger held when it opened the project, and never takes a choice another session makes
+//! after that.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use butler_worker::config::{Environment, ProjectConfig, ProjectTrust, TrustState};
 use butler_worker::git::GitRepo;
 use butler_worker::issues::{BackendInfo, IssueBackend};
-use butler_worker::ledger::{Ledger, LedgerError};
+use butler_worker::ledger::{Ledger, LedgerError, LedgerHandle};
 use butler_worker::secrets::KnownSecrets;
 use butler_worker::time::SharedClock;
 
 use crate::error::WorkError;
 
+/// The variable that sets how long a session's ledger connection stays open unused (seconds).
+pub const LEDGER_IDLE_ENV: &str = "BUTLER_LEDGER_IDLE_S";
+/// Default: a session's ledger connection is closed after this long unused.
+pub const DEFAULT_LEDGER_IDLE: Duration = Duration::from_secs(30);
+
 /// Everything a tool needs to act on the project.
 pub struct Project {
     pub repo: GitRepo,
-    pub ledger: Mutex<Ledger>,
+    /// The ledger (shared with the embedded issue store), open only while in use.
+    ledger: Arc<LedgerHandle>,
     pub issues: Arc<dyn IssueBackend>,
     /// `owner/repo` when the shared destination names one, else the directory name.
     pub resolved_repo: String,
@@ -35,9 +43,9 @@ pub struct Project {
     pub clock: SharedClock,
     /// Butler's own secrets (the tracker token), refused wherever the Brain would share them.
     pub known_secrets: KnownSecrets,
-    /// The active issue this session set, per line of work (`None` inside: cleared on purpose).
-    /// Lines this session never chose for fall back to the ledger's memory.
-    session_issues: Mutex<HashMap<String, Option<u64>>>,
+    /// The active issue per line of work: what the ledger remembered when the session opened,
+    /// then what this session set (a line with none has no entry).
+    session_issues: Mutex<HashMap<String, u64>>,
     /// Butler's environment, read once when the process started.
     pub env: Arc<Environment>,
     /// The user's configuration and the project's `.butler/config.toml` merged, read once when
@@ -56,17 +64,14 @@ impl Project {
     }
 
     /// The active issue of `line` for this session: the one it set, else the one the ledger
-    /// remembers for the project (set by an earlier session, or before a restart).
-    pub fn active_issue(&self, ledger: &Ledger, line: &str) -> Result<Option<u64>, LedgerError> {
-        let chosen = self.session_issues().get(line).copied();
-        match chosen {
-            Some(issue) => Ok(issue),
-            None => ledger.active_issue(&self.key(), line),
-        }
+    /// remembered when the session opened (set by an earlier session, or before a restart).
+    /// Never one another session set since: their choices are theirs.
+    pub fn active_issue(&self, line: &str) -> Option<u64> {
+        self.session_issues().get(line).copied()
     }
 
     /// Sets (or, with `None`, clears) the active issue of `line` for this session, and remembers
-    /// it in the ledger for the sessions that come after.
+    /// it in the ledger for the sessions that open after.
     pub fn set_active_issue(
         &self,
         ledger: &Ledger,
@@ -74,28 +79,65 @@ impl Project {
         issue: Option<u64>,
     ) -> Result<(), LedgerError> {
         ledger.set_active_issue(&self.key(), line, issue)?;
-        self.session_issues().insert(line.to_owned(), issue);
+        let mut chosen = self.session_issues();
+        match issue {
+            Some(issue) => chosen.insert(line.to_owned(), issue),
+            None => chosen.remove(line),
+        };
         Ok(())
     }
 
     /// The session's choices (plain data: a panic elsewhere cannot leave them half-written).
-    fn session_issues(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<u64>>> {
+    fn session_issues(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
         self.session_issues
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Runs `f` with the ledger locked (ledger calls are short and synchronous).
+    /// Runs `f` with the ledger (reopened if it was released; calls are short and synchronous,
+    /// one at a time).
     pub fn with_ledger<T>(
         &self,
         f: impl FnOnce(&Ledger) -> Result<T, WorkError>,
     ) -> Result<T, WorkError> {
-        let guard = self
-            .ledger
-            .lock()
-            .map_err(|_| WorkError::Internal("ledger lock poisoned".into()))?;
-        f(&guard)
+        self.ledger.with(f)
     }
+
+    /// Whether the session holds its ledger connection open right now.
+    pub fn ledger_open(&self) -> bool {
+        self.ledger.is_open()
+    }
+}
+
+/// Closes `ledger`'s connection whenever it has gone unused for `idle`, until the session that
+/// holds it is gone.
+async fn release_when_idle(ledger: Weak<LedgerHandle>, idle: Duration) {
+    let every = (idle / 2).max(Duration::from_millis(100));
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(ledger) = ledger.upgrade() else {
+            return;
+        };
+        // Closing the last connection may checkpoint the log: file work, off the executor.
+        let released = tokio::task::spawn_blocking(move || {
+            ledger
+                .release_if_idle(idle, Instant::now())
+                .then(|| ledger.path().to_path_buf())
+        })
+        .await;
+        if let Ok(Some(path)) = released {
+            tracing::debug!(path = %path.display(), "released an idle ledger connection");
+        }
+    }
+}
+
+/// How long a session's ledger connection stays open unused: [`LEDGER_IDLE_ENV`], else
+/// [`DEFAULT_LEDGER_IDLE`].
+fn ledger_idle(env: &Environment) -> Duration {
+    env.get(LEDGER_IDLE_ENV)
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|s| Duration::from_secs(s.max(1)))
+        .unwrap_or(DEFAULT_LEDGER_IDLE)
 }
 
 /// The directory name, used as the repository name when no remote names one.
@@ -146,6 +188,9 @@ pub async fn open_project(
     let opened = tokio::task::spawn_blocking(move || -> Result<_, WorkError> {
         let repo = GitRepo::discover(&path)?;
         let ledger = Ledger::open(repo.common_dir())?.with_clock(ledger_clock);
+        // The session starts from the choices remembered when it opens, and only those.
+        let key = repo.workdir().to_string_lossy().into_owned();
+        let remembered: HashMap<String, u64> = ledger.active_issues(&key)?.into_iter().collect();
         let remote = match repo.destination()? {
             Some(dest) => Some(dest.remote),
             None => Some("origin".to_string()),
@@ -154,11 +199,12 @@ pub async fn open_project(
             Some(name) => repo.remote_url(&name)?,
             None => None,
         };
-        Ok((repo, ledger, url))
+        Ok((repo, ledger, remembered, url))
     })
     .await
     .map_err(|e| WorkError::Internal(format!("session start: {e}")))??;
-    let (repo, ledger, url) = opened;
+    let (repo, ledger, remembered, url) = opened;
+    let ledger = Arc::new(LedgerHandle::new(ledger));
     let remote = url
         .as_deref()
         .and_then(butler_worker::remote_url::parse_remote);
@@ -170,23 +216,26 @@ pub async fn open_project(
         problem: e.to_string(),
     })?;
     let (issues, backend_note, known_secrets) = crate::backend::choose(
-        &repo,
         &resolved_repo,
         remote.as_ref(),
-        clock.clone(),
+        Arc::clone(&ledger),
         &config.issues,
     )
     .await?;
+    tokio::spawn(release_when_idle(
+        Arc::downgrade(&ledger),
+        ledger_idle(&env),
+    ));
     let project = Arc::new(Project {
         repo,
-        ledger: Mutex::new(ledger),
+        ledger,
         issues,
         resolved_repo,
         backend_note,
         titles: Mutex::new(HashMap::new()),
         clock,
         known_secrets,
-        session_issues: Mutex::new(HashMap::new()),
+        session_issues: Mutex::new(remembered),
         env,
         config,
     });

@@ -1,103 +1,25 @@
 //! Who may talk to the HTTP server, decided at its edge: pure functions over the bind address,
-//! the configured token and origins, and a request's headers.
+//! the token and origins, and a request's headers.
 //!
-//! - A bearer token is required for any address that is not loopback; when one is configured it
-//!   is required on every request, loopback included, and compared in constant time.
+//! - The bearer token is required on every request, loopback included (see [`super::token`]),
+//!   and compared in constant time.
 //! - Browser origins (MCP's DNS-rebinding rule: a present `Origin` that is not allowed is
 //!   refused with 403): the loopback origins for a loopback bind, plus the configured ones.
 //! - `Host`: checked against the loopback names for a loopback bind (a rebinding page reaches
 //!   the server under its own host name); on other binds the token is the guard.
 
-use std::ffi::OsString;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 
 use butler_worker::config::Secret;
 use http::HeaderMap;
 use subtle::ConstantTimeEq;
 
-/// The environment variable that may hold the bearer token.
-pub const TOKEN_ENV: &str = "BUTLER_HTTP_TOKEN";
-/// Shortest token accepted: anything shorter could be guessed.
-pub const MIN_TOKEN_LEN: usize = 16;
-
 /// Why the server refuses to start.
 #[derive(Debug, thiserror::Error)]
 pub enum EdgeError {
-    /// A non-loopback address without a token.
-    #[error(
-        "{addr} is reachable from other machines: give a bearer token (`--token-file FILE` or \
-         `{TOKEN_ENV}`), or listen on a loopback address such as 127.0.0.1"
-    )]
-    TokenRequired {
-        /// The address asked for.
-        addr: SocketAddr,
-    },
-    /// The token file could not be read.
-    #[error("the token file `{}` cannot be read: {source}", path.display())]
-    TokenFile {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The token is unusable (the token itself is never shown).
-    #[error("the bearer token from {from} {why}")]
-    BadToken {
-        /// Where it came from (the file, or the variable's name).
-        from: String,
-        /// What is wrong with it.
-        why: &'static str,
-    },
     /// An allowed origin that is not `scheme://host[:port]`.
     #[error("`{0}` is not an origin: write `http://host`, `https://host:8443` or `https://host:*`")]
     BadOrigin(String),
-}
-
-/// The bearer token, read once: from `file` when given, else from the variable's value
-/// (`env_value`, [`TOKEN_ENV`]); `None` when neither is set. Surrounding whitespace (a file's
-/// final newline) is not part of the token.
-pub fn load_token(
-    file: Option<&Path>,
-    env_value: Option<OsString>,
-) -> Result<Option<Secret>, EdgeError> {
-    let (from, text) = match (file, env_value) {
-        (Some(path), _) => {
-            let text = std::fs::read(path).map_err(|source| EdgeError::TokenFile {
-                path: path.to_owned(),
-                source,
-            })?;
-            (format!("`{}`", path.display()), text)
-        }
-        (None, Some(value)) => (format!("`{TOKEN_ENV}`"), value.into_encoded_bytes()),
-        (None, None) => return Ok(None),
-    };
-    let bad = |why| EdgeError::BadToken {
-        from: from.clone(),
-        why,
-    };
-    let text = String::from_utf8(text).map_err(|_| bad("is not text"))?;
-    let token = text.trim();
-    if token.is_empty() {
-        return Err(bad("is empty"));
-    }
-    // What an `Authorization` header can carry after `Bearer `.
-    if !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(bad("has spaces or characters an HTTP header cannot carry"));
-    }
-    if token.len() < MIN_TOKEN_LEN {
-        return Err(bad("is shorter than 16 characters"));
-    }
-    Ok(Some(Secret::new(token)))
-}
-
-/// Whether serving on `addr` with (or without) a token is allowed.
-pub fn check_bind(addr: SocketAddr, token: Option<&Secret>) -> Result<(), EdgeError> {
-    if addr.ip().is_loopback() || token.is_some() {
-        Ok(())
-    } else {
-        Err(EdgeError::TokenRequired { addr })
-    }
 }
 
 /// The `Host` values accepted (host names, any port): the loopback names and the bound address
@@ -173,11 +95,8 @@ pub enum Refusal {
     Unauthorized,
 }
 
-/// Whether a request's headers carry the token (always, when no token is configured).
-pub fn authorize(headers: &HeaderMap, token: Option<&Secret>) -> Result<(), Refusal> {
-    let Some(token) = token else {
-        return Ok(());
-    };
+/// Whether a request's headers carry the token.
+pub fn authorize(headers: &HeaderMap, token: &Secret) -> Result<(), Refusal> {
     let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
     let (Some(value), None) = (values.next(), values.next()) else {
         return Err(Refusal::Unauthorized);
@@ -221,64 +140,12 @@ mod tests {
     }
 
     #[test]
-    fn a_non_loopback_bind_needs_a_token_and_a_loopback_one_does_not() {
-        let token = Secret::new(TOKEN);
-        for open in ["0.0.0.0:8080", "192.168.1.5:80", "[::]:9000", "10.0.0.1:1"] {
-            assert!(matches!(
-                check_bind(addr(open), None),
-                Err(EdgeError::TokenRequired { .. })
-            ));
-            assert!(check_bind(addr(open), Some(&token)).is_ok());
-        }
-        for local in ["127.0.0.1:0", "127.0.0.2:80", "[::1]:9000"] {
-            assert!(check_bind(addr(local), None).is_ok());
-        }
-    }
-
-    #[test]
-    fn the_token_comes_from_the_file_first_then_the_variable() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("token");
-        std::fs::write(&file, format!("{TOKEN}\n")).expect("write");
-        let env = Some(OsString::from("from-the-environment-123"));
-        let t = load_token(Some(&file), env.clone())
-            .expect("ok")
-            .expect("some");
-        assert_eq!(t.expose(), TOKEN);
-        let t = load_token(None, env).expect("ok").expect("some");
-        assert_eq!(t.expose(), "from-the-environment-123");
-        assert!(load_token(None, None).expect("ok").is_none());
-    }
-
-    #[test]
-    fn unusable_tokens_are_refused_without_showing_them() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("token");
-        for (text, why) in [
-            ("\n", "is empty"),
-            ("short-secret", "shorter than 16"),
-            ("has a space in the middle", "spaces"),
-        ] {
-            std::fs::write(&file, text).expect("write");
-            let err = load_token(Some(&file), None).expect_err("refused");
-            let shown = err.to_string();
-            assert!(shown.contains(why), "{shown}");
-            assert!(
-                !shown.contains("secret") && !shown.contains("middle"),
-                "{shown}"
-            );
-        }
-        let missing = load_token(Some(&dir.path().join("none")), None).expect_err("refused");
-        assert!(matches!(missing, EdgeError::TokenFile { .. }));
-    }
-
-    #[test]
     fn only_the_exact_bearer_token_is_authorized() {
         let token = Secret::new(TOKEN);
         let ok = format!("Bearer {TOKEN}");
-        assert_eq!(authorize(&headers(&[&ok]), Some(&token)), Ok(()));
+        assert_eq!(authorize(&headers(&[&ok]), &token), Ok(()));
         let lower = format!("bearer   {TOKEN}");
-        assert_eq!(authorize(&headers(&[&lower]), Some(&token)), Ok(()));
+        assert_eq!(authorize(&headers(&[&lower]), &token), Ok(()));
         let longer = format!("Bearer {TOKEN}x");
         let shorter = format!("Bearer {}", &TOKEN[..TOKEN.len() - 1]);
         let basic = format!("Basic {TOKEN}");
@@ -293,13 +160,11 @@ mod tests {
             vec![ok.as_str(), ok.as_str()],
         ] {
             assert_eq!(
-                authorize(&headers(&refused), Some(&token)),
+                authorize(&headers(&refused), &token),
                 Err(Refusal::Unauthorized),
                 "{refused:?}"
             );
         }
-        // No token configured: nothing to check.
-        assert_eq!(authorize(&headers(&[]), None), Ok(()));
     }
 
     #[test]

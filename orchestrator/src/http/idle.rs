@@ -6,6 +6,8 @@
 //! starts a new one, as the MCP specification asks. A session is idle when no call of its is in
 //! flight and none began or ended for the idle timeout: a long call (`run_implement`) never
 //! expires its session half-way. Calls without a session (`initialize`) count for shutdown only.
+//! There are at most so many live sessions: an `initialize` beyond them is refused before rmcp
+//! makes a server for it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -26,6 +28,8 @@ struct State {
     sessions: HashMap<String, Seen>,
     /// Every call in flight, with or without a session.
     in_flight: usize,
+    /// Sessions being opened (places reserved by [`Sessions::try_open`]).
+    opening: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +51,20 @@ impl Drop for Call {
     }
 }
 
+/// A place reserved for a session being opened; dropping it frees the place (the session it
+/// opened, if any, is registered by then).
+#[derive(Debug)]
+pub(crate) struct Opening {
+    sessions: Arc<Sessions>,
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut state = self.sessions.state();
+        state.opening = state.opening.saturating_sub(1);
+    }
+}
+
 impl Sessions {
     fn state(&self) -> MutexGuard<'_, State> {
         // Counters only: a panic elsewhere cannot leave them half-written.
@@ -62,6 +80,18 @@ impl Sessions {
                 in_flight: 0,
             },
         );
+    }
+
+    /// Reserves a place for a new session; `None` when `max` sessions are live or opening.
+    pub(crate) fn try_open(self: &Arc<Self>, max: usize) -> Option<Opening> {
+        let mut state = self.state();
+        if state.sessions.len() + state.opening >= max {
+            return None;
+        }
+        state.opening += 1;
+        Some(Opening {
+            sessions: Arc::clone(self),
+        })
     }
 
     /// A session the client ended (`DELETE`).
@@ -202,6 +232,24 @@ mod tests {
         s.register("a", t0);
         s.forget("a");
         assert_eq!(s.live(), 0);
+    }
+
+    #[test]
+    fn no_more_sessions_open_than_the_cap_counting_those_being_opened() {
+        let s = Arc::new(Sessions::default());
+        let t0 = Instant::now();
+        let a = s.try_open(2).expect("room");
+        let b = s.try_open(2).expect("room");
+        assert!(s.try_open(2).is_none(), "two are being opened");
+        s.register("a", t0);
+        drop(a);
+        drop(b);
+        let c = s.try_open(2).expect("one live, one place left");
+        s.register("c", t0);
+        drop(c);
+        assert!(s.try_open(2).is_none(), "two live");
+        s.forget("a");
+        assert!(s.try_open(2).is_some(), "a place again");
     }
 
     #[tokio::test]

@@ -286,7 +286,7 @@ fn capitalised(text: &str) -> String {
 async fn active_issue(project: &Arc<Project>) -> Result<Option<u64>, WorkError> {
     blocking(project, |p| {
         let head = p.repo.head()?;
-        super::record::active_issue(p, &line_of(&head))
+        Ok(p.active_issue(&line_of(&head)))
     })
     .await
 }

@@ -78,7 +78,7 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
         }
     }
     let line = line_of(&head);
-    let Some(issue) = project.with_ledger(|l| Ok(project.active_issue(l, &line)?))? else {
+    let Some(issue) = project.active_issue(&line) else {
         return Ok((
             text(Key::FinishNoIssue).into(),
             FinishPlan {

@@ -129,7 +129,7 @@ pub async fn new_line(
 async fn generated_name(project: &Arc<Project>) -> Result<String, WorkError> {
     let issue = blocking(project, |p| {
         let head = p.repo.head()?;
-        p.with_ledger(|l| Ok(p.active_issue(l, &line_of(&head))?))
+        Ok(p.active_issue(&line_of(&head)))
     })
     .await?;
     let base = match issue {
@@ -269,12 +269,9 @@ fn start(project: &Project, name: &str, from: Option<&str>) -> Result<LineChange
     }
     repo.start_line(name, start_at.as_deref(), origin.as_deref())?;
     // The work goes on for the same issue: the new line starts with the current line's.
-    project.with_ledger(|l| {
-        if let Some(issue) = project.active_issue(l, &line_of(&snap.head))? {
-            project.set_active_issue(l, name, Some(issue))?;
-        }
-        Ok(())
-    })?;
+    if let Some(issue) = project.active_issue(&line_of(&snap.head)) {
+        project.with_ledger(|l| Ok(project.set_active_issue(l, name, Some(issue))?))?;
+    }
     Ok(LineChange {
         line: name.into(),
         from: origin,
@@ -472,10 +469,9 @@ fn merge_into(
     let (records, _) = repo.ahead_behind(tip, &head)?;
     let message = format!("Merge line {source} into {target}");
     let outcome = project.with_ledger(|ledger| {
-        let issue = match project.active_issue(ledger, source)? {
-            Some(n) => Some(n),
-            None => project.active_issue(ledger, target)?,
-        };
+        let issue = project
+            .active_issue(source)
+            .or_else(|| project.active_issue(target));
         let issues: Vec<u64> = issue.into_iter().collect();
         let draft = Draft {
             message: &message,

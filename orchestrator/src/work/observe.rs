@@ -254,7 +254,7 @@ fn gather(project: &Project) -> Result<Gathered, WorkError> {
     let line = line_of(&head);
     let key = project.key();
     let (active_issue, outside_new, recent) = project.with_ledger(|ledger| {
-        let active = project.active_issue(ledger, &line)?;
+        let active = project.active_issue(&line);
         let previous = ledger.mark_observed(&key, &line, head.oid.as_deref())?;
         let mut outside_new = 0;
         if let (Some(prev), Some(now)) = (previous.as_deref(), head.oid.as_deref())

@@ -154,7 +154,7 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     let line = line_of(&snap.head);
     let issue_ids = match req.issue_ids.clone() {
         Some(ids) => ids,
-        None => active_issue(project, &line)?.into_iter().collect(),
+        None => project.active_issue(&line).into_iter().collect(),
     };
     match &snap.blocked {
         Some(BlockReason::Unfinished(unfinished)) if unfinished.op.is_some() => {
@@ -218,11 +218,6 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
         operation: None,
         notes,
     })
-}
-
-/// The active issue of `line`.
-pub(crate) fn active_issue(project: &Project, line: &str) -> Result<Option<u64>, WorkError> {
-    project.with_ledger(|l| Ok(project.active_issue(l, line)?))
 }
 
 /// A record saved by [`save`].

@@ -8,7 +8,7 @@
 //! future is polled; the store holds its own connection behind a mutex.
 
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Arc;
 
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
@@ -17,8 +17,8 @@ use super::{
     BackendInfo, Comment, Issue, IssueBackend, IssueError, IssueFuture, IssuePage, IssueQuery,
     IssueState, Label, NewIssue, ReportedState, StateFilter, resolve_label_names, validate_title,
 };
-use crate::ledger::{Ledger, LedgerError};
-use crate::time::{SharedClock, Timestamp};
+use crate::ledger::{Ledger, LedgerError, LedgerHandle};
+use crate::time::Timestamp;
 
 /// Page size when the query asks for none.
 const DEFAULT_PAGE: u32 = 10;
@@ -27,7 +27,7 @@ const MAX_PAGE: u32 = 50;
 
 /// The issue store inside a repository's ledger file.
 pub struct LocalIssues {
-    ledger: Mutex<Ledger>,
+    ledger: Arc<LedgerHandle>,
     name: String,
 }
 
@@ -61,19 +61,16 @@ impl LocalIssues {
 
     /// Uses an already open ledger connection (the store then owns it).
     pub fn from_ledger(ledger: Ledger, name: impl Into<String>) -> LocalIssues {
-        LocalIssues {
-            ledger: Mutex::new(ledger),
-            name: name.into(),
-        }
+        Self::shared(Arc::new(LedgerHandle::new(ledger)), name)
     }
 
-    /// The same store, stamping times from `clock`.
-    pub fn with_clock(self, clock: SharedClock) -> LocalIssues {
-        let ledger = self
-            .ledger
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        LocalIssues::from_ledger(ledger.with_clock(clock), self.name)
+    /// Uses a ledger handle shared with others (a session's own, so one connection serves
+    /// both and is released with it when idle); times are stamped by the handle's clock.
+    pub fn shared(ledger: Arc<LedgerHandle>, name: impl Into<String>) -> LocalIssues {
+        LocalIssues {
+            ledger,
+            name: name.into(),
+        }
     }
 
     fn with<T>(&self, f: impl FnOnce(&Ledger) -> Result<T, LedgerError>) -> Result<T, IssueError> {
@@ -84,9 +81,24 @@ impl LocalIssues {
         &self,
         f: impl FnOnce(&Ledger) -> Result<T, IssueError>,
     ) -> Result<T, IssueError> {
-        // A panic mid-call leaves no open transaction behind (it rolls back on drop).
-        let ledger = self.ledger.lock().unwrap_or_else(PoisonError::into_inner);
-        f(&ledger)
+        self.ledger
+            .with(|ledger| f(ledger).map_err(Reopen::Issue))
+            .map_err(|e| match e {
+                Reopen::Issue(e) => e,
+                Reopen::Ledger(e) => to_issue_error(e),
+            })
+    }
+}
+
+/// A call's own error, or the ledger's when it had to be reopened first.
+enum Reopen {
+    Issue(IssueError),
+    Ledger(LedgerError),
+}
+
+impl From<LedgerError> for Reopen {
+    fn from(err: LedgerError) -> Self {
+        Reopen::Ledger(err)
     }
 }
 

@@ -41,6 +41,15 @@ impl Ledger {
         Ok(issue)
     }
 
+    /// Every line of a project that has an active issue set, with it (ordered by line).
+    pub fn active_issues(&self, project: &str) -> Result<Vec<(String, u64)>, LedgerError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT line, issue FROM active_issues WHERE project = ?1 ORDER BY line",
+        )?;
+        let rows = stmt.query_map(params![project], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Notes that the Brain has just looked at a project's line of work at `head` (`None`: no
     /// commit yet) and returns the head seen the previous time, if any.
     pub fn mark_observed(

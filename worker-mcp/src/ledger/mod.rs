@@ -11,6 +11,7 @@
 mod approvals;
 mod context;
 mod error;
+mod handle;
 mod journal;
 mod procedures;
 mod records;
@@ -27,6 +28,7 @@ use crate::time::{SharedClock, SystemClock, Timestamp};
 
 pub use self::approvals::{APPROVAL_VALID_SECS, TaskApproval};
 pub use self::error::LedgerError;
+pub use self::handle::LedgerHandle;
 pub use self::journal::{Operation, process_alive};
 pub use self::procedures::ProcedureRow;
 pub use self::records::{AdoptCommit, Origin, PendingRecord, Record, RecordId, RecordIdError};

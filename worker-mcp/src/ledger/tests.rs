@@ -515,12 +515,21 @@ fn the_active_issue_is_kept_per_project_and_line() {
     assert_eq!(ledger.active_issue("/w/a", "main").unwrap(), Some(51));
     assert_eq!(ledger.active_issue("/w/a", "feature").unwrap(), Some(7));
     assert_eq!(ledger.active_issue("/w/b", "main").unwrap(), Some(9));
+    assert_eq!(
+        ledger.active_issues("/w/a").unwrap(),
+        [("feature".to_owned(), 7), ("main".to_owned(), 51)]
+    );
     ledger.set_active_issue("/w/a", "main", None).unwrap();
     ledger
         .set_active_issue("/w/a", "main", None)
         .expect("clearing twice is harmless");
     assert_eq!(ledger.active_issue("/w/a", "main").unwrap(), None);
     assert_eq!(ledger.active_issue("/w/a", "feature").unwrap(), Some(7));
+    assert_eq!(
+        ledger.active_issues("/w/a").unwrap(),
+        [("feature".to_owned(), 7)]
+    );
+    assert!(ledger.active_issues("/w/none").unwrap().is_empty());
 }
 
 #[test]
