@@ -220,6 +220,7 @@ mod tests {
                 warnings: vec!["worker MCP not reached".into()],
                 sandbox: None,
                 activity: None,
+                leftovers: None,
             }],
         }
     }

@@ -16,7 +16,8 @@ mod refusals;
 mod report;
 
 pub use helper::{
-    EXIT_EXEC_FAILED, EXIT_SANDBOX_FAILED, HELPER_SUBCOMMAND, HelperReport, helper_main,
+    DEFAULT_GRACE, EXIT_EXEC_FAILED, EXIT_SANDBOX_FAILED, HELPER_SUBCOMMAND, HelperReport,
+    helper_main,
 };
 pub use landlock_rules::{Enforcement, Restricted, kernel_abi};
 pub use policy::{DEVICES, Network, NetworkSetting, Policy, SandboxMode};
