@@ -42,9 +42,10 @@ pub struct EndedProcess {
 /// What one reaper run appends to its report file (one JSON line).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Leftovers {
-    /// The first [`MAX_LISTED`] processes it ended.
+    /// The first [`MAX_LISTED`] of the processes it ended whose parent it did not end too
+    /// (a daemon is listed, not each child it forked meanwhile).
     pub ended: Vec<EndedProcess>,
-    /// How many it ended in all.
+    /// How many it ended in all, children of those listed included.
     pub total: u32,
 }
 
@@ -131,15 +132,9 @@ pub fn run(mut command: Command, grace: Duration, report: Option<File>) -> Resul
         }
     }
     if let Some(mut file) = report
-        && !reaper.ended.is_empty()
+        && let Some(leftovers) = reaper.leftovers()
     {
-        let total = u32::try_from(reaper.ended.len()).unwrap_or(u32::MAX);
-        reaper.ended.truncate(MAX_LISTED);
-        let line = serde_json::to_string(&Leftovers {
-            ended: reaper.ended,
-            total,
-        })
-        .expect("leftovers always serialise");
+        let line = serde_json::to_string(&leftovers).expect("leftovers always serialise");
         let _ = writeln!(file, "{line}");
     }
     unblock(&signals);
@@ -163,8 +158,8 @@ struct Reaper {
     main_status: Option<WaitStatus>,
     /// Every process signalled, with the last signal it was sent.
     signalled: Vec<(Pid, Signal)>,
-    /// The same, without the command, as the evidence lists them.
-    ended: Vec<EndedProcess>,
+    /// The same but the command itself, as the evidence lists them, with their parents.
+    ended: Vec<(EndedProcess, Pid)>,
     /// While ending everything: when SIGTERM turns into SIGKILL.
     stopping: Option<Instant>,
 }
@@ -195,7 +190,7 @@ impl Reaper {
     /// Sends `signal` to every live descendant not sent it yet (each time found again, so
     /// new ones too); the command itself is not listed among what had to be ended.
     fn signal_all(&mut self, signal: Signal) {
-        for (pid, command) in descendants(getpid()) {
+        for (pid, parent, command) in descendants(getpid()) {
             let known = self.signalled.iter().position(|(p, _)| *p == pid);
             if known.is_some_and(|i| self.signalled[i].1 == signal) || kill(pid, signal).is_err() {
                 continue;
@@ -207,20 +202,42 @@ impl Reaper {
             if pid == self.main {
                 continue;
             }
-            match self.ended.iter_mut().find(|e| e.pid == pid.as_raw()) {
-                Some(listed) => signal.as_str().clone_into(&mut listed.signal),
-                None => self.ended.push(EndedProcess {
-                    pid: pid.as_raw(),
-                    command,
-                    signal: signal.as_str().to_owned(),
-                }),
+            match self.ended.iter_mut().find(|(e, _)| e.pid == pid.as_raw()) {
+                Some((listed, _)) => signal.as_str().clone_into(&mut listed.signal),
+                None => self.ended.push((
+                    EndedProcess {
+                        pid: pid.as_raw(),
+                        command,
+                        signal: signal.as_str().to_owned(),
+                    },
+                    parent,
+                )),
             }
         }
     }
+
+    /// What it ended, for the report: the processes whose parent it did not end as well.
+    fn leftovers(&self) -> Option<Leftovers> {
+        if self.ended.is_empty() {
+            return None;
+        }
+        let ended_too = |parent: &Pid| self.signalled.iter().any(|(p, _)| p == parent);
+        Some(Leftovers {
+            ended: self
+                .ended
+                .iter()
+                .filter(|(_, parent)| !ended_too(parent))
+                .take(MAX_LISTED)
+                .map(|(e, _)| e.clone())
+                .collect(),
+            total: u32::try_from(self.ended.len()).unwrap_or(u32::MAX),
+        })
+    }
 }
 
-/// The live (not yet zombie) descendants of `root` with their command names, from `/proc`.
-pub fn descendants(root: Pid) -> Vec<(Pid, String)> {
+/// The live (not yet zombie) descendants of `root` with their parents and command names, from
+/// `/proc`.
+pub fn descendants(root: Pid) -> Vec<(Pid, Pid, String)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -241,12 +258,12 @@ pub fn descendants(root: Pid) -> Vec<(Pid, String)> {
             all.push((pid, ppid, command));
         }
     }
-    let mut found: Vec<(Pid, String)> = Vec::new();
+    let mut found: Vec<(Pid, Pid, String)> = Vec::new();
     let mut frontier = vec![root.as_raw()];
     while let Some(parent) = frontier.pop() {
         for (pid, ppid, command) in &all {
-            if *ppid == parent && !found.iter().any(|(p, _)| p.as_raw() == *pid) {
-                found.push((Pid::from_raw(*pid), command.clone()));
+            if *ppid == parent && !found.iter().any(|(p, ..)| p.as_raw() == *pid) {
+                found.push((Pid::from_raw(*pid), Pid::from_raw(parent), command.clone()));
                 frontier.push(*pid);
             }
         }
@@ -287,7 +304,7 @@ mod tests {
     fn this_process_is_a_descendant_of_its_parent() {
         let me = getpid();
         let found = descendants(getppid());
-        assert!(found.iter().any(|(pid, _)| *pid == me), "{found:?}");
+        assert!(found.iter().any(|(pid, ..)| *pid == me), "{found:?}");
     }
 
     #[test]
