@@ -9,13 +9,12 @@
 //! git inside a writable tree (Landlock cannot carve a read-only hole into a writable tree): the
 //! Maid restores it before any git runs in the worktree and reports the change.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use butler_worker::sandbox::{
-    Enforcement, HELPER_SUBCOMMAND, HelperReport, KernelProbe, Network, Policy, RefusalSource,
+    Enforcement, HelperReport, HelperRun, KernelProbe, Network, Policy, RefusalSource,
     RunningKernel, SandboxMode, SandboxReport, scan_refusals, unmet,
 };
 
@@ -90,36 +89,18 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// `<helper> sandbox-exec (--policy P --report R | --unconfined) --leftovers L
-    /// --grace-ms G -- <program> <args…>`, same directory, environment and stdin. The helper's
-    /// grace is half the supervisor's `grace`, so it has ended everything before the supervisor
-    /// would kill it.
+    /// The command of `spec` under the helper (see [`HelperRun::wrap`]); `grace` is the
+    /// supervisor's.
     pub fn wrap(&self, spec: ChildSpec, grace: Duration) -> ChildSpec {
-        let mut args: Vec<OsString> = vec![HELPER_SUBCOMMAND.into()];
-        match &self.policy {
-            Some((policy, report)) => args.extend([
-                "--policy".into(),
-                policy.clone().into_os_string(),
-                "--report".into(),
-                report.clone().into_os_string(),
-            ]),
-            None => args.push("--unconfined".into()),
+        HelperRun {
+            policy: self
+                .policy
+                .as_ref()
+                .map(|(policy, report)| (policy.as_path(), report.as_path())),
+            leftovers: &self.leftovers_file,
+            grace,
         }
-        let grace_ms = (grace / 2).as_millis().to_string();
-        args.extend([
-            "--leftovers".into(),
-            self.leftovers_file.clone().into_os_string(),
-            "--grace-ms".into(),
-            grace_ms.into(),
-            "--".into(),
-            spec.program,
-        ]);
-        args.extend(spec.args);
-        ChildSpec {
-            program: self.helper.clone().into_os_string(),
-            args,
-            ..spec
-        }
+        .wrap(&self.helper, spec)
     }
 
     /// Whether the command runs in the sandbox.

@@ -38,6 +38,7 @@ pub async fn mcp_call(
         output_tail: String::new(),
         duration_ms: 0,
         detail: None,
+        leftovers: None,
     };
     let Some(server) = servers.get(&call.server) else {
         e.detail = Some(format!(

@@ -19,7 +19,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::landlock_rules::{Restricted, restrict_self};
 use super::policy::{Policy, SandboxMode};
 use super::{SandboxError, unmet};
-use crate::process::reaper;
+use crate::process::{ChildSpec, reaper};
 use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 
 /// The subcommand of Butler's program that runs the helper.
@@ -38,6 +38,48 @@ pub const EXIT_SANDBOX_FAILED: i32 = 125;
 pub const EXIT_EXEC_FAILED: i32 = 127;
 /// Between SIGTERM to what the program left and SIGKILL, unless `--grace-ms` says otherwise.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+
+/// How a command is to run under the helper: with a policy (confined) or not, where the
+/// reaper writes what it had to end, and the supervisor's grace period (the helper takes half,
+/// so it has ended everything before the supervisor would kill it).
+#[derive(Debug, Clone)]
+pub struct HelperRun<'a> {
+    /// The policy file and the report file; `None`: unconfined.
+    pub policy: Option<(&'a Path, &'a Path)>,
+    pub leftovers: &'a Path,
+    pub grace: Duration,
+}
+
+impl HelperRun<'_> {
+    /// `<helper> sandbox-exec (--policy P --report R | --unconfined) --leftovers L --grace-ms G
+    /// -- <program> <args…>`, same directory, environment and stdin.
+    pub fn wrap(&self, helper: &Path, spec: ChildSpec) -> ChildSpec {
+        let mut args: Vec<OsString> = vec![HELPER_SUBCOMMAND.into()];
+        match self.policy {
+            Some((policy, report)) => args.extend([
+                "--policy".into(),
+                policy.into(),
+                "--report".into(),
+                report.into(),
+            ]),
+            None => args.push("--unconfined".into()),
+        }
+        args.extend([
+            "--leftovers".into(),
+            self.leftovers.into(),
+            "--grace-ms".into(),
+            (self.grace / 2).as_millis().to_string().into(),
+            "--".into(),
+            spec.program,
+        ]);
+        args.extend(spec.args);
+        ChildSpec {
+            program: helper.into(),
+            args,
+            ..spec
+        }
+    }
+}
 
 /// What the helper writes to `--report` before it `exec`s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

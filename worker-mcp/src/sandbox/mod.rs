@@ -17,7 +17,7 @@ mod report;
 
 pub use helper::{
     DEFAULT_GRACE, EXIT_EXEC_FAILED, EXIT_SANDBOX_FAILED, HELPER_SUBCOMMAND, HelperReport,
-    helper_main,
+    HelperRun, helper_main,
 };
 pub use landlock_rules::{Enforcement, Restricted, kernel_abi};
 pub use policy::{DEVICES, Network, NetworkSetting, Policy, SandboxMode};
