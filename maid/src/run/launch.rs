@@ -70,6 +70,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             cwd: paths.worktree.clone(),
             env: workspace.env.clone(),
             stdin: command.stdin,
+            reaper: false,
         };
         let confined = workspace.sandbox.agent(attempt)?;
         let spec = match &confined {

@@ -76,6 +76,7 @@ impl HelperRun<'_> {
         ChildSpec {
             program: helper.into(),
             args,
+            reaper: true,
             ..spec
         }
     }
