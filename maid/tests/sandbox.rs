@@ -317,3 +317,54 @@ async fn a_dropped_supervision_lets_the_helper_end_what_the_command_left() {
     assert!(account.contains(&format!("\"pid\":{pid},")), "{account}");
     assert!(account.contains("SIGKILL"), "{account}");
 }
+
+/// The helper passes the command's ending on (its code, or the signal that ended it), and the
+/// command starts with no signal blocked (the reaper blocks the ones it reads for itself).
+#[tokio::test]
+async fn the_helper_passes_the_commands_ending_on_and_blocks_no_signal_of_it() {
+    use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, supervise};
+    use butler_worker::sandbox::{HelperRun, Network, Policy};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("policy.json");
+    Policy::new(SandboxMode::Auto, vec![dir.path().into()], Network::Open)
+        .write_to(&policy)
+        .expect("policy");
+    let report = dir.path().join("report.json");
+    let leftovers = dir.path().join("left.jsonl");
+    let limits = Limits::new(Duration::from_secs(30));
+    let mut env = ChildEnv::new();
+    env.set("PATH", std::env::var_os("PATH").expect("PATH"));
+    let never = CancellationToken::new();
+    for confined in [false, true] {
+        let run = |script: &str| {
+            let spec = HelperRun {
+                policy: confined.then_some((policy.as_path(), report.as_path())),
+                leftovers: &leftovers,
+                grace: limits.grace,
+            }
+            .wrap(
+                Path::new(HELPER),
+                ChildSpec::shell(script, dir.path(), env.clone()),
+            );
+            supervise(spec, &limits, &never)
+        };
+        assert_eq!(run("exit 7").await.ending, Ending::Exited { code: 7 });
+        assert_eq!(
+            run("kill -TERM $$").await.ending,
+            Ending::Signalled {
+                signal: "SIGTERM".into()
+            }
+        );
+        let masks = run("grep -E '^Sig(Blk|Ign)' /proc/self/status").await;
+        let text = masks.stdout.text();
+        assert!(text.contains("SigBlk:\t0000000000000000"), "{text}");
+        let missing = run("exec /nonexistent/agent").await;
+        assert_eq!(missing.ending, Ending::Exited { code: 127 }, "{confined}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&leftovers).unwrap_or_default(),
+        "",
+        "nothing was left running, nothing reported"
+    );
+}
