@@ -79,7 +79,8 @@ pub fn run(mut command: Command, grace: Duration, report: Option<File>) -> Resul
     let signal_fd = SignalFd::with_flags(&signals, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
         .map_err(|e| format!("cannot watch signals: {e}"))?;
     let parent = getppid();
-    // std's spawn gives the child an empty signal mask and default dispositions.
+    // The child inherits the blocked signals (std's spawn keeps the mask): it is Butler's
+    // second stage, which unblocks them before it becomes the program.
     let main = match command.spawn() {
         Ok(child) => Pid::from_raw(i32::try_from(child.id()).expect("pids fit in i32")),
         Err(e) => {
@@ -194,6 +195,10 @@ impl Reaper {
             let known = self.signalled.iter().position(|(p, _)| *p == pid);
             if known.is_some_and(|i| self.signalled[i].1 == signal) || kill(pid, signal).is_err() {
                 continue;
+            }
+            if signal == Signal::SIGTERM {
+                // A stopped process acts on SIGTERM only once continued.
+                let _ = kill(pid, Signal::SIGCONT);
             }
             match known {
                 Some(i) => self.signalled[i].1 = signal,
