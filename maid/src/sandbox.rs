@@ -1,6 +1,7 @@
 //! The Maid's side of the sandbox: whether a task's agent and verify commands can be confined,
-//! the policy of each (written for `butler sandbox-exec`), the wrapping of their command lines,
-//! and the [`SandboxReport`] of each attempt.
+//! the policy of each (written for `butler sandbox-exec`), the wrapping of their command lines
+//! (always under the helper, whose reaper ends what they leave running, confined or not), the
+//! [`SandboxReport`] of each attempt and what they left running ([`LeftoverProcesses`]).
 //!
 //! The agent may write its worktree and its own directory (its `HOME`, `TMPDIR` and the worker
 //! MCP's notes file); a verify command its worktree and its own temp dir. Everything else —
