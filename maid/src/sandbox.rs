@@ -98,7 +98,7 @@ impl Confinement {
                 .policy
                 .as_ref()
                 .map(|(policy, report)| (policy.as_path(), report.as_path())),
-            leftovers: &self.leftovers_file,
+            leftovers: Some(&self.leftovers_file),
             grace,
         }
         .wrap(&self.helper, spec)

@@ -282,7 +282,7 @@ async fn a_dropped_supervision_lets_the_helper_end_what_the_command_left() {
     limits.grace = Duration::from_millis(600);
     let spec = HelperRun {
         policy: None,
-        leftovers: &leftovers,
+        leftovers: Some(&leftovers),
         grace: limits.grace,
     }
     .wrap(
@@ -340,7 +340,7 @@ async fn the_helper_passes_the_commands_ending_on_and_blocks_no_signal_of_it() {
         let run = |script: &str| {
             let spec = HelperRun {
                 policy: confined.then_some((policy.as_path(), report.as_path())),
-                leftovers: &leftovers,
+                leftovers: Some(&leftovers),
                 grace: limits.grace,
             }
             .wrap(

@@ -182,7 +182,7 @@ async fn run_program(
     let spec = match &place.helper {
         Some(helper) if account.parent().is_some_and(Path::is_dir) => HelperRun {
             policy: None,
-            leftovers: &account,
+            leftovers: Some(&account),
             grace: GRACE,
         }
         .wrap(helper, spec),

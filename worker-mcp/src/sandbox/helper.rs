@@ -46,13 +46,14 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 pub struct HelperRun<'a> {
     /// The policy file and the report file; `None`: unconfined.
     pub policy: Option<(&'a Path, &'a Path)>,
-    pub leftovers: &'a Path,
+    /// Where the reaper appends what it had to end; `None`: it is not told.
+    pub leftovers: Option<&'a Path>,
     pub grace: Duration,
 }
 
 impl HelperRun<'_> {
-    /// `<helper> sandbox-exec (--policy P --report R | --unconfined) --leftovers L --grace-ms G
-    /// -- <program> <args…>`, same directory, environment and stdin.
+    /// `<helper> sandbox-exec (--policy P --report R | --unconfined) [--leftovers L] --grace-ms
+    /// G -- <program> <args…>`, same directory, environment and stdin.
     pub fn wrap(&self, helper: &Path, spec: ChildSpec) -> ChildSpec {
         let mut args: Vec<OsString> = vec![HELPER_SUBCOMMAND.into()];
         match self.policy {
@@ -64,9 +65,10 @@ impl HelperRun<'_> {
             ]),
             None => args.push("--unconfined".into()),
         }
+        if let Some(leftovers) = self.leftovers {
+            args.extend(["--leftovers".into(), leftovers.into()]);
+        }
         args.extend([
-            "--leftovers".into(),
-            self.leftovers.into(),
             "--grace-ms".into(),
             (self.grace / 2).as_millis().to_string().into(),
             "--".into(),
