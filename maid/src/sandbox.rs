@@ -115,15 +115,17 @@ impl Confinement {
         serde_json::from_str(&text).ok()
     }
 
-    /// What the helper had to end after each run, in order.
+    /// What the helper had to end after each run, in order (the first 256 KiB of its account:
+    /// with the sandbox off, the agent could have written there too).
     pub(crate) fn leftovers(&self) -> Vec<Leftovers> {
-        std::fs::read_to_string(&self.leftovers_file)
-            .map(|text| {
-                text.lines()
-                    .filter_map(|line| serde_json::from_str(line).ok())
-                    .collect()
-            })
-            .unwrap_or_default()
+        use std::io::Read;
+        let mut text = String::new();
+        if let Ok(file) = std::fs::File::open(&self.leftovers_file) {
+            let _ = file.take(256 * 1024).read_to_string(&mut text);
+        }
+        text.lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
     }
 }
 
