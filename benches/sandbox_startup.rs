@@ -1,8 +1,10 @@
-//! The sandbox's start-up cost per agent launch: `/bin/true` started directly (how an
-//! unconfined agent is started) against `/bin/true` started through `butler sandbox-exec` with
-//! a task's policy (read the policy, build the Landlock ruleset with the worktree, the agent's
-//! directory, the devices and a TCP allow-list, restrict, `exec`), measured in the same run.
-//! The two are interleaved so machine noise hits both alike.
+//! The sandbox's start-up cost per agent launch: `/bin/true` started directly, against
+//! `/bin/true` started through `butler sandbox-exec --unconfined` (the reaper alone: become a
+//! subreaper, start Butler's program again, which `exec`s) and through `butler sandbox-exec`
+//! with a task's policy (the reaper, then the second stage reads the policy, builds the
+//! Landlock ruleset with the worktree, the agent's directory, the devices and a TCP allow-list,
+//! restricts, `exec`s), measured in the same run. The three are interleaved so machine noise
+//! hits them alike.
 //!
 //! `cargo bench --bench sandbox_startup` (env `BUTLER_BENCH_RUNS`, default 200).
 #![allow(clippy::print_stdout)]
@@ -64,21 +66,29 @@ fn main() {
         "--",
         "/bin/true",
     ];
-    // Warm the page cache for both programs.
+    let reaped_args = ["sandbox-exec", "--unconfined", "--", "/bin/true"];
+    // Warm the page cache for the programs.
     for _ in 0..5 {
         launch("/bin/true", &[]);
+        launch(BUTLER, &reaped_args);
         launch(BUTLER, &confined_args);
     }
-    let (mut plain, mut confined) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let (mut plain, mut reaped, mut confined) = (
+        Vec::with_capacity(runs),
+        Vec::with_capacity(runs),
+        Vec::with_capacity(runs),
+    );
     for _ in 0..runs {
         plain.push(launch("/bin/true", &[]));
+        reaped.push(launch(BUTLER, &reaped_args));
         confined.push(launch(BUTLER, &confined_args));
     }
     let text = std::fs::read_to_string(&report).expect("report");
     assert!(text.contains("\"enforcement\":\"full\""), "{text}");
-    let (p, c) = (median(plain), median(confined));
+    let (p, r, c) = (median(plain), median(reaped), median(confined));
     println!("sandbox start-up, median of {runs} launches of /bin/true:");
     println!("  unconfined:                 {:>7.3} ms", ms(p));
+    println!("  under the reaper alone:     {:>7.3} ms", ms(r));
     println!("  through butler sandbox-exec: {:>7.3} ms", ms(c));
     println!(
         "  cost per launch:            {:>7.3} ms ({:.1}x)",

@@ -68,8 +68,10 @@ enum Command {
         #[arg(long)]
         notes: PathBuf,
     },
-    /// Confine a program with Landlock, then run it (how the Maid starts agents and verify
-    /// commands): `sandbox-exec --policy FILE [--report FILE] -- PROGRAM [ARGS…]`.
+    /// Run a program under a reaper that ends everything it leaves running, confined with
+    /// Landlock when a policy is given (how the Maid starts agents and verify commands):
+    /// `sandbox-exec (--policy FILE [--report FILE] | --unconfined) [--leftovers FILE]
+    /// [--grace-ms N] -- PROGRAM [ARGS…]`.
     #[command(disable_help_flag = true)]
     SandboxExec {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

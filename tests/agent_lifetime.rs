@@ -1,7 +1,9 @@
 //! No agent outlives its server, through the real `butler mcp` binary: a client that goes away
 //! mid-`run_implement` (stdin closed, as the MCP SDK clients do on exit), a SIGTERM to Butler,
-//! and — when Butler is killed outright — the orphan found and ended at the next start. In each
-//! case the scripted fake agent (a long `sleep`) is gone shortly after and the ledger says why.
+//! and Butler killed outright (the sandbox helper the agent runs under sees its parent gone and
+//! ends everything; the next start marks the task interrupted). In each case the scripted fake
+//! agent (a long `sleep`) and the daemon it started (double-forked, in a session of its own,
+//! with an empty environment, ignoring SIGTERM) are gone shortly after and the ledger says why.
 
 // The test plays the MCP client and the person who kills the server: it starts `butler mcp`
 // itself, speaks JSON-RPC lines on its pipes, and sends it signals.
@@ -23,15 +25,19 @@ use serde_json::{Value, json};
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 
-/// A published project whose goose is the fake agent: it writes its pid beside its script,
-/// then becomes `sleep 300`.
+/// A published project whose goose is the fake agent: it starts a daemon that writes its pid
+/// to `<script>.daemon` (a double fork, `setsid`, `env -i`, SIGTERM ignored), writes its own
+/// pid beside its script, then becomes `sleep 300`.
 fn world() -> (World, PathBuf) {
     let mut w = World::published();
     let script = write_script(
         w.dir(),
-        &[attempt(&[
-            r#"{"do":"sh","cmd":"echo $$ > \"$FAKE_AGENT_SCRIPT.child\"; exec sleep 300"}"#,
-        ])],
+        &[attempt(&[&json!({"do": "sh", "cmd": concat!(
+            "(setsid env -i /bin/sh -c \"trap '' TERM; echo \\$\\$ > '$FAKE_AGENT_SCRIPT.daemon'; ",
+            "while :; do sleep 0.05; done\" </dev/null >/dev/null 2>&1 &); ",
+            "sleep 0.2; echo $$ > \"$FAKE_AGENT_SCRIPT.child\"; exec sleep 300"
+        )})
+        .to_string()])],
     );
     common::fake_goose(&mut w, &script);
     for (k, v) in [
@@ -187,22 +193,40 @@ fn kill_leftover(pid: i32) {
     }
 }
 
-/// The task's status and the warnings of its last attempt, from the ledger.
-fn ledger_says(w: &World) -> (TaskStatus, Vec<String>) {
+/// The task's status, and the warnings of its last attempt with the pids of what it left
+/// running, from the ledger.
+fn ledger_says(w: &World) -> (TaskStatus, Vec<String>, Vec<i32>) {
     let ledger = Ledger::open(&w.project.join(".git")).expect("ledger");
     let task = ledger
         .task(&TaskId::new("t1").expect("id"))
         .expect("read")
         .expect("the task is stored");
-    let warnings = match &task.end {
+    let last = match &task.end {
         Some(TaskEnd::Result(result)) => result
             .implementation()
             .and_then(|e| e.attempts.last())
-            .map(|a| a.warnings.clone())
-            .unwrap_or_default(),
-        _ => Vec::new(),
+            .cloned(),
+        _ => None,
     };
-    (task.status, warnings)
+    let warnings = last
+        .as_ref()
+        .map(|a| a.warnings.clone())
+        .unwrap_or_default();
+    let left = last
+        .and_then(|a| a.leftovers)
+        .map(|l| l.processes.iter().map(|p| p.process.pid).collect())
+        .unwrap_or_default();
+    (task.status, warnings, left)
+}
+
+/// The daemon the agent started (its pid file is written before the agent's own).
+fn daemon_of(pid_file: &Path) -> i32 {
+    let file = pid_file.with_extension("daemon");
+    std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+        .trim()
+        .parse()
+        .expect("a pid")
 }
 
 #[test]
@@ -210,6 +234,7 @@ fn a_client_that_goes_away_mid_task_takes_the_agent_with_it() {
     let (w, pid_file) = world();
     let mut server = Server::start(&w);
     let agent = server.run_implement_until_the_agent_runs(&pid_file);
+    let daemon = daemon_of(&pid_file);
     // As the MCP SDK clients exit: stdin closed, 2 s, then SIGTERM.
     drop(server.stdin.take());
     if !server.exits_within(Duration::from_secs(2)) {
@@ -217,10 +242,14 @@ fn a_client_that_goes_away_mid_task_takes_the_agent_with_it() {
     }
     let exited = server.exits_within(Duration::from_secs(30));
     let gone = gone_within(agent, Duration::from_secs(10));
+    let daemon_gone = !alive(daemon);
     kill_leftover(agent);
+    kill_leftover(daemon);
     assert!(exited, "Butler exits");
     assert!(gone, "the agent outlived Butler");
-    let (status, warnings) = ledger_says(&w);
+    assert!(daemon_gone, "the agent's daemon outlived Butler");
+    let (status, warnings, left) = ledger_says(&w);
+    assert!(left.contains(&daemon), "{left:?}");
     assert_eq!(status, TaskStatus::Cancelled, "{warnings:?}");
     assert!(
         warnings.iter().any(|w| w.starts_with("stopped: ")
@@ -234,13 +263,21 @@ fn a_sigterm_to_butler_ends_the_agent_first() {
     let (w, pid_file) = world();
     let mut server = Server::start(&w);
     let agent = server.run_implement_until_the_agent_runs(&pid_file);
+    let daemon = daemon_of(&pid_file);
     server.signal("-TERM");
     let exited = server.exits_within(Duration::from_secs(30));
     let gone = !alive(agent);
+    let daemon_gone = !alive(daemon);
     kill_leftover(agent);
+    kill_leftover(daemon);
     assert!(exited, "Butler exits");
     assert!(gone, "the agent was still running when Butler exited");
-    let (status, warnings) = ledger_says(&w);
+    assert!(
+        daemon_gone,
+        "the agent's daemon was still running when Butler exited"
+    );
+    let (status, warnings, left) = ledger_says(&w);
+    assert!(left.contains(&daemon), "{left:?}");
     assert_eq!(status, TaskStatus::Cancelled, "{warnings:?}");
     assert!(
         warnings
@@ -251,13 +288,26 @@ fn a_sigterm_to_butler_ends_the_agent_first() {
 }
 
 #[test]
-fn an_agent_orphaned_by_a_killed_butler_is_ended_at_the_next_start() {
+fn what_a_killed_butler_ran_is_ended_by_its_reaper_and_the_next_start_marks_the_task() {
     let (w, pid_file) = world();
     let mut server = Server::start(&w);
     let agent = server.run_implement_until_the_agent_runs(&pid_file);
+    let daemon = daemon_of(&pid_file);
     server.signal("-KILL");
     assert!(server.exits_within(Duration::from_secs(10)));
-    let orphaned = alive(agent);
+    // The helper the agent runs under sees its parent gone and ends everything it holds.
+    let gone = gone_within(agent, Duration::from_secs(10));
+    let daemon_gone = gone_within(daemon, Duration::from_secs(10));
+    kill_leftover(agent);
+    kill_leftover(daemon);
+    assert!(gone, "the agent outlived its Butler");
+    assert!(daemon_gone, "the agent's daemon outlived its Butler");
+    let reaped = std::fs::read_to_string(
+        w.project
+            .join(".git/butler/tasks/t1/attempt-1-agent-leftovers.jsonl"),
+    )
+    .expect("the helper's account");
+    assert!(reaped.contains(&format!("\"pid\":{daemon},")), "{reaped}");
     // The next start: any Butler command that reads the task journal.
     let list = Command::new(BUTLER)
         .args(["task", "list"])
@@ -267,16 +317,10 @@ fn an_agent_orphaned_by_a_killed_butler_is_ended_at_the_next_start() {
         .envs(w.env.iter().cloned())
         .output()
         .expect("butler task list runs");
-    let gone = gone_within(agent, Duration::from_secs(10));
-    kill_leftover(agent);
-    assert!(orphaned, "a KILLed Butler cannot end its agent itself");
     assert!(
         list.status.success(),
         "{}",
         String::from_utf8_lossy(&list.stderr)
     );
-    assert!(gone, "the orphaned agent was not ended");
-    let stderr = String::from_utf8_lossy(&list.stderr);
-    assert!(stderr.contains("process groups were ended"), "{stderr}");
     assert_eq!(ledger_says(&w).0, TaskStatus::Interrupted);
 }

@@ -606,6 +606,50 @@ async fn teach_sleeper(brain: &Brain) {
 }
 
 #[tokio::test]
+async fn a_daemon_a_step_leaves_running_is_ended_with_the_step_and_named_in_its_evidence() {
+    let w = World::published();
+    let brain = w.session().await;
+    // A double fork, a session of its own, an empty environment, SIGTERM ignored.
+    let daemon = "(setsid env -i /bin/sh -c \"trap '' TERM; echo \\$\\$ > run/daemon; \
+                  while :; do date +%s%N > run/marker; sleep 0.05; done\" \
+                  </dev/null >/dev/null 2>&1 &); sleep 0.3";
+    let taught = brain
+        .call(
+            "teach",
+            json!({"intent": "start_daemon", "target": {},
+                   "steps": [{"kind": "cmd", "argv": ["mkdir", "-p", "run"]},
+                             {"kind": "cmd", "shell": daemon}]}),
+        )
+        .await;
+    assert_eq!(taught.status(), "ok", "{}", taught.envelope);
+    let done = brain
+        .call(
+            "submit_task",
+            json!({"contract": {"intent": "start_daemon", "target": {},
+                                "delegation_mode": "known_only"}}),
+        )
+        .await;
+    let pid = pid_in(&w.project.join("run/daemon")).await;
+    let alive = Path::new(&format!("/proc/{pid}")).exists();
+    let marker = || std::fs::read_to_string(w.project.join("run/marker")).unwrap_or_default();
+    let before = marker();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = marker();
+    if alive {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(!alive, "the step's daemon {pid} outlived the step");
+    assert_eq!(before, after, "the daemon still writes");
+    let step = &done.data()["steps"][1];
+    assert_eq!(step["outcome"], "passed", "{step}");
+    assert_eq!(step["leftovers"]["ended"][0]["pid"], pid, "{step}");
+    assert_eq!(step["leftovers"]["ended"][0]["command"], "sh", "{step}");
+    assert_eq!(step["leftovers"]["ended"][0]["signal"], "SIGKILL", "{step}");
+}
+
+#[tokio::test]
 async fn cancel_task_from_another_call_ends_the_running_step_and_says_where() {
     let w = World::published();
     let brain = w.session().await;

@@ -449,6 +449,7 @@ mod tests {
             warnings: vec![],
             sandbox: None,
             activity: None,
+            leftovers: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The Maid's side of the sandbox: whether a task's agent and verify commands can be confined,
-//! the policy of each (written for `butler sandbox-exec`), the wrapping of their command lines,
-//! and the [`SandboxReport`] of each attempt.
+//! the policy of each (written for `butler sandbox-exec`), the wrapping of their command lines
+//! (always under the helper, whose reaper ends what they leave running, confined or not), the
+//! [`SandboxReport`] of each attempt and what they left running ([`LeftoverProcesses`]).
 //!
 //! The agent may write its worktree and its own directory (its `HOME`, `TMPDIR` and the worker
 //! MCP's notes file); a verify command its worktree and its own temp dir. Everything else —
@@ -9,17 +10,19 @@
 //! git inside a writable tree (Landlock cannot carve a read-only hole into a writable tree): the
 //! Maid restores it before any git runs in the worktree and reports the change.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use butler_worker::sandbox::{
-    Enforcement, HELPER_SUBCOMMAND, HelperReport, KernelProbe, Network, Policy, RefusalSource,
+    Enforcement, HelperReport, HelperRun, KernelProbe, Network, Policy, RefusalSource,
     RunningKernel, SandboxMode, SandboxReport, scan_refusals, unmet,
 };
 
 use crate::error::MaidError;
+use butler_worker::contract::{LeftoverProcesses, StartedBy};
 use butler_worker::process::ChildSpec;
+use butler_worker::process::reaper::Leftovers;
 
 /// How the Maid confines agents and verify commands (`[agent] sandbox`, `network`,
 /// `sandbox_writable`; Butler's program as the helper).
@@ -74,39 +77,55 @@ impl SandboxSettings {
     }
 }
 
-/// One command's confinement: the helper, the policy it reads, where it reports.
+/// How one kind of command (the agent, the verify commands) of an attempt runs: under the
+/// helper, which reaps whatever the command leaves running (always), and confines it when the
+/// sandbox is applied (a policy to read and a report to write).
 #[derive(Debug, Clone)]
 pub struct Confinement {
     helper: PathBuf,
-    policy_file: PathBuf,
-    report_file: PathBuf,
+    /// The policy file and the report file; `None` when the sandbox is not applied.
+    policy: Option<(PathBuf, PathBuf)>,
+    /// Where the helper appends what it had to end (one JSON line per run).
+    leftovers_file: PathBuf,
 }
 
 impl Confinement {
-    /// `<helper> sandbox-exec --policy P --report R -- <program> <args…>`, same directory,
-    /// environment and stdin.
-    pub fn wrap(&self, spec: ChildSpec) -> ChildSpec {
-        let mut args: Vec<OsString> = vec![
-            HELPER_SUBCOMMAND.into(),
-            "--policy".into(),
-            self.policy_file.clone().into_os_string(),
-            "--report".into(),
-            self.report_file.clone().into_os_string(),
-            "--".into(),
-            spec.program,
-        ];
-        args.extend(spec.args);
-        ChildSpec {
-            program: self.helper.clone().into_os_string(),
-            args,
-            ..spec
+    /// The command of `spec` under the helper (see [`HelperRun::wrap`]); `grace` is the
+    /// supervisor's.
+    pub fn wrap(&self, spec: ChildSpec, grace: Duration) -> ChildSpec {
+        HelperRun {
+            policy: self
+                .policy
+                .as_ref()
+                .map(|(policy, report)| (policy.as_path(), report.as_path())),
+            leftovers: Some(&self.leftovers_file),
+            grace,
         }
+        .wrap(&self.helper, spec)
     }
 
-    /// What the helper reported (`None` when it never ran or wrote nothing).
+    /// Whether the command runs in the sandbox.
+    pub fn confines(&self) -> bool {
+        self.policy.is_some()
+    }
+
+    /// What the helper reported (`None` when unconfined, or it never ran or wrote nothing).
     fn helper_report(&self) -> Option<HelperReport> {
-        let text = std::fs::read_to_string(&self.report_file).ok()?;
+        let text = std::fs::read_to_string(&self.policy.as_ref()?.1).ok()?;
         serde_json::from_str(&text).ok()
+    }
+
+    /// What the helper had to end after each run, in order (the first 256 KiB of its account:
+    /// with the sandbox off, the agent could have written there too).
+    pub(crate) fn leftovers(&self) -> Vec<Leftovers> {
+        use std::io::Read;
+        let mut text = String::new();
+        if let Ok(file) = std::fs::File::open(&self.leftovers_file) {
+            let _ = file.take(256 * 1024).read_to_string(&mut text);
+        }
+        text.lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
     }
 }
 
@@ -166,39 +185,67 @@ impl TaskSandbox {
         attempt: u32,
         writable: &[PathBuf],
     ) -> Result<Option<Confinement>, MaidError> {
-        let Some(helper) = self.settings.helper.clone().filter(|_| self.confines()) else {
+        let Some(helper) = self.settings.helper.clone() else {
             return Ok(None);
         };
+        let file = |what: &str| {
+            self.task_dir
+                .join(format!("attempt-{attempt}-{who}-{what}"))
+        };
+        let leftovers_file = file("leftovers.jsonl");
+        let _ = std::fs::remove_file(&leftovers_file);
+        if !self.confines() {
+            return Ok(Some(Confinement {
+                helper,
+                policy: None,
+                leftovers_file,
+            }));
+        }
         let policy = Policy::new(
             self.settings.mode,
             writable.to_vec(),
             self.settings.network.clone(),
         );
-        let policy_file = self
-            .task_dir
-            .join(format!("attempt-{attempt}-{who}-sandbox.json"));
+        let policy_file = file("sandbox.json");
         policy
             .write_to(&policy_file)
             .map_err(|e| MaidError::io("writing", &policy_file, e))?;
-        let report_file = self
-            .task_dir
-            .join(format!("attempt-{attempt}-{who}-sandbox-report.json"));
+        let report_file = file("sandbox-report.json");
         let _ = std::fs::remove_file(&report_file);
         Ok(Some(Confinement {
             helper,
-            policy_file,
-            report_file,
+            policy: Some((policy_file, report_file)),
+            leftovers_file,
         }))
     }
 
-    /// The agent's confinement for `attempt` (its policy written), or `None` when unconfined.
+    /// How the agent runs for `attempt` (its policy written when confined), or `None` without
+    /// a helper.
     pub(crate) fn agent(&self, attempt: u32) -> Result<Option<Confinement>, MaidError> {
         self.confinement("agent", attempt, &self.agent_writable)
     }
 
-    /// The verify commands' confinement for `attempt`, or `None` when unconfined.
+    /// How the verify commands run for `attempt`, or `None` without a helper.
     pub(crate) fn verify(&self, attempt: u32) -> Result<Option<Confinement>, MaidError> {
         self.confinement("verify", attempt, &self.verify_writable)
+    }
+
+    /// What the attempt's agent and verify commands left running, which the helper ended
+    /// (`None` when nothing was).
+    pub(crate) fn leftovers(
+        agent: Option<&Confinement>,
+        verify: Option<&Confinement>,
+    ) -> Option<LeftoverProcesses> {
+        let mut all = LeftoverProcesses {
+            processes: Vec::new(),
+            total: 0,
+        };
+        for (started_by, confinement) in [(StartedBy::Agent, agent), (StartedBy::Verify, verify)] {
+            for run in confinement.map(Confinement::leftovers).unwrap_or_default() {
+                all.add(started_by, run.ended, run.total);
+            }
+        }
+        (all.total > 0).then_some(all)
     }
 
     /// The attempt's report: the rules, what the helper says the kernel enforced, and the
@@ -295,7 +342,19 @@ mod tests {
         )
         .expect("auto");
         assert!(!sandbox.confines());
-        assert!(sandbox.agent(1).expect("none").is_none());
+        let reaped = sandbox.agent(1).expect("written").expect("a helper");
+        assert!(!reaped.confines(), "unconfined, still under the reaper");
+        let spec = reaped.wrap(
+            ChildSpec::shell("true", p, butler_worker::process::ChildEnv::new()),
+            Duration::from_secs(4),
+        );
+        let args: Vec<&str> = spec
+            .args
+            .iter()
+            .map(|a| a.to_str().expect("utf-8"))
+            .collect();
+        assert_eq!(args[..2], ["sandbox-exec", "--unconfined"]);
+        assert_eq!(args[4..], ["--grace-ms", "2000", "--", "sh", "-c", "true"]);
         let report = sandbox.report(None, false, "x: Permission denied", &[]);
         assert!(!report.applied);
         assert!(report.not_applied.expect("why").contains("no Landlock"));
@@ -311,11 +370,10 @@ mod tests {
         let sandbox = TaskSandbox::new(&s, &p.join("wt"), &p.join("agent"), &p.join("v"), None, p)
             .expect("sandbox");
         let c = sandbox.agent(2).expect("policy").expect("confined");
-        let spec = c.wrap(ChildSpec::shell(
-            "true",
-            p,
-            butler_worker::process::ChildEnv::new(),
-        ));
+        let spec = c.wrap(
+            ChildSpec::shell("true", p, butler_worker::process::ChildEnv::new()),
+            Duration::from_secs(1),
+        );
         assert_eq!(spec.program, "/opt/butler");
         let args: Vec<&str> = spec
             .args
@@ -323,7 +381,20 @@ mod tests {
             .map(|a| a.to_str().expect("utf-8"))
             .collect();
         assert_eq!(args[0], "sandbox-exec");
-        assert_eq!(&args[5..], ["--", "sh", "-c", "true"]);
+        assert_eq!(args[1], "--policy");
+        assert_eq!(
+            &args[5..],
+            [
+                "--leftovers",
+                &p.join("attempt-2-agent-leftovers.jsonl").to_string_lossy(),
+                "--grace-ms",
+                "500",
+                "--",
+                "sh",
+                "-c",
+                "true"
+            ]
+        );
         let policy = Policy::read_from(&p.join("attempt-2-agent-sandbox.json")).expect("policy");
         assert_eq!(policy.writable, vec![p.join("wt"), p.join("agent")]);
     }

@@ -362,6 +362,7 @@ mod tests {
             warnings: vec!["worker MCP not reached".into()],
             sandbox: None,
             activity: Some(activity),
+            leftovers: None,
         }
     }
 

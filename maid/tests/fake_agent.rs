@@ -92,6 +92,7 @@ async fn run_as(
         cwd: s.work.clone(),
         env,
         stdin: cmd.stdin,
+        reaper: false,
     };
     supervise(spec, limits, &CancellationToken::new()).await
 }
@@ -235,6 +236,7 @@ async fn without_a_script_it_fails_loudly() {
         cwd: dir.path().to_path_buf(),
         env: Default::default(),
         stdin: None,
+        reaper: false,
     };
     let done = supervise(spec, &limits(), &CancellationToken::new()).await;
     assert_eq!(done.ending, Ending::Exited { code: 2 });

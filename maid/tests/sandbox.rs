@@ -260,3 +260,111 @@ async fn worktrees_live_in_the_data_directory_and_leave_with_their_task() {
     );
     assert_eq!(repo.git(&repo.root, &["branch", "--list", "butler/*"]), "");
 }
+
+/// The supervision of a command under the helper is dropped (as when Butler gives up on it):
+/// the helper is asked to stop rather than killed, so the daemon the command left in a session
+/// of its own (SIGTERM ignored) is ended too, and the helper's account names it.
+#[tokio::test]
+async fn a_dropped_supervision_lets_the_helper_end_what_the_command_left() {
+    use butler_worker::process::{ChildEnv, ChildSpec, Limits, supervise};
+    use butler_worker::sandbox::HelperRun;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (pid_file, leftovers) = (dir.path().join("daemon"), dir.path().join("left.jsonl"));
+    let script = format!(
+        "(setsid env -i /bin/sh -c \"trap '' TERM; echo \\$\\$ > {}; exec sleep 300\" \
+         </dev/null >/dev/null 2>&1 &); exec sleep 300",
+        pid_file.display()
+    );
+    let mut env = ChildEnv::new();
+    env.set("PATH", std::env::var_os("PATH").expect("PATH"));
+    let mut limits = Limits::new(Duration::from_secs(60));
+    limits.grace = Duration::from_millis(600);
+    let spec = HelperRun {
+        policy: None,
+        leftovers: Some(&leftovers),
+        grace: limits.grace,
+    }
+    .wrap(
+        Path::new(HELPER),
+        ChildSpec::shell(&script, dir.path(), env),
+    );
+    let cancel = CancellationToken::new();
+    let run = supervise(spec, &limits, &cancel);
+    let _ = tokio::time::timeout(Duration::from_millis(800), run).await;
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the daemon's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    let mut gone = false;
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z") {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if !gone {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(gone, "the daemon {pid} outlived its dropped supervision");
+    let account = std::fs::read_to_string(&leftovers).expect("the helper's account");
+    assert!(account.contains(&format!("\"pid\":{pid},")), "{account}");
+    assert!(account.contains("SIGKILL"), "{account}");
+}
+
+/// The helper passes the command's ending on (its code, or the signal that ended it), and the
+/// command starts with no signal blocked (the reaper blocks the ones it reads for itself).
+#[tokio::test]
+async fn the_helper_passes_the_commands_ending_on_and_blocks_no_signal_of_it() {
+    use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, supervise};
+    use butler_worker::sandbox::{HelperRun, Network, Policy};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("policy.json");
+    Policy::new(SandboxMode::Auto, vec![dir.path().into()], Network::Open)
+        .write_to(&policy)
+        .expect("policy");
+    let report = dir.path().join("report.json");
+    let leftovers = dir.path().join("left.jsonl");
+    let limits = Limits::new(Duration::from_secs(30));
+    let mut env = ChildEnv::new();
+    env.set("PATH", std::env::var_os("PATH").expect("PATH"));
+    let never = CancellationToken::new();
+    for confined in [false, true] {
+        let run = |script: &str| {
+            let spec = HelperRun {
+                policy: confined.then_some((policy.as_path(), report.as_path())),
+                leftovers: Some(&leftovers),
+                grace: limits.grace,
+            }
+            .wrap(
+                Path::new(HELPER),
+                ChildSpec::shell(script, dir.path(), env.clone()),
+            );
+            supervise(spec, &limits, &never)
+        };
+        assert_eq!(run("exit 7").await.ending, Ending::Exited { code: 7 });
+        assert_eq!(
+            run("kill -TERM $$").await.ending,
+            Ending::Signalled {
+                signal: "SIGTERM".into()
+            }
+        );
+        let masks = run("grep -E '^Sig(Blk|Ign)' /proc/self/status").await;
+        let text = masks.stdout.text();
+        assert!(text.contains("SigBlk:\t0000000000000000"), "{text}");
+        let missing = run("exec /nonexistent/agent").await;
+        assert_eq!(missing.ending, Ending::Exited { code: 127 }, "{confined}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&leftovers).unwrap_or_default(),
+        "",
+        "nothing was left running, nothing reported"
+    );
+}

@@ -139,11 +139,7 @@ pub fn maid_context(
     file: &AgentFileConfig,
 ) -> Result<MaidContext, WorkError> {
     let var = |name: &str| env.get(name).map(str::to_owned);
-    let exe = match var("BUTLER_EXE") {
-        Some(path) => PathBuf::from(path),
-        None => std::env::current_exe()
-            .map_err(|e| WorkError::Internal(format!("cannot locate Butler's program: {e}")))?,
-    };
+    let exe = butler_program(env)?;
     let hook_exe = exe.to_string_lossy().into_owned();
     let worker = WorkerMcpCommand {
         program: exe,
@@ -212,6 +208,16 @@ pub fn maid_context(
             .map(|d| d.join("butler").join("worktrees"))
     });
     Ok(ctx)
+}
+
+/// Butler's program (`BUTLER_EXE`, default: this executable), which serves `worker-mcp` and
+/// `sandbox-exec`.
+pub fn butler_program(env: &Environment) -> Result<PathBuf, WorkError> {
+    match env.get("BUTLER_EXE") {
+        Some(path) => Ok(PathBuf::from(path)),
+        None => std::env::current_exe()
+            .map_err(|e| WorkError::Internal(format!("cannot locate Butler's program: {e}"))),
+    }
 }
 
 /// The sandbox settings: mode (`BUTLER_SANDBOX` over `[agent] sandbox`), network, extra

@@ -129,6 +129,7 @@ async fn a_missing_program_is_a_spawn_failure() {
         cwd: dir.path().to_path_buf(),
         env: env(),
         stdin: None,
+        reaper: false,
     };
     let done = supervise(spec, &limits(10_000), &CancellationToken::new()).await;
     assert!(

@@ -231,6 +231,7 @@ mod tests {
             warnings: vec![],
             sandbox: None,
             activity: None,
+            leftovers: None,
         };
         let looped = || Ending::Looped {
             repeated: "shell: ls".into(),

@@ -1,5 +1,6 @@
 //! [8] The attempt's evidence: the agent's notes taken from the worker MCP's channel into the
-//! ledger, the sandbox's report, and the [`AttemptEvidence`] stored with the attempt.
+//! ledger, the sandbox's report, what the agent and the verify commands left running (ended by
+//! the helper), and the [`AttemptEvidence`] stored with the attempt.
 
 use butler_worker::ledger::TaskNote;
 
@@ -11,6 +12,7 @@ use super::workspace::Workspace;
 use super::{Progress, TaskRun};
 use crate::contract::{AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, NoteKind};
 use crate::error::MaidError;
+use crate::sandbox::{Confinement, TaskSandbox};
 
 /// The evidence line when the agent never started the worker MCP.
 pub const WORKER_MCP_NOT_REACHED: &str = "worker MCP not reached";
@@ -38,10 +40,11 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             .collect();
         let sandbox_report = workspace.sandbox.report(
             run.confined.as_ref(),
-            verify_confined.is_some(),
+            verify_confined.as_ref().is_some_and(Confinement::confines),
             &run.output,
             &verify_outputs,
         );
+        let leftovers = TaskSandbox::leftovers(run.confined.as_ref(), verify_confined.as_ref());
         let worker_mcp_reached = notes.iter().any(|n| n.kind == NoteKind::Connected);
         let mut item = AttemptEvidence {
             attempt: start.attempt,
@@ -68,6 +71,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             },
             sandbox: Some(sandbox_report),
             activity: (!run.activity.is_empty()).then_some(run.activity),
+            leftovers,
         };
         if let Some(reason) = self.stop_reason() {
             item.warnings.push(reason);

@@ -1,15 +1,9 @@
 //! The journal entry of a running task: a task whose process died mid-run (the server was
-//! killed) is recognised by it and marked `interrupted`; what its agent (or a verify command)
-//! left running is found and its process groups ended.
-
-use std::path::Path;
-use std::time::{Duration, Instant};
+//! killed) is recognised by it and marked `interrupted`. What its agent (or a verify command)
+//! was running did not outlive it: the sandbox helper each of them runs under ends its whole
+//! tree as soon as its parent, the server, is gone (see `butler_worker::process::reaper`).
 
 use butler_worker::ledger::Ledger;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::{Pid, getpgid, getpgrp};
-
-use super::paths::beside;
 
 use crate::contract::{TaskId, TaskStatus};
 use crate::error::MaidError;
@@ -31,79 +25,12 @@ pub fn mark_interrupted(ledger: &Ledger) -> Result<Vec<TaskId>, MaidError> {
                 .is_some_and(|t| t.status == TaskStatus::Running)
         {
             ledger.set_task_status(&id, TaskStatus::Interrupted)?;
-            let worktree = ledger.task(&id)?.and_then(|t| t.worktree);
-            let orphans = worktree.map_or_else(Vec::new, |w| end_orphans(Path::new(&w)));
-            if orphans.is_empty() {
-                tracing::warn!(task = %id, "the server running this task died; marked interrupted");
-            } else {
-                tracing::warn!(
-                    task = %id,
-                    groups = ?orphans,
-                    "the server running this task died while its agent still ran; the agent's \
-                     process groups were ended and the task marked interrupted"
-                );
-            }
+            tracing::warn!(task = %id, "the server running this task died; marked interrupted");
             ids.push(id);
         }
         ledger.end_operation(op.id)?;
     }
     Ok(ids)
-}
-
-/// How long orphaned groups get between TERM and KILL.
-const ORPHAN_GRACE: Duration = Duration::from_secs(2);
-
-/// Ends the process groups of whatever a task's agent or verify commands left running after
-/// their server died: processes whose environment names the task's own temp dirs (the agent's
-/// `TMPDIR` or the verify commands'), found in `/proc`. Returns the groups ended.
-fn end_orphans(worktree: &Path) -> Vec<i32> {
-    let markers: Vec<Vec<u8>> = [
-        beside(worktree, ".agent").join("tmp"),
-        beside(worktree, ".verify"),
-    ]
-    .iter()
-    .map(|dir| format!("TMPDIR={}", dir.display()).into_bytes())
-    .collect();
-    let own = getpgrp();
-    let mut groups: Vec<Pid> = Vec::new();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    for entry in procs.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if !environ
-            .split(|b| *b == 0)
-            .any(|var| markers.iter().any(|m| var == m.as_slice()))
-        {
-            continue;
-        }
-        if let Ok(group) = getpgid(Some(Pid::from_raw(pid)))
-            && group != own
-            && !groups.contains(&group)
-        {
-            groups.push(group);
-        }
-    }
-    for group in &groups {
-        let _ = killpg(*group, Signal::SIGTERM);
-    }
-    let until = Instant::now() + ORPHAN_GRACE;
-    while groups.iter().any(|g| killpg(*g, None).is_ok()) && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    for group in &groups {
-        let _ = killpg(*group, Signal::SIGKILL);
-    }
-    groups.iter().map(|g| g.as_raw()).collect()
 }
 
 #[cfg(test)]

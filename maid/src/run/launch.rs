@@ -18,7 +18,7 @@ pub(super) struct AgentRun {
     pub ending: Ending,
     /// stdout then stderr (bounded by the supervisor).
     pub output: String,
-    /// The agent's confinement, when it ran in the sandbox.
+    /// The helper it ran under (the reaper, and the sandbox when applied).
     pub confined: Option<Confinement>,
     /// When it was launched.
     pub started: Instant,
@@ -70,10 +70,11 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             cwd: paths.worktree.clone(),
             env: workspace.env.clone(),
             stdin: command.stdin,
+            reaper: false,
         };
         let confined = workspace.sandbox.agent(attempt)?;
         let spec = match &confined {
-            Some(c) => c.wrap(spec),
+            Some(c) => c.wrap(spec, limits.grace),
             None => spec,
         };
         // The agent's output as events: streamed, logged, watched for loops.

@@ -1,8 +1,9 @@
 //! The agent never outlives its supervisor: every task run of a process is known to its
 //! [`TaskStop`], so a process that is about to end (a signal, its client gone) stops them all —
-//! each agent's whole process group ended (TERM, grace, KILL) by the supervisor, each task
-//! stored as `cancelled` with the reason in its last attempt's warnings — and waits for them
-//! before it exits.
+//! each agent's whole process group ended (TERM, grace, KILL) by the supervisor, and with it
+//! the sandbox helper it runs under, which ends everything the agent started that left the
+//! group; each task stored as `cancelled` with the reason in its last attempt's warnings — and
+//! waits for them before it exits.
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;

@@ -11,7 +11,7 @@ use crate::error::MaidError;
 use crate::sandbox::Confinement;
 use crate::verify::{TestSettings, check_files, run_tests, stubs, weakened_tests};
 
-/// The verifiers' findings, and the confinement the test commands ran in.
+/// The verifiers' findings, and the helper the test commands ran under.
 pub(super) struct Checked {
     pub verification: Verification,
     pub confined: Option<Confinement>,

@@ -23,7 +23,8 @@ pub struct TestSettings {
     /// The commands' environment (see [`crate::env::verify_env`]).
     pub env: ChildEnv,
     pub grace: Duration,
-    /// The sandbox each command runs in (`None`: unconfined).
+    /// The helper each command runs under (the reaper, and the sandbox when applied); `None`:
+    /// directly under the supervisor.
     pub confine: Option<crate::sandbox::Confinement>,
 }
 
@@ -62,7 +63,7 @@ pub async fn run_tests(
         let script = format!("exec 2>&1\n{}", check.command);
         let spec = ChildSpec::shell(&script, worktree, settings.env.clone());
         let spec = match &settings.confine {
-            Some(c) => c.wrap(spec),
+            Some(c) => c.wrap(spec, settings.grace),
             None => spec,
         };
         let done = supervise(spec, &limits, cancel).await;

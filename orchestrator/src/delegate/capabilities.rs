@@ -55,6 +55,7 @@ fn action(step: u32, what: impl Into<String>, started: Instant) -> StepEvidence 
         output_tail: String::new(),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         detail: None,
+        leftovers: None,
     }
 }
 

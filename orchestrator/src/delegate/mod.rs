@@ -38,6 +38,7 @@ async fn engine(project: &Arc<Project>) -> Result<Engine, WorkError> {
         clock: project.clock.clone(),
         judge: Arc::new(judge::ProjectJudge::new(project.repo.clone())),
         capabilities: capabilities::registry(project),
+        helper: Some(crate::implement::butler_program(&project.env)?),
     })
     .await
     .map_err(WorkError::Delegation)

@@ -8,6 +8,8 @@ use crate::git::Tampering;
 use crate::ledger::RecordId;
 /// How a supervised child ended: the supervisor's own type, part of the evidence.
 pub use crate::process::Ending;
+/// A process the reaper ended: pid, command name, signal.
+pub use crate::process::reaper::EndedProcess;
 
 /// What one attempt did and how it was judged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +42,54 @@ pub struct AttemptEvidence {
     /// notable events (absent when its output showed nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activity: Option<super::Activity>,
+    /// Processes the agent or a verify command left running (double-forked, in a session of
+    /// their own, …), which Butler ended after it and before inspecting the worktree; absent
+    /// when there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leftovers: Option<LeftoverProcesses>,
+}
+
+/// What an attempt's agent and verify commands left running, ended by Butler's reaper.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftoverProcesses {
+    /// The first [`LeftoverProcesses::MAX`] of them.
+    pub processes: Vec<LeftoverProcess>,
+    /// How many were ended in all.
+    pub total: u32,
+}
+
+impl LeftoverProcesses {
+    /// Processes listed (the total counts all).
+    pub const MAX: usize = 20;
+
+    /// Adds what one run left (`listed` of its `total`), started by `started_by`.
+    pub fn add(&mut self, started_by: StartedBy, listed: Vec<EndedProcess>, total: u32) {
+        self.total = self.total.saturating_add(total);
+        for process in listed {
+            if self.processes.len() < Self::MAX {
+                self.processes.push(LeftoverProcess {
+                    started_by,
+                    process,
+                });
+            }
+        }
+    }
+}
+
+/// One process left running, and how it was ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftoverProcess {
+    pub started_by: StartedBy,
+    #[serde(flatten)]
+    pub process: EndedProcess,
+}
+
+/// Whose run left a process behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartedBy {
+    Agent,
+    Verify,
 }
 
 /// A note the agent left through the worker MCP.
@@ -216,6 +266,37 @@ mod tests {
         );
         let back: Vec<DirectGitFinding> = serde_json::from_value(json).expect("reads back");
         assert_eq!(back, findings);
+    }
+
+    #[test]
+    fn the_leftovers_shape_in_the_evidence_is_stable() {
+        let mut leftovers = LeftoverProcesses {
+            processes: Vec::new(),
+            total: 0,
+        };
+        let ended = |pid, command: &str, signal: &str| EndedProcess {
+            pid,
+            command: command.into(),
+            signal: signal.into(),
+        };
+        leftovers.add(
+            StartedBy::Agent,
+            vec![
+                ended(4242, "sh", "SIGKILL"),
+                ended(4250, "sleep", "SIGTERM"),
+            ],
+            2,
+        );
+        leftovers.add(
+            StartedBy::Verify,
+            vec![ended(5001, "python3", "SIGTERM")],
+            1,
+        );
+        insta::assert_json_snapshot!(leftovers);
+        let many: Vec<EndedProcess> = (0..30).map(|n| ended(n, "x", "SIGTERM")).collect();
+        leftovers.add(StartedBy::Verify, many, 31);
+        assert_eq!(leftovers.processes.len(), LeftoverProcesses::MAX);
+        assert_eq!(leftovers.total, 34);
     }
 
     #[test]

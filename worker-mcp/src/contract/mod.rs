@@ -27,8 +27,8 @@ pub mod validation;
 
 pub use activity::{Activity, ActivityCounts, AgentEvent, Cost, TimedEvent, Usage};
 pub use evidence::{
-    AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, Ending, FileCheckResult, GuardFinding,
-    NoteKind, TestRun, Verification,
+    AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, EndedProcess, Ending, FileCheckResult,
+    GuardFinding, LeftoverProcess, LeftoverProcesses, NoteKind, StartedBy, TestRun, Verification,
 };
 pub use ids::{IntentName, TaskId};
 pub use operation::{

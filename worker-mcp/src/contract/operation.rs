@@ -164,6 +164,10 @@ pub struct StepEvidence {
     /// Why it failed, or what it found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// What its program left running (a daemon that double-forked into a session of its own,
+    /// …), which Butler's reaper ended when the step ended; absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leftovers: Option<crate::process::reaper::Leftovers>,
 }
 
 /// The contract's `success_criteria` as judged: commands and file checks.
@@ -266,6 +270,7 @@ mod tests {
             output_tail: String::new(),
             duration_ms: 1200,
             detail: None,
+            leftovers: None,
         });
         e.stopped = Some(Stopped {
             step: Some(1),

@@ -224,6 +224,7 @@ mod tests {
                 warnings: vec!["worker MCP not reached".into()],
                 sandbox: None,
                 activity: None,
+                leftovers: None,
             }],
             tool_config: vec![crate::tool_config::ToolConfigChange {
                 path: ".envrc".into(),

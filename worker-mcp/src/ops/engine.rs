@@ -46,6 +46,8 @@ pub struct EngineParts {
     pub clock: SharedClock,
     pub judge: Arc<dyn CommandJudge>,
     pub capabilities: Registry,
+    /// Butler's program, whose sandbox helper reaps what each step leaves running.
+    pub helper: Option<PathBuf>,
 }
 
 /// The delegated-operations engine of one project.
@@ -58,6 +60,7 @@ pub struct Engine {
     pub(super) judge: Arc<dyn CommandJudge>,
     pub(super) capabilities: Registry,
     pub(super) destructive: DestructiveCommands,
+    pub(super) helper: Option<PathBuf>,
 }
 
 /// `approve`'s decision: exactly one of the two words.
@@ -171,6 +174,7 @@ impl Engine {
             judge: parts.judge,
             capabilities: parts.capabilities,
             destructive,
+            helper: parts.helper,
         })
     }
 

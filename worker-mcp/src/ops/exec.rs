@@ -4,6 +4,7 @@
 //! needs approval) was passed before anything here is called.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -14,7 +15,9 @@ use crate::contract::{
     StepEvidence, StepKind, StepOutcome, TestRun,
 };
 use crate::git::GitRepo;
+use crate::process::reaper::Leftovers;
 use crate::process::{ChildEnv, ChildSpec, Limits, env, supervise};
+use crate::sandbox::HelperRun;
 
 /// How much of a step's output its evidence keeps (its end).
 pub const OUTPUT_TAIL_BYTES: usize = 4 * 1024;
@@ -34,6 +37,10 @@ pub struct StepPlace {
     pub target: OperationTarget,
     /// Every program a step starts gets exactly this environment.
     pub env: ChildEnv,
+    /// Butler's program, whose sandbox helper runs each step's program (unconfined) as a
+    /// reaper: what the step leaves running, `setsid` or not, is ended with it. `None`: the
+    /// supervisor's process group alone.
+    pub helper: Option<PathBuf>,
 }
 
 impl StepPlace {
@@ -63,6 +70,7 @@ impl StepPlace {
             repo,
             target,
             env: vars,
+            helper: None,
         }
     }
 
@@ -129,6 +137,7 @@ fn evidence(step: u32, kind: StepKind, what: String) -> StepEvidence {
         output_tail: String::new(),
         duration_ms: 0,
         detail: None,
+        leftovers: None,
     }
 }
 
@@ -141,7 +150,12 @@ struct Ran {
     ending: Ending,
     output: String,
     duration: Duration,
+    /// What it left running, ended by the helper.
+    leftovers: Option<Leftovers>,
 }
+
+/// A distinct name for each run's account of what it left.
+static RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// Runs `line` in `cwd` under the supervisor.
 async fn run_program(
@@ -159,7 +173,26 @@ async fn run_program(
     };
     let mut limits = Limits::new(limit).keep(0, KEEP_TAIL);
     limits.grace = GRACE;
+    // Beside the ledger, in the repository's own git directory.
+    let account = place.repo.common_dir().join("butler").join(format!(
+        "step-leftovers-{}-{}.jsonl",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let spec = match &place.helper {
+        Some(helper) if account.parent().is_some_and(Path::is_dir) => HelperRun {
+            policy: None,
+            leftovers: Some(&account),
+            grace: GRACE,
+        }
+        .wrap(helper, spec),
+        _ => spec,
+    };
     let done = supervise(spec, &limits, cancel).await;
+    let leftovers = std::fs::read_to_string(&account)
+        .ok()
+        .and_then(|text| text.lines().find_map(|l| serde_json::from_str(l).ok()));
+    let _ = std::fs::remove_file(&account);
     let mut output = done.stdout.tail_text(KEEP_TAIL);
     let errors = done.stderr.tail_text(KEEP_TAIL);
     if !errors.is_empty() {
@@ -172,6 +205,7 @@ async fn run_program(
         ending: done.ending,
         output,
         duration: done.duration,
+        leftovers,
     }
 }
 
@@ -196,6 +230,7 @@ async fn run_git(place: &StepPlace, args: Vec<String>) -> Ran {
                 },
                 output,
                 duration,
+                leftovers: None,
             }
         }
         Ok(Err(e)) => Ran {
@@ -204,6 +239,7 @@ async fn run_git(place: &StepPlace, args: Vec<String>) -> Ran {
             },
             output: String::new(),
             duration,
+            leftovers: None,
         },
         Err(e) => Ran {
             ending: Ending::SpawnFailed {
@@ -211,6 +247,7 @@ async fn run_git(place: &StepPlace, args: Vec<String>) -> Ran {
             },
             output: String::new(),
             duration,
+            leftovers: None,
         },
     }
 }
@@ -275,6 +312,7 @@ pub async fn cmd(
         }
     };
     e.ending = Some(ran.ending);
+    e.leftovers = ran.leftovers;
     e
 }
 

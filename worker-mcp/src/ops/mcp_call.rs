@@ -16,6 +16,7 @@ use super::procedure::McpCallStep;
 use crate::config::McpServerConfig;
 use crate::contract::{Ending, StepEvidence, StepKind, StepOutcome};
 use crate::process::{ChildEnv, ChildSpec, Keep, Limits, converse, env, tail_of};
+use crate::sandbox::HelperRun;
 
 /// How long a stopped server gets between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
@@ -38,6 +39,7 @@ pub async fn mcp_call(
         output_tail: String::new(),
         duration_ms: 0,
         detail: None,
+        leftovers: None,
     };
     let Some(server) = servers.get(&call.server) else {
         e.detail = Some(format!(
@@ -108,6 +110,17 @@ async fn talk(
     vars.inherit(parent, &allow);
     vars.set_default("PATH", env::DEFAULT_PATH);
     let spec = ChildSpec::new(&server.command, &place.root, vars).args(&server.args);
+    // Under the reaper: what the server starts, `setsid` or not, is taken down with it (not
+    // listed: its workers are not left behind when it is stopped at the step's end).
+    let spec = match &place.helper {
+        Some(helper) => HelperRun {
+            policy: None,
+            leftovers: None,
+            grace: GRACE,
+        }
+        .wrap(helper, spec),
+        None => spec,
+    };
     let mut limits = Limits::new(Duration::MAX);
     limits.grace = GRACE;
     limits.stderr = Keep {

@@ -84,12 +84,14 @@ enum Flow {
 impl Engine {
     /// Where the task's steps run.
     pub(super) fn place(&self, contract: &TaskContract) -> StepPlace {
-        StepPlace::new(
+        let mut place = StepPlace::new(
             self.root.clone(),
             self.repo.clone(),
             target_of(contract).clone(),
             &self.config.delegation.env_allow,
-        )
+        );
+        place.helper = self.helper.clone();
+        place
     }
 
     /// Runs the stored task to its end (or pause) and stores how it ended.
@@ -587,6 +589,7 @@ fn refused_step(number: u32, step: &Step, place: &StepPlace) -> crate::contract:
         output_tail: String::new(),
         duration_ms: 0,
         detail: None,
+        leftovers: None,
     }
 }
 

@@ -12,13 +12,17 @@ use nix::unistd::Pid;
 pub(super) struct GroupGuard {
     pgid: Pid,
     ended: AtomicBool,
+    /// When the leader is Butler's reaper: the grace it gets, when dropped, between SIGTERM and
+    /// SIGKILL to end what it holds.
+    reaper_grace: Option<Duration>,
 }
 
 impl GroupGuard {
-    pub(super) fn new(pid: u32) -> Self {
+    pub(super) fn new(pid: u32, reaper_grace: Option<Duration>) -> Self {
         Self {
             pgid: Pid::from_raw(i32::try_from(pid).expect("pids fit in i32")),
             ended: AtomicBool::new(false),
+            reaper_grace,
         }
     }
 
@@ -56,8 +60,25 @@ impl GroupGuard {
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if !self.ended.load(Ordering::Relaxed) {
-            let _ = killpg(self.pgid, Signal::SIGKILL);
+        if self.ended.load(Ordering::Relaxed) {
+            return;
+        }
+        let pgid = self.pgid;
+        match self.reaper_grace {
+            // The reaper ends what it holds on SIGTERM (also if Butler exits meanwhile: it
+            // watches its parent); the group is killed after the grace if still there.
+            Some(grace) if killpg(pgid, Signal::SIGTERM).is_ok() => {
+                std::thread::spawn(move || {
+                    let until = Instant::now() + grace;
+                    while killpg(pgid, None).is_ok() && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(25));
+                    }
+                    let _ = killpg(pgid, Signal::SIGKILL);
+                });
+            }
+            _ => {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
         }
     }
 }

@@ -9,13 +9,16 @@
 //! [`supervise_observed`]: the ImplementMaid's loop watch), the whole group taken down at the end (TERM, grace, KILL), and an [`Ending`]
 //! saying how it ended. Synchronous callers use [`run_blocking`]; a child Butler talks to over
 //! its pipes (an MCP server) is started with [`converse`]. Only `spawn.rs` creates processes
-//! (`clippy.toml` forbids `Command::new` elsewhere).
+//! (`clippy.toml` forbids `Command::new` elsewhere), but for the sandbox helper, which starts
+//! the one command it runs under [`reaper`]: a child subreaper that ends everything the command
+//! left (double forks and `setsid` included) before it exits.
 
 mod blocking;
 pub mod capture;
 pub mod env;
 mod fingerprint;
 mod group;
+pub mod reaper;
 mod spawn;
 mod supervise;
 

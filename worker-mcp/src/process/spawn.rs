@@ -22,7 +22,8 @@ pub(super) fn spawn(spec: &ChildSpec, stdin: Stdio) -> std::io::Result<Child> {
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        // A reaper is not killed outright when dropped: its group guard asks it to stop.
+        .kill_on_drop(!spec.reaper);
     new_session(&mut command);
     command.spawn()
 }

@@ -113,6 +113,11 @@ pub struct ChildSpec {
     pub env: ChildEnv,
     /// Written to the child's stdin, which is then closed; `None` gives it `/dev/null`.
     pub stdin: Option<Vec<u8>>,
+    /// The program is Butler's reaper (the sandbox helper, see [`super::reaper`]): when the
+    /// supervision is dropped it is asked to stop (SIGTERM to the group) and given the grace
+    /// period to end everything it holds before the group is killed, instead of being killed
+    /// at once — killed, it would leave its orphans to init.
+    pub reaper: bool,
 }
 
 impl ChildSpec {
@@ -124,6 +129,7 @@ impl ChildSpec {
             cwd: cwd.into(),
             env,
             stdin: None,
+            reaper: false,
         }
     }
 
@@ -400,7 +406,7 @@ impl Run {
         };
         let mut child = spawn::spawn(spec, stdin)?;
         let pid = child.id().expect("a child that was just spawned has a pid");
-        let group = GroupGuard::new(pid);
+        let group = GroupGuard::new(pid, spec.reaper.then_some(limits.grace));
         tracing::debug!(pid, program = ?spec.program, "supervised child started");
         let stdout = Arc::new(Mutex::new(CapturedOutput::new(
             limits.stdout.head,

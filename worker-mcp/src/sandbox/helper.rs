@@ -1,22 +1,34 @@
-//! `butler sandbox-exec --policy <file> [--report <file>] -- <program> [args…]`: restricts
-//! itself to the policy, writes what the kernel enforced to the report file (opened before the
-//! restriction, so it needs no write right afterwards), then `exec`s the program, which keeps
-//! the restriction with everything it starts.
+//! `butler sandbox-exec (--policy <file> [--report <file>] | --unconfined) [--leftovers <file>]
+//! [--grace-ms <n>] -- <program> [args…]`: runs the program as the child of a reaper (see
+//! `crate::process::reaper`) that outlives everything the program starts and ends it when the
+//! program ends or the helper is stopped — so nothing of an agent or a verify command survives
+//! it — and, with a policy, confined.
 //!
-//! Exit codes of its own (the program's are passed through by `exec`): 125 when the policy is
-//! unusable or a `required` sandbox cannot be applied (nothing is run), 127 when the program
-//! cannot be executed. Messages go to stderr, prefixed `butler sandbox-exec:`.
+//! Confinement happens in a second stage: the reaper stays outside the sandbox (so the confined
+//! program cannot signal or trace it: Landlock scopes signals to the sandbox) and starts Butler's
+//! program again as `sandbox-exec --exec --policy …`, which restricts itself to the policy,
+//! writes what the kernel enforced to the report file (opened before the restriction, so it
+//! needs no write right afterwards), then `exec`s the program, which keeps the restriction with
+//! everything it starts. With `--unconfined` the second stage only `exec`s the program.
+//!
+//! Exit codes of its own (otherwise the program's code, or the signal that ended it, is passed
+//! on): 125 when the policy is unusable or a `required` sandbox cannot be applied (nothing is
+//! run), 127 when the program cannot be executed. Messages go to stderr, prefixed
+//! `butler sandbox-exec:`.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::landlock_rules::{Restricted, restrict_self};
 use super::policy::{Policy, SandboxMode};
 use super::{SandboxError, unmet};
+use crate::process::{ChildSpec, reaper};
+use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 
 /// The subcommand of Butler's program that runs the helper.
 pub const HELPER_SUBCOMMAND: &str = "sandbox-exec";
@@ -24,6 +36,53 @@ pub const HELPER_SUBCOMMAND: &str = "sandbox-exec";
 pub const EXIT_SANDBOX_FAILED: i32 = 125;
 /// The program could not be executed.
 pub const EXIT_EXEC_FAILED: i32 = 127;
+/// Between SIGTERM to what the program left and SIGKILL, unless `--grace-ms` says otherwise.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+
+/// How a command is to run under the helper: with a policy (confined) or not, where the
+/// reaper writes what it had to end, and the supervisor's grace period (the helper takes half,
+/// so it has ended everything before the supervisor would kill it).
+#[derive(Debug, Clone)]
+pub struct HelperRun<'a> {
+    /// The policy file and the report file; `None`: unconfined.
+    pub policy: Option<(&'a Path, &'a Path)>,
+    /// Where the reaper appends what it had to end; `None`: it is not told.
+    pub leftovers: Option<&'a Path>,
+    pub grace: Duration,
+}
+
+impl HelperRun<'_> {
+    /// `<helper> sandbox-exec (--policy P --report R | --unconfined) [--leftovers L] --grace-ms
+    /// G -- <program> <args…>`, same directory, environment and stdin.
+    pub fn wrap(&self, helper: &Path, spec: ChildSpec) -> ChildSpec {
+        let mut args: Vec<OsString> = vec![HELPER_SUBCOMMAND.into()];
+        match self.policy {
+            Some((policy, report)) => args.extend([
+                "--policy".into(),
+                policy.into(),
+                "--report".into(),
+                report.into(),
+            ]),
+            None => args.push("--unconfined".into()),
+        }
+        if let Some(leftovers) = self.leftovers {
+            args.extend(["--leftovers".into(), leftovers.into()]);
+        }
+        args.extend([
+            "--grace-ms".into(),
+            (self.grace / 2).as_millis().to_string().into(),
+            "--".into(),
+            spec.program,
+        ]);
+        args.extend(spec.args);
+        ChildSpec {
+            program: helper.into(),
+            args,
+            reaper: true,
+            ..spec
+        }
+    }
+}
 
 /// What the helper writes to `--report` before it `exec`s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,16 +95,23 @@ pub struct HelperReport {
     pub problem: Option<String>,
 }
 
+#[derive(Debug)]
 struct Args {
-    policy: PathBuf,
+    /// `None` with `--unconfined`.
+    policy: Option<PathBuf>,
     report: Option<PathBuf>,
+    leftovers: Option<PathBuf>,
+    grace: Duration,
+    /// The second stage: restrict and `exec`, no reaper.
+    exec: bool,
     program: OsString,
     rest: Vec<OsString>,
 }
 
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
     let mut args = args.into_iter();
-    let (mut policy, mut report) = (None, None);
+    let (mut policy, mut report, mut leftovers) = (None, None, None);
+    let (mut unconfined, mut exec, mut grace) = (false, false, DEFAULT_GRACE);
     loop {
         let Some(arg) = args.next() else {
             return Err("missing `-- <program>`".into());
@@ -53,15 +119,33 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
         match arg.to_str() {
             Some("--policy") => policy = args.next().map(PathBuf::from),
             Some("--report") => report = args.next().map(PathBuf::from),
+            Some("--leftovers") => leftovers = args.next().map(PathBuf::from),
+            Some("--grace-ms") => {
+                let ms = args
+                    .next()
+                    .and_then(|v| v.to_str().and_then(|v| v.parse::<u64>().ok()))
+                    .ok_or("`--grace-ms` needs a number of milliseconds")?;
+                grace = Duration::from_millis(ms);
+            }
+            Some("--unconfined") => unconfined = true,
+            Some("--exec") => exec = true,
             Some("--") => break,
             Some(HELPER_SUBCOMMAND) => {}
             _ => return Err(format!("unexpected argument `{}`", arg.to_string_lossy())),
         }
     }
     let program = args.next().ok_or("missing the program after `--`")?;
+    match (&policy, unconfined) {
+        (None, false) => return Err("`--policy <file>` or `--unconfined` is required".into()),
+        (Some(_), true) => return Err("`--policy` and `--unconfined` exclude each other".into()),
+        _ => {}
+    }
     Ok(Args {
-        policy: policy.ok_or("`--policy <file>` is required")?,
+        policy,
         report,
+        leftovers,
+        grace,
+        exec,
         program,
         rest: args.collect(),
     })
@@ -81,7 +165,8 @@ fn write_report(file: &mut Option<std::fs::File>, report: &HelperReport) {
 }
 
 /// Runs the helper with its arguments (the leading `sandbox-exec` may be included). Returns
-/// only when the program was not executed; the value is the exit code to use.
+/// the exit code to use (the program's, once nothing it started is left); when the program
+/// was ended by a signal, the helper ends itself with the same signal instead.
 pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
     let args = match parse(args) {
         Ok(args) => args,
@@ -89,6 +174,71 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
             say(&message);
             return EXIT_SANDBOX_FAILED;
         }
+    };
+    if args.exec {
+        return confine_and_exec(&args);
+    }
+    if let Some(policy) = &args.policy
+        && let Err(e) = Policy::read_from(policy)
+    {
+        say(&e.to_string());
+        let mut report = args
+            .report
+            .as_ref()
+            .and_then(|r| std::fs::File::create(r).ok());
+        write_report(
+            &mut report,
+            &HelperReport {
+                restricted: None,
+                problem: Some(e.to_string()),
+            },
+        );
+        return EXIT_SANDBOX_FAILED;
+    }
+    let leftovers = match args.leftovers.as_ref().map(|path| {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+    }) {
+        Some(Ok(file)) => Some(file),
+        Some(Err(e)) => {
+            say(&format!("cannot write the leftovers' report: {e}"));
+            return EXIT_SANDBOX_FAILED;
+        }
+        None => None,
+    };
+    // The reaper's child: the second stage, Butler's own program again, which unblocks the
+    // signals the reaper holds for itself, confines itself when there is a policy, and
+    // becomes the program. Started outside the supervisor, which supervises this helper.
+    #[allow(clippy::disallowed_methods)]
+    let mut command = std::process::Command::new("/proc/self/exe");
+    command.arg0("butler").args([HELPER_SUBCOMMAND, "--exec"]);
+    match &args.policy {
+        Some(policy) => command.arg("--policy").arg(policy),
+        None => command.arg("--unconfined"),
+    };
+    if let Some(report) = &args.report {
+        command.arg("--report").arg(report);
+    }
+    command.arg("--").arg(&args.program).args(&args.rest);
+    match reaper::run(command, args.grace, leftovers) {
+        Ok(code) => code,
+        Err(message) => {
+            say(&message);
+            EXIT_EXEC_FAILED
+        }
+    }
+}
+
+/// The second stage: restricts this process to the policy, reports, and becomes the program.
+/// Returns only when the program was not executed.
+fn confine_and_exec(args: &Args) -> i32 {
+    // The reaper blocks the signals it takes through its signal file; the program gets none
+    // blocked (std's spawn keeps the mask).
+    let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
+    let Some(policy_file) = &args.policy else {
+        return exec(args);
     };
     // Opened before the restriction: afterwards the report's directory may not be writable.
     let mut report_file = match args.report.as_ref().map(std::fs::File::create).transpose() {
@@ -98,7 +248,7 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
             return EXIT_SANDBOX_FAILED;
         }
     };
-    let policy = match Policy::read_from(&args.policy) {
+    let policy = match Policy::read_from(policy_file) {
         Ok(policy) => policy,
         Err(e) => {
             say(&e.to_string());
@@ -148,8 +298,11 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
         ));
         return EXIT_SANDBOX_FAILED;
     }
-    // The helper becomes the confined program (exec, no child): the one place a program is
-    // started outside the supervisor, which supervises this helper itself.
+    exec(args)
+}
+
+/// Becomes the program (exec, no child); returns only when it could not be executed.
+fn exec(args: &Args) -> i32 {
     #[allow(clippy::disallowed_methods)]
     let err = std::process::Command::new(&args.program)
         .args(&args.rest)
@@ -183,10 +336,18 @@ mod tests {
             "x",
         ]))
         .expect("parses");
-        assert_eq!(a.policy, PathBuf::from("/p.json"));
+        assert_eq!(a.policy, Some(PathBuf::from("/p.json")));
         assert_eq!(a.report, Some(PathBuf::from("/r.json")));
         assert_eq!(a.program, "goose");
         assert_eq!(a.rest, os(&["--policy", "x"]));
+        assert!(!a.exec);
+        let b = parse(os(&["--unconfined", "--grace-ms", "300", "--", "sh"])).expect("parses");
+        assert_eq!((b.policy, b.grace), (None, Duration::from_millis(300)));
+        assert!(
+            parse(os(&["--", "sh"])).is_err(),
+            "neither policy nor unconfined"
+        );
+        assert!(parse(os(&["--unconfined", "--policy", "/p", "--", "sh"])).is_err());
         assert!(parse(os(&["--policy", "/p", "goose"])).is_err());
         assert!(parse(os(&["--", "goose"])).is_err());
         assert!(parse(os(&["--policy", "/p", "--"])).is_err());

@@ -1,10 +1,13 @@
 //! The sandbox every agent and every verify command runs in: a Landlock ruleset applied by a
-//! small helper mode of Butler's program, `butler sandbox-exec`, which restricts itself and then
-//! `exec`s the command (so no unsafe code is needed and Butler itself is never confined).
+//! small helper mode of Butler's program, `butler sandbox-exec`, whose second stage restricts
+//! itself and then `exec`s the command (so no unsafe code is needed and Butler itself is never
+//! confined), under the helper's first stage, a reaper that ends whatever the command leaves
+//! running ([`crate::process::reaper`]) — also when the sandbox is off.
 //!
 //! - [`Policy`]: what one command may do (read everywhere; write only its trees and the
 //!   device files; TCP by port), written by the Maid as JSON for the helper.
-//! - [`helper_main`]: the helper itself (parses its arguments, restricts, reports, `exec`s).
+//! - [`helper_main`]: the helper itself (parses its arguments; the reaper; restricts, reports,
+//!   `exec`s); [`HelperRun`] builds its command line.
 //! - [`KernelProbe`]: whether the kernel offers Landlock, asked before a task starts.
 //! - [`SandboxReport`]: what the evidence says the sandbox did, with the refusals found in the
 //!   command's output ([`scan_refusals`]).
@@ -16,7 +19,8 @@ mod refusals;
 mod report;
 
 pub use helper::{
-    EXIT_EXEC_FAILED, EXIT_SANDBOX_FAILED, HELPER_SUBCOMMAND, HelperReport, helper_main,
+    DEFAULT_GRACE, EXIT_EXEC_FAILED, EXIT_SANDBOX_FAILED, HELPER_SUBCOMMAND, HelperReport,
+    HelperRun, helper_main,
 };
 pub use landlock_rules::{Enforcement, Restricted, kernel_abi};
 pub use policy::{DEVICES, Network, NetworkSetting, Policy, SandboxMode};

@@ -43,6 +43,7 @@ fn evidence(attempt: u32) -> AttemptEvidence {
         warnings: vec![],
         sandbox: None,
         activity: None,
+        leftovers: None,
     }
 }
 
