@@ -925,3 +925,32 @@ async fn placeholders_never_become_programs_or_code() {
         .await;
     assert_eq!(fine.status(), "ok", "{}", fine.envelope);
 }
+
+/// A contract with several things wrong is told all of them at once: a bad intent hides
+/// nothing in the target, and a verifier that would need approval is named with the rest.
+#[tokio::test]
+async fn every_problem_of_a_contract_is_named_at_once() {
+    let w = World::published();
+    let brain = w.session().await;
+    let refused = brain
+        .call(
+            "submit_task",
+            json!({"contract": {
+                "intent": "Restart!",
+                "target": {"Service": "api", "env": 3},
+                "delegation_mode": "known_only",
+                "success_criteria": {"commands": [{"command": "rm -rf build"}]}
+            }}),
+        )
+        .await;
+    assert_ne!(refused.status(), "ok");
+    let text = refused.envelope.to_string();
+    for field in [
+        "intent",
+        "target.Service",
+        "target.env",
+        "success_criteria.commands[0]",
+    ] {
+        assert!(text.contains(field), "{field} is not named: {text}");
+    }
+}

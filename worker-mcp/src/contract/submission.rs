@@ -113,7 +113,11 @@ impl TaskSubmission {
                     intent: intent.clone(),
                     target,
                 }),
-            (None, _) => None,
+            // A bad intent does not hide what is wrong with the target.
+            (None, _) => {
+                p.target(fields.get("target"));
+                None
+            }
         };
         match (mode, implement) {
             (Some(DelegationMode::Agent), false) if intent.is_some() => p.add(
@@ -762,6 +766,8 @@ mod tests {
         for field in [
             "colour",
             "intent",
+            "target.Service",
+            "target.env",
             "delegation_mode",
             "requested_at",
             "success_criteria.commands[0]",

@@ -204,13 +204,29 @@ impl Engine {
         cancel: CancellationToken,
     ) -> Result<ResultContract, OpsError> {
         let now = self.db(|l| Ok(l.now())).await?;
-        let contract = TaskSubmission(contract)
-            .validate(now)
-            .map_err(OpsError::Contract)?;
+        // Verifiers are judged from what was sent, so that their problems are named with every
+        // other problem of the contract, not after those are fixed.
+        let implement = contract.get("intent").and_then(Value::as_str) == Some("implement");
+        let verifier_problems = if implement {
+            Vec::new()
+        } else {
+            self.verifier_problems(&contract)
+        };
+        let contract = match TaskSubmission(contract).validate(now) {
+            Ok(contract) if verifier_problems.is_empty() => contract,
+            Ok(_) => return Err(OpsError::Contract(verifier_problems)),
+            Err(mut problems) => {
+                for problem in verifier_problems {
+                    if !problems.iter().any(|p| p.field == problem.field) {
+                        problems.push(problem);
+                    }
+                }
+                return Err(OpsError::Contract(problems));
+            }
+        };
         if contract.implement().is_some() {
             return self.submit_own_task(contract, progress, cancel).await;
         }
-        self.check_verifiers(&contract)?;
         let Some(handler) = self.resolve(&contract).await? else {
             return self.unknown(contract).await;
         };
@@ -258,11 +274,20 @@ impl Engine {
     }
 
     /// The contract's verifiers may only look: a command that would need approval or is
-    /// refused is named as a wrong field.
-    fn check_verifiers(&self, contract: &TaskContract) -> Result<(), OpsError> {
+    /// refused is named as a wrong field. Read from the submission as sent (commands that are
+    /// not text are the contract check's to name).
+    fn verifier_problems(&self, submission: &Value) -> Vec<FieldProblem> {
         let mut problems = Vec::new();
-        for (i, check) in contract.success_criteria.commands.iter().enumerate() {
-            let line = CommandLine::Shell(check.command.clone());
+        let commands = submission
+            .pointer("/success_criteria/commands")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (i, check) in commands.iter().enumerate() {
+            let Some(command) = check.get("command").and_then(Value::as_str) else {
+                continue;
+            };
+            let line = CommandLine::Shell(command.to_owned());
             let problem = match assess(&line, self.judge.as_ref(), &self.destructive) {
                 Assessment::Run => None,
                 Assessment::Git { loss, .. } if loss.is_empty() => None,
@@ -281,11 +306,7 @@ impl Engine {
                 });
             }
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(OpsError::Contract(problems))
-        }
+        problems
     }
 
     /// Who runs the contract: a capability for its intent, else the most specific live
