@@ -954,3 +954,41 @@ async fn every_problem_of_a_contract_is_named_at_once() {
         assert!(text.contains(field), "{field} is not named: {text}");
     }
 }
+
+/// `commit_push` asks with the files it would record, by content; a file that appears after
+/// the question is not shared under that answer: it asks again.
+#[tokio::test]
+async fn a_file_appearing_after_a_commit_push_approval_asks_again() {
+    let w = World::published();
+    let brain = w.session().await;
+    w.write("seen.txt", "the user saw this\n");
+    let contract = json!({"contract": {"intent": "commit_push", "target": {"message": "Share"},
+                                       "delegation_mode": "known_only"}});
+    let asked = brain.call("submit_task", contract).await;
+    assert_eq!(
+        asked.data()["status"],
+        "need_approval",
+        "{}",
+        asked.envelope
+    );
+    let details = asked.data()["approval"]["details"].to_string();
+    assert!(details.contains("to record: seen.txt"), "{details}");
+    let task = asked.data()["task_id"].as_str().expect("id").to_owned();
+    let before = shared_head(&w);
+    w.write("unseen.txt", "appeared after the question\n");
+    let again = brain
+        .call("approve", json!({"task_id": task, "decision": "approve"}))
+        .await;
+    assert_eq!(
+        again.data()["status"],
+        "need_approval",
+        "{}",
+        again.envelope
+    );
+    assert!(
+        again.data()["approval"]["details"]
+            .to_string()
+            .contains("to record: unseen.txt")
+    );
+    assert_eq!(shared_head(&w), before, "nothing was shared");
+}

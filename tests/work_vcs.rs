@@ -336,3 +336,32 @@ async fn arguments_after_dashdash_or_a_positional_are_checked_where_git_reads_th
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     assert_eq!(a.data()["ran"], json!(["branch", "topic"]));
 }
+
+/// An approval is bound to what the files hold, not to their names: a newer version of the
+/// file the user agreed to lose is not lost under that approval.
+#[tokio::test]
+async fn an_approval_is_void_once_the_file_it_was_for_changes() {
+    let w = World::published();
+    w.write("README.md", "the version the user saw\n");
+    let brain = w.session().await;
+    let asked = brain
+        .call("work_vcs", json!({"args": ["reset", "--hard"]}))
+        .await;
+    assert_eq!(asked.error_code(), "need_input", "{}", asked.envelope);
+    let reference = asked.data()["approval"]
+        .as_str()
+        .expect("reference")
+        .to_owned();
+    w.write("README.md", "a newer version, written after the question\n");
+    let late = brain
+        .call(
+            "work_vcs",
+            json!({"args": ["reset", "--hard"], "approval": reference}),
+        )
+        .await;
+    assert_eq!(late.error_code(), "policy_blocked", "{}", late.envelope);
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("README.md")).expect("file"),
+        "a newer version, written after the question\n"
+    );
+}

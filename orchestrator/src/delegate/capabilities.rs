@@ -118,6 +118,20 @@ struct Git {
 
 impl Git {
     /// The records a publish would share, as plan details.
+    /// What recording all current work would record, one line a file with its content id.
+    async fn to_record(&self) -> Result<Vec<String>, CapabilityError> {
+        let files = blocking(&self.project, |p| Ok(p.repo.uncommitted_contents()?))
+            .await
+            .map_err(|e| CapabilityError::Failed(e.to_string()))?;
+        Ok(files
+            .into_iter()
+            .map(|(path, id)| {
+                let shown: String = id.chars().take(12).collect();
+                format!("to record: {path} ({shown})")
+            })
+            .collect())
+    }
+
     async fn to_share(&self) -> Result<(String, Vec<String>), CapabilityError> {
         let found = blocking(&self.project, |p| {
             let Some(dest) = p.repo.destination()? else {
@@ -287,7 +301,10 @@ impl Capability for Git {
                 }
                 "commit_push" => {
                     let message = message(contract)?;
-                    let (destination, details) = self.to_share().await?;
+                    let (destination, mut details) = self.to_share().await?;
+                    // The files it would record, by content: the approval is void if any of
+                    // them changes or another appears.
+                    details.extend(self.to_record().await?);
                     Ok(Plan {
                         operation: format!(
                             "record all current work as \"{message}\", then share every record \

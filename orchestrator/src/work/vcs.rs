@@ -99,7 +99,7 @@ pub fn vcs(
             if lost.is_empty() {
                 return run(project, args, approval.as_deref());
             }
-            let fingerprint = fingerprint(&args, &lost);
+            let fingerprint = fingerprint(&project.repo, &args, &lost)?;
             let lines: Vec<String> = lost.iter().map(Lost::describe).collect();
             match approval {
                 None => {
@@ -145,9 +145,11 @@ pub fn vcs(
     }
 }
 
-/// What an approval is bound to: the canonical arguments and exactly what they would lose.
-fn fingerprint(args: &[String], lost: &[Lost]) -> String {
-    serde_json::json!({"args": args, "lost": lost}).to_string()
+/// What an approval is bound to: the canonical arguments, exactly what they would lose, and
+/// what those files hold now (a newer version of a file is not what the user agreed to lose).
+fn fingerprint(repo: &GitRepo, args: &[String], lost: &[Lost]) -> Result<String, WorkError> {
+    let contents = repo.contents_of(lost)?;
+    Ok(serde_json::json!({"args": args, "lost": lost, "contents": contents}).to_string())
 }
 
 /// Runs `args` that were predicted to lose nothing, then checks what the run really did:
@@ -166,7 +168,7 @@ fn run(
         .effect_after(&before, &effects::disallowed_config)?;
     let out = out?;
     if !effect.lost.is_empty() {
-        let fingerprint = fingerprint(&args, &effect.lost);
+        let fingerprint = fingerprint(&project.repo, &args, &effect.lost)?;
         let accepted = match approval {
             Some(reference) => {
                 project.with_ledger(|l| Ok(l.consume_approval(reference.trim(), &fingerprint)?))?

@@ -234,6 +234,33 @@ impl GitRepo {
         !super::marker_starts(text.lines().enumerate()).is_empty()
     }
 
+    /// Every uncommitted file — tracked edits, untracked files (not ignored), deletions — with
+    /// what it holds now (a blob id, or `deleted`): what recording all current work would
+    /// record, so that an approval can be bound to exactly that.
+    pub fn uncommitted_contents(&self) -> Result<Vec<(String, String)>, GitError> {
+        let Some(tree) = self.work_tree_object()? else {
+            return Ok(Vec::new());
+        };
+        let now = self.blobs_of(&tree)?;
+        let committed = match self.head_oid()? {
+            Some(head) => self.blobs_of(&head)?,
+            None => BTreeMap::new(),
+        };
+        let mut out: Vec<(String, String)> = now
+            .iter()
+            .filter(|(path, blob)| committed.get(*path) != Some(*blob))
+            .map(|(path, (oid, _))| (path.clone(), oid.clone()))
+            .collect();
+        out.extend(
+            committed
+                .keys()
+                .filter(|path| !now.contains_key(*path))
+                .map(|path| (path.clone(), "deleted".to_owned())),
+        );
+        out.sort();
+        Ok(out)
+    }
+
     /// Notes what `watch` covers, before a run.
     pub fn effect_before(&self, watch: Watch) -> Result<Before, GitError> {
         let mut before = Before {

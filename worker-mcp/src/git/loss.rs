@@ -234,7 +234,54 @@ impl Lost {
     }
 }
 
+impl Lost {
+    /// The file this item is about, if it is one in the working tree or the index.
+    fn path(&self) -> Option<&str> {
+        match self {
+            Lost::Edits { path }
+            | Lost::StagedVersion { path }
+            | Lost::Untracked { path }
+            | Lost::Ignored { path } => Some(path),
+            _ => None,
+        }
+    }
+}
+
 impl GitRepo {
+    /// What the files named in `lost` hold right now, as git blob ids (the working file's,
+    /// and the staged version's for a staged item; `absent` when there is none): an approval
+    /// bound to these is void once any of them changes, not only when the list of names does.
+    pub fn contents_of(&self, lost: &[Lost]) -> Result<Vec<(String, String)>, GitError> {
+        let repo = self.open()?;
+        let index = repo.index()?;
+        let mut out = Vec::new();
+        for item in lost {
+            let Some(path) = item.path() else { continue };
+            let id = if matches!(item, Lost::StagedVersion { .. }) {
+                index
+                    .get_path(Path::new(path), 0)
+                    .map_or("absent".to_owned(), |e| e.id.to_string())
+            } else {
+                let file = self.workdir().join(RepoPath::parse(path).as_path());
+                match std::fs::symlink_metadata(&file) {
+                    Ok(meta) if meta.is_file() => {
+                        let bytes = std::fs::read(&file).map_err(|e| GitError::io("read", e))?;
+                        git2::Oid::hash_object(git2::ObjectType::Blob, &bytes)?.to_string()
+                    }
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        let target =
+                            std::fs::read_link(&file).map_err(|e| GitError::io("read", e))?;
+                        format!("link:{}", target.display())
+                    }
+                    Ok(_) => "directory".to_owned(),
+                    Err(_) => "absent".to_owned(),
+                }
+            };
+            out.push((path.to_owned(), id));
+        }
+        Ok(out)
+    }
+
     /// What running the operation described by `queries` would lose now. `globals` are the
     /// pathspec options the operation runs with (`--literal-pathspecs`, …), applied to every
     /// query so paths match as they will.

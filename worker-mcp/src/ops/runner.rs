@@ -393,6 +393,13 @@ impl Engine {
                     return Gate::Run(HowToRun::Git(args));
                 }
                 let lines: Vec<String> = lost.iter().map(Lost::describe).collect();
+                // Bound to what the files hold now, not only to their names.
+                let contents = match self.repo.contents_of(&lost) {
+                    Ok(contents) => contents,
+                    Err(e) => {
+                        return Gate::Refuse(format!("what it would lose cannot be known: {e}"));
+                    }
+                };
                 match ask(
                     format!(
                         "step {}: `git {}` would irreversibly lose work ({} item(s))",
@@ -401,7 +408,7 @@ impl Engine {
                         lines.len()
                     ),
                     lines,
-                    json!({"lost": lost}),
+                    json!({"lost": lost, "contents": contents}),
                 ) {
                     Some(a) => Gate::Ask(a),
                     None => Gate::Run(HowToRun::Git(args)),
