@@ -282,7 +282,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrLabelNotFoundHint => {
             "use existing label names (see issue_list) or omit label_names"
         }
-        Key::ErrInvalidTitle => "The title must be one non-empty line",
+        Key::ErrInvalidTitle => "The title must be one non-empty line without control characters",
         Key::ErrIssueAuth => "The issue tracker refused Butler's credentials",
         Key::ErrIssueConflict => "The issue changed meanwhile or does not allow this now",
         Key::ErrIssueConflictHint => "read it again with issue_read, then retry",

@@ -205,7 +205,7 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::ErrLedgerConflict => "記録ストアの内容が要求と食い違っています",
         Key::ErrLedgerFailed => "Butler の記録ストアが失敗しました",
         Key::ErrLabelNotFoundHint => "既存のラベル名を使うか (issue_list 参照)、label_names を省略してください",
-        Key::ErrInvalidTitle => "タイトルは空でない 1 行にしてください",
+        Key::ErrInvalidTitle => "タイトルは制御文字を含まない、空でない 1 行にしてください",
         Key::ErrIssueAuth => "issue トラッカーが Butler の認証情報を拒否しました",
         Key::ErrIssueConflict => "issue がその間に変わったか、今はこの操作を受け付けません",
         Key::ErrIssueConflictHint => "issue_read で読み直してからやり直してください",
