@@ -182,7 +182,8 @@ fn is_record_id(s: &str) -> bool {
 
 /// `value` with the clone mark of every record id written `mark` (`20260612-001-mark`): the
 /// mark is chosen at random when a ledger is created, so snapshots name it so.
-pub fn unmarked(mut value: Value) -> Value {
+pub fn unmarked(value: &Value) -> Value {
+    let mut value = value.clone();
     fn word(w: &str) -> String {
         match butler_worker::ledger::RecordId::parse(w) {
             Ok(id) if !id.mark().is_empty() => {
