@@ -45,6 +45,8 @@ pub struct RecordView {
 /// Who a commit is.
 enum Identity {
     Record(RecordId),
+    /// The record, moved to this commit from another.
+    Moved(RecordId),
     Duplicate(RecordId),
     Outside,
 }
@@ -62,13 +64,22 @@ pub fn records_for(
     let mut parsed: HashMap<&str, (RecordMessage, Timestamp)> = HashMap::new();
     let mut identity: HashMap<&str, Identity> = HashMap::new();
     let mut outside_new = 0;
+    // Ids given to another commit in this pass: the ledger's earlier answer for them is stale.
+    let mut moved: HashSet<RecordId> = HashSet::new();
     // Oldest first: of two commits claiming one id in an answer, the older one holds it.
     for commit in commits.iter().rev() {
         let message = RecordMessage::parse(&commit.message);
         let time = commit_time(commit)?;
-        let who = match (&message.record_id, known.get(&commit.sha)) {
+        let held = known.get(&commit.sha).filter(|r| !moved.contains(&r.id));
+        let who = match (&message.record_id, held) {
             (Some(_), Some(record)) => Identity::Record(record.id.clone()),
-            (Some(claimed), None) => claim(repo, ledger, commit, &message, claimed, time)?,
+            (Some(claimed), None) => {
+                let who = claim(repo, ledger, commit, &message, claimed, time)?;
+                if let Identity::Moved(id) = &who {
+                    moved.insert(id.clone());
+                }
+                who
+            }
             (None, _) => {
                 if !ledger.is_known_sha(&commit.sha)? && ledger.note_outside(&commit.sha)? {
                     outside_new += 1;
@@ -122,7 +133,7 @@ fn claim(
                 return Ok(Identity::Duplicate(claimed.clone()));
             }
             ledger.move_record(&claiming)?;
-            Ok(Identity::Record(claimed.clone()))
+            Ok(Identity::Moved(claimed.clone()))
         }
     }
 }
@@ -140,7 +151,7 @@ fn view(
 ) -> RecordView {
     let commit_id = || commit.sha.chars().take(COMMIT_ID_LEN).collect::<String>();
     let (id, duplicate_of) = match who {
-        Identity::Record(id) => (id.to_string(), None),
+        Identity::Record(id) | Identity::Moved(id) => (id.to_string(), None),
         Identity::Duplicate(id) => (commit_id(), Some(id.to_string())),
         Identity::Outside => (commit_id(), None),
     };
