@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use butler_testkit::gitea::{GiteaMock, TOKEN, comment_json, issue_json, ok_json};
 use common::{Brain, StartBrain, World, frozen};
+use insta::assert_json_snapshot;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
@@ -231,6 +232,10 @@ async fn a_copied_record_is_reported_never_merged_into_the_original() {
         .find(|r| r.get("duplicate_of").is_some())
         .unwrap_or_else(|| panic!("a duplicate in {history}"));
     assert_eq!(copy["duplicate_of"], original["record_id"], "{history}");
+    let mut shown = copy.clone();
+    shown["record_id"] = json!("<commit id>");
+    shown["created_at"] = json!("<time>");
+    assert_json_snapshot!("duplicate_record", common::unmarked(&shown));
     assert_eq!(copy["message"], json!("Original"));
     let holder: Vec<&Value> = records
         .iter()
@@ -266,9 +271,11 @@ async fn line_names_cannot_pass_for_other_lines() {
     let shadow = brain
         .call("work_new_line", json!({"name": "origin/main"}))
         .await;
+    assert_json_snapshot!("line_shadows_shared", shadow.envelope);
     let summary = shadow.envelope["summary"].as_str().expect("summary");
     assert!(summary.contains("`origin`"), "{summary}");
     let lookalike = brain.call("work_new_line", json!({"name": "mаin"})).await;
+    assert_json_snapshot!("line_looks_like", lookalike.envelope);
     let summary = lookalike.envelope["summary"].as_str().expect("summary");
     assert!(summary.contains("`main`"), "{summary}");
     assert_eq!(w.git(&w.project, &["branch", "--list"]).lines().count(), 1);
@@ -294,9 +301,27 @@ async fn line_names_cannot_pass_for_other_lines() {
                 .expect("hint")
                 .contains("work_vcs")
         );
+        assert_json_snapshot!(format!("ambiguous_{tool}"), a.envelope);
     }
     assert_eq!(brain.observe().await["data"]["line"]["name"], json!("main"));
     brain.close().await;
+
+    // The same refusals, worded in Japanese for a session that speaks it.
+    let ja = Brain::spawn(&w.project, &w.env).await;
+    ja.ok(
+        "work_session_start",
+        json!({"project_root": w.root(), "language": "ja"}),
+    )
+    .await;
+    let lookalike = ja.call("work_new_line", json!({"name": "mаin"})).await;
+    let summary = lookalike.envelope["summary"].as_str().expect("summary");
+    assert!(summary.contains("見分けられません"), "{summary}");
+    let ambiguous = ja
+        .call("work_switch_line", json!({"name": "origin/main"}))
+        .await;
+    let summary = ambiguous.envelope["summary"].as_str().expect("summary");
+    assert!(summary.contains("どちらかを選びません"), "{summary}");
+    ja.close().await;
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@
 //! commit id (`outside_butler`), its issue links read from `#N` in its text. Messages, links
 //! and times come from the commits themselves, so every clone shows the same.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use butler_worker::git::{CommitInfo, GitRepo};
 use butler_worker::ledger::{Claim, ClaimingCommit, Ledger, RecordId};
@@ -61,8 +61,7 @@ pub fn records_for(
 ) -> Result<(Vec<RecordView>, usize), WorkError> {
     let shas: Vec<&str> = commits.iter().map(|c| c.sha.as_str()).collect();
     let known = ledger.records_by_sha(&shas)?;
-    let mut parsed: HashMap<&str, (RecordMessage, Timestamp)> = HashMap::new();
-    let mut identity: HashMap<&str, Identity> = HashMap::new();
+    let mut seen: Vec<(RecordMessage, Timestamp, Identity)> = Vec::with_capacity(commits.len());
     let mut outside_new = 0;
     // Ids given to another commit in this pass: the ledger's earlier answer for them is stale.
     let mut moved: HashSet<RecordId> = HashSet::new();
@@ -87,16 +86,20 @@ pub fn records_for(
                 Identity::Outside
             }
         };
-        identity.insert(&commit.sha, who);
-        parsed.insert(&commit.sha, (message, time));
+        seen.push((message, time, who));
+    }
+    // A commit seen before its id moved on to another one in this pass is a duplicate now.
+    for (_, _, who) in &mut seen {
+        if let Identity::Record(id) = who
+            && moved.contains(id)
+        {
+            *who = Identity::Duplicate(id.clone());
+        }
     }
     let views = commits
         .iter()
-        .map(|commit| {
-            let (message, time) = &parsed[commit.sha.as_str()];
-            let who = &identity[commit.sha.as_str()];
-            view(commit, message, *time, who, unpublished)
-        })
+        .zip(seen.iter().rev())
+        .map(|(commit, (message, time, who))| view(commit, message, *time, who, unpublished))
         .collect();
     Ok((views, outside_new))
 }
