@@ -141,6 +141,11 @@ fn claim(
     }
 }
 
+/// How a commit that is not a record is named: the first hex digits of its id.
+pub fn commit_id(sha: &str) -> String {
+    sha.chars().take(COMMIT_ID_LEN).collect()
+}
+
 fn commit_time(commit: &CommitInfo) -> Result<Timestamp, WorkError> {
     Timestamp::parse(&commit.time).map_err(|e| WorkError::Internal(format!("commit time: {e}")))
 }
@@ -152,7 +157,7 @@ fn view(
     who: &Identity,
     unpublished: Option<&HashSet<String>>,
 ) -> RecordView {
-    let commit_id = || commit.sha.chars().take(COMMIT_ID_LEN).collect::<String>();
+    let commit_id = || commit_id(&commit.sha);
     let (id, duplicate_of) = match who {
         Identity::Record(id) | Identity::Moved(id) => (id.to_string(), None),
         Identity::Duplicate(id) => (commit_id(), Some(id.to_string())),
