@@ -82,3 +82,29 @@ pub fn into_call_result(outcome: Result<Reply, ToolError>) -> CallToolResult {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_string_of_an_answer_is_shown_plainly() {
+        let reply = Reply::new(
+            "#1 Fix \u{1b}[2J the parser",
+            json!({"issue": {"title": "a\u{7}b", "body": "line\r\n\tnext"},
+                   "names": ["x\u{202e}"], "n\u{0}": 1}),
+        );
+        let value = reply.to_json();
+        assert_eq!(value["summary"], json!("#1 Fix \\u{1b}[2J the parser"));
+        assert_eq!(value["data"]["issue"]["title"], json!("a\\u{7}b"));
+        assert_eq!(value["data"]["issue"]["body"], json!("line\\u{d}\n\tnext"));
+        assert_eq!(value["data"]["names"][0], json!("x\\u{202e}"));
+        assert_eq!(value["data"]["n\\u{0}"], json!(1));
+        let err = ToolError::new(
+            crate::error::ErrorCode::NotFound,
+            "No line `a\u{1b}`".to_owned(),
+            "hint".to_owned(),
+        );
+        assert_eq!(error_json(&err)["summary"], json!("No line `a\\u{1b}`"));
+    }
+}
