@@ -41,6 +41,10 @@ pub struct RecordId(String);
 #[error("`{0}` is not a record id (expected the form `20260612-001-kqrt`)")]
 pub struct RecordIdError(String);
 
+/// More records than any day has: a claimed id of this clone's mark beyond it does not move
+/// the day's sequence (a forged trailer cannot exhaust it).
+const MAX_DAILY_SEQ: u64 = 1_000_000;
+
 /// The shortest and longest clone mark a record id may carry (Butler makes them four long).
 const MARK_LEN: std::ops::RangeInclusive<usize> = 2..=8;
 
@@ -371,7 +375,9 @@ impl Ledger {
                 }
                 Some(_) => complete(tx, id, commit.sha, now)?,
                 None => {
-                    if id.mark() == self.mark {
+                    // A commit made from a copy of this clone (same mark) moves the sequence
+                    // on; a sequence no day reaches is a forgery and moves nothing.
+                    if id.mark() == self.mark && id.seq() < MAX_DAILY_SEQ {
                         tx.execute(
                             "INSERT INTO record_days (day, last_seq) VALUES (?1, ?2)
                              ON CONFLICT (day) DO UPDATE SET last_seq = max(last_seq, ?2)",

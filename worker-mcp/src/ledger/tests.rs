@@ -328,6 +328,13 @@ fn a_claim_with_this_clones_mark_moves_its_sequence_past_it() {
         .reserve_record(at("2026-06-12T12:00:00+09:00"), "after", &[], None)
         .unwrap();
     assert_eq!(after.as_str(), own(&ledger, "20260612-007"));
+    // A forged trailer with a sequence no day reaches moves nothing.
+    let forged = id(&own(&ledger, "20260612-999999999999999999"));
+    ledger.claim_record(&claiming("cf", &forged, &[])).unwrap();
+    let next = ledger
+        .reserve_record(at("2026-06-12T12:00:00+09:00"), "next", &[], None)
+        .unwrap();
+    assert_eq!(next.as_str(), own(&ledger, "20260612-008"));
 }
 
 #[test]
