@@ -7,9 +7,9 @@
 //!
 //! Text the Brain reads is plain: every string of an envelope — summaries and hints that quote
 //! an issue title, a record message or git's words, and the data (issue bodies and comments,
-//! records, paths, git's output) — has its control characters (but newline and tab) and its
-//! invisible or direction-changing formatting characters written visibly (`\u{1b}`), here, at
-//! the one place every answer passes.
+//! records, paths, git's output) — has its control characters (but newline and tab), its
+//! direction-changing characters and invisible spaces written visibly (`\u{1b}`), here, at the
+//! one place every answer passes.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;

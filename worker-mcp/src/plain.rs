@@ -2,9 +2,11 @@
 //! they are shown when text Butler did not write is printed, and how names are compared so
 //! that one cannot pass for another.
 //!
-//! - [`is_hidden`]: control characters (C0 but newline and tab, DEL, C1) and the invisible and
-//!   direction-changing formatting characters (zero-width spaces and joiners, bidirectional
-//!   embeddings, overrides and isolates, the byte-order mark, …).
+//! - [`is_hidden`]: control characters (C0 but newline and tab, DEL, C1), the bidirectional
+//!   controls (embeddings, overrides, isolates, marks) and invisible spaces (zero-width space,
+//!   word joiner, byte-order mark).
+//! - [`is_invisible_format`]: every invisible or direction-changing formatting character, the
+//!   joiners and variation selectors too — what a name may not hold.
 //! - [`escaped`]: such characters written visibly as `\u{1b}`.
 //! - [`skeleton`]: a name folded so that names equal up to case and the common Latin, Cyrillic
 //!   and Greek lookalikes (`mаin` with a Cyrillic `а`, `MAIN`, `ma1n`) fold to the same text.
@@ -12,9 +14,21 @@
 use std::borrow::Cow;
 
 /// Whether `c` changes how text reads without being seen: a control character other than
-/// newline and tab, or an invisible or bidirectional formatting character.
+/// newline and tab, a bidirectional control, or an invisible space or joiner that no script
+/// needs. (The zero-width joiners and variation selectors that emoji and Indic or Persian
+/// writing need are shown as they are; line names refuse them all, [`is_invisible_format`].)
 pub fn is_hidden(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t') || is_invisible_format(c)
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
 }
 
 /// Invisible and direction-changing formatting characters (Unicode's default-ignorable and
@@ -203,6 +217,12 @@ mod tests {
         assert_eq!(escaped("x\u{202e}"), "x\\u{202e}");
         assert_eq!(escaped("\u{2066}a\u{2069}"), "\\u{2066}a\\u{2069}");
         assert!(matches!(escaped("日本語 ok\n"), Cow::Borrowed(_)));
+        // What writing and emoji need stays as it is.
+        assert!(matches!(
+            escaped("می\u{200c}خواهم ❤\u{fe0f} 👨\u{200d}👩"),
+            Cow::Borrowed(_)
+        ));
+        assert!(is_invisible_format('\u{200d}') && is_invisible_format('\u{fe0f}'));
     }
 
     #[test]
