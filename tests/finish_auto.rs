@@ -50,7 +50,7 @@ async fn auto_records_publishes_and_comments_and_closes_only_when_asked() {
         .await;
     w.write("src/greet.rs", "pub fn greet() {}\n");
     let finished = brain.call("work_finish", json!({"auto": true})).await;
-    assert_json_snapshot!("auto_happy_path", finished.envelope);
+    assert_json_snapshot!("auto_happy_path", common::unmarked(&finished.envelope));
     assert_eq!(
         shared_main(&w),
         w.git(&w.project, &["rev-parse", "HEAD"]).trim()
@@ -68,7 +68,10 @@ async fn auto_records_publishes_and_comments_and_closes_only_when_asked() {
     let closed = brain
         .call("work_finish", json!({"auto": true, "close": true}))
         .await;
-    assert_json_snapshot!("auto_nothing_new_then_close", closed.envelope);
+    assert_json_snapshot!(
+        "auto_nothing_new_then_close",
+        common::unmarked(&closed.envelope)
+    );
     let state = issue_state(&brain, n).await;
     assert_eq!(state["issue"]["state"], json!("closed"));
     assert_eq!(state["comments"].as_array().map(Vec::len), Some(1));
@@ -110,7 +113,10 @@ async fn a_rejected_publication_stops_the_run_with_nothing_half_done() {
     let stopped = brain
         .call("work_finish", json!({"auto": true, "close": true}))
         .await;
-    assert_json_snapshot!("auto_stopped_at_publish", stopped.envelope);
+    assert_json_snapshot!(
+        "auto_stopped_at_publish",
+        common::unmarked(&stopped.envelope)
+    );
     assert_eq!(stopped.error_code(), "conflict");
     // Recorded (a whole step), not shared, not commented, not closed.
     assert_eq!(brain.state().await, "recorded_unpublished");

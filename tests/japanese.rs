@@ -52,10 +52,13 @@ async fn the_work_states_cycle_in_japanese() {
         )
         .await;
     assert!(japanese(summary(&started.envelope)), "{}", started.envelope);
-    assert_json_snapshot!("ja_clean_idle", brain.observe().await);
+    assert_json_snapshot!("ja_clean_idle", common::unmarked(&brain.observe().await));
 
     w.write("src/lib.rs", "pub fn hello() {}\n");
-    assert_json_snapshot!("ja_dirty_without_issue", brain.observe().await);
+    assert_json_snapshot!(
+        "ja_dirty_without_issue",
+        common::unmarked(&brain.observe().await)
+    );
 
     let created = brain
         .call(
@@ -68,7 +71,7 @@ async fn the_work_states_cycle_in_japanese() {
         .expect("issue number");
     let started = brain.call("work_start", json!({"issue_id": number})).await;
     assert!(japanese(summary(&started.envelope)), "{}", started.envelope);
-    assert_json_snapshot!("ja_dirty", brain.observe().await);
+    assert_json_snapshot!("ja_dirty", common::unmarked(&brain.observe().await));
 
     let proposal = brain.call("work_record", json!({})).await;
     assert_eq!(proposal.error_code(), "need_input");
@@ -85,12 +88,18 @@ async fn the_work_states_cycle_in_japanese() {
         "{}",
         recorded.envelope
     );
-    assert_json_snapshot!("ja_recorded_unpublished", brain.observe().await);
+    assert_json_snapshot!(
+        "ja_recorded_unpublished",
+        common::unmarked(&brain.observe().await)
+    );
 
     w.write("src/lib.rs", "pub fn hello() { }\npub fn bye() {}\n");
-    assert_json_snapshot!("ja_dirty_and_unpublished", brain.observe().await);
+    assert_json_snapshot!(
+        "ja_dirty_and_unpublished",
+        common::unmarked(&brain.observe().await)
+    );
     let blocked = brain.call("work_publish", json!({})).await;
-    assert_json_snapshot!("ja_publish_blocked", blocked.envelope);
+    assert_json_snapshot!("ja_publish_blocked", common::unmarked(&blocked.envelope));
 
     brain
         .call(
@@ -104,9 +113,12 @@ async fn the_work_states_cycle_in_japanese() {
         "{}",
         published.envelope
     );
-    assert_json_snapshot!("ja_clean_with_active_issue", brain.observe().await);
+    assert_json_snapshot!(
+        "ja_clean_with_active_issue",
+        common::unmarked(&brain.observe().await)
+    );
     let finish = brain.call("work_finish", json!({})).await;
-    assert_json_snapshot!("ja_finish_proposals", finish.envelope);
+    assert_json_snapshot!("ja_finish_proposals", common::unmarked(&finish.envelope));
 }
 
 #[tokio::test]

@@ -40,14 +40,17 @@ async fn lines_are_started_switched_and_merged() {
     let brain = w.session().await;
 
     let started = ok(&brain, "work_new_line", json!({"name": "topic"})).await;
-    assert_json_snapshot!("new_line", started);
+    assert_json_snapshot!("new_line", common::unmarked(&started));
     w.write("src/topic.rs", "pub fn topic() {}\n");
     record(&brain, "Add topic").await;
     let obs = brain.observe().await;
-    assert_json_snapshot!("observe_on_a_new_line", obs["data"]["line"]);
+    assert_json_snapshot!(
+        "observe_on_a_new_line",
+        common::unmarked(&obs["data"]["line"])
+    );
 
     let switched = ok(&brain, "work_switch_line", json!({"name": "main"})).await;
-    assert_json_snapshot!("switch_line", switched);
+    assert_json_snapshot!("switch_line", common::unmarked(&switched));
     assert!(!w.project.join("src/topic.rs").exists());
     assert_eq!(
         w.git(&w.project, &["branch", "--show-current"]).trim(),
@@ -55,7 +58,7 @@ async fn lines_are_started_switched_and_merged() {
     );
 
     let merged = ok(&brain, "work_merge_line", json!({"name": "topic"})).await;
-    assert_json_snapshot!("merge_line_fast_forward", merged);
+    assert_json_snapshot!("merge_line_fast_forward", common::unmarked(&merged));
     assert!(w.project.join("src/topic.rs").is_file());
     assert_eq!(rev(&w, "main"), rev(&w, "topic"));
 
@@ -82,7 +85,7 @@ async fn a_line_is_merged_back_where_it_came_from_with_a_merge_record() {
     );
 
     let merged = ok(&brain, "work_merge_line", json!({})).await;
-    assert_json_snapshot!("merge_line_back_with_a_record", merged);
+    assert_json_snapshot!("merge_line_back_with_a_record", common::unmarked(&merged));
     assert_eq!(
         w.git(&w.project, &["branch", "--show-current"]).trim(),
         "main"
@@ -112,7 +115,10 @@ async fn unrecorded_work_is_never_lost_to_a_line_change() {
     let switch = brain
         .call("work_switch_line", json!({"name": "topic"}))
         .await;
-    assert_json_snapshot!("switch_with_unrecorded_work", switch.envelope);
+    assert_json_snapshot!(
+        "switch_with_unrecorded_work",
+        common::unmarked(&switch.envelope)
+    );
     let merge = brain
         .call("work_merge_line", json!({"name": "topic"}))
         .await;
@@ -156,7 +162,7 @@ async fn a_conflicting_merge_is_left_as_git_leaves_it_and_observed_as_blocked() 
     let merge = brain
         .call("work_merge_line", json!({"name": "topic"}))
         .await;
-    assert_json_snapshot!("merge_conflict", merge.envelope);
+    assert_json_snapshot!("merge_conflict", common::unmarked(&merge.envelope));
     // Exactly what a conflicting `git merge` leaves.
     assert_eq!(rev(&w, "HEAD"), before);
     assert_eq!(rev(&w, "MERGE_HEAD"), rev(&w, "topic"));
@@ -209,13 +215,17 @@ async fn names_are_checked_and_missing_lines_listed() {
     let missing = brain
         .call("work_switch_line", json!({"name": "nowhere"}))
         .await;
-    assert_json_snapshot!("switch_to_a_missing_line", missing.envelope);
+    assert_json_snapshot!(
+        "switch_to_a_missing_line",
+        common::unmarked(&missing.envelope)
+    );
     let option = brain.call("work_switch_line", json!({"name": "-f"})).await;
     assert_eq!(option.error_code(), "need_input");
+    let newest = brain.observe().await["data"]["recent_records"][0]["id"].clone();
     let from_record = ok(
         &brain,
         "work_new_line",
-        json!({"name": "from-first", "from": "20260612-001"}),
+        json!({"name": "from-first", "from": newest}),
     )
     .await;
     assert_eq!(from_record["data"]["line"], json!("from-first"));
@@ -333,7 +343,7 @@ async fn task_lines_show_up_and_task_accept_is_a_line_merge() {
     record(&brain, "Brain's readme").await;
     let before = rev(&w, "HEAD");
     let accept = brain.call("task_accept", json!({"task_id": task})).await;
-    assert_json_snapshot!("task_accept_conflict", accept.envelope);
+    assert_json_snapshot!("task_accept_conflict", common::unmarked(&accept.envelope));
     assert_eq!(rev(&w, "MERGE_HEAD"), rev(&w, &task_line));
     assert_eq!(brain.state().await, "blocked");
 

@@ -183,7 +183,7 @@ async fn a_refusing_pre_commit_hook_does_not_burn_a_record_id() {
     std::fs::remove_file(w.project.join(".git/hooks/pre-commit")).expect("rm");
     let second = record(&brain, "B").await;
     let second_id = second["data"]["record_id"].as_str().expect("id");
-    let number = |id: &str| -> u32 { id.rsplit('-').next().expect("n").parse().expect("n") };
+    let number = |id: &str| -> u32 { id.split('-').nth(1).expect("n").parse().expect("n") };
     assert_eq!(
         number(second_id),
         number(&first_id) + 1,

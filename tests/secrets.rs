@@ -282,7 +282,7 @@ async fn publishing_an_outside_commit_that_carries_a_token_is_refused() {
     let token = format!("ghp_{}", generated(36, 11, B62));
     w.write("scripts/deploy.sh", &format!("export GH={token}\n"));
     commit_outside(&w, "Deploy script");
-    let leaking = w.git(&w.project, &["rev-parse", "--short=10", "HEAD"]);
+    let leaking = w.git(&w.project, &["rev-parse", "--short=12", "HEAD"]);
     // Deleting it in a later commit does not help: the first one would still be shared.
     std::fs::remove_file(w.project.join("scripts/deploy.sh")).expect("rm");
     commit_outside(&w, "Remove the deploy script");
@@ -319,7 +319,7 @@ async fn a_secret_in_an_outside_commits_message_is_refused_by_record() {
     );
     w.write("NOTES.md", "rotated\n");
     commit_outside(&w, &format!("Rotate the key to {key_id}"));
-    let record = w.git(&w.project, &["rev-parse", "--short=10", "HEAD"]);
+    let record = w.git(&w.project, &["rev-parse", "--short=12", "HEAD"]);
     let record = record.trim();
     let brain = w.session().await;
 

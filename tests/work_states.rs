@@ -14,17 +14,20 @@ async fn uninitialized_until_the_session_starts() {
     let w = frozen(World::published());
     let brain = w.brain().await;
     let obs = brain.observe().await;
-    assert_json_snapshot!("uninitialized", obs);
+    assert_json_snapshot!("uninitialized", common::unmarked(&obs));
 }
 
 #[tokio::test]
 async fn the_whole_cycle_passes_through_every_state() {
     let w = frozen(World::published());
     let brain = w.session().await;
-    assert_json_snapshot!("clean_idle", brain.observe().await);
+    assert_json_snapshot!("clean_idle", common::unmarked(&brain.observe().await));
 
     w.write("src/lib.rs", "pub fn hello() {}\n");
-    assert_json_snapshot!("dirty_without_issue", brain.observe().await);
+    assert_json_snapshot!(
+        "dirty_without_issue",
+        common::unmarked(&brain.observe().await)
+    );
 
     let created = brain
         .call(
@@ -38,17 +41,23 @@ async fn the_whole_cycle_passes_through_every_state() {
         .expect("issue number");
     let started = brain.call("work_start", json!({"issue_id": number})).await;
     assert_eq!(started.status(), "ok", "{}", started.envelope);
-    assert_json_snapshot!("dirty", brain.observe().await);
+    assert_json_snapshot!("dirty", common::unmarked(&brain.observe().await));
 
     let recorded = brain
         .call("work_record", json!({"message": "Add hello"}))
         .await;
     assert_eq!(recorded.status(), "ok", "{}", recorded.envelope);
     assert_eq!(recorded.data()["issue_ids"], json!([number]));
-    assert_json_snapshot!("recorded_unpublished", brain.observe().await);
+    assert_json_snapshot!(
+        "recorded_unpublished",
+        common::unmarked(&brain.observe().await)
+    );
 
     w.write("src/lib.rs", "pub fn hello() { }\npub fn bye() {}\n");
-    assert_json_snapshot!("dirty_and_unpublished", brain.observe().await);
+    assert_json_snapshot!(
+        "dirty_and_unpublished",
+        common::unmarked(&brain.observe().await)
+    );
     let blocked = brain.call("work_publish", json!({})).await;
     assert_eq!(blocked.error_code(), "policy_blocked");
     assert!(
@@ -69,7 +78,7 @@ async fn the_whole_cycle_passes_through_every_state() {
     assert_eq!(published.status(), "ok", "{}", published.envelope);
     assert_eq!(published.data()["published_records"], json!(2));
     let obs = brain.observe().await;
-    assert_json_snapshot!("clean_with_active_issue", obs.clone());
+    assert_json_snapshot!("clean_with_active_issue", common::unmarked(&obs.clone()));
     let records = obs["data"]["recent_records"].as_array().expect("records");
     assert!(records.iter().all(|r| r["published"] == json!(true)));
     assert_eq!(records[0]["message"], json!("Add bye"));
@@ -80,7 +89,7 @@ async fn the_whole_cycle_passes_through_every_state() {
     assert!(log.contains(&format!("Refs: #{number}")), "{log}");
 
     let finish = brain.call("work_finish", json!({})).await;
-    assert_json_snapshot!("finish_proposals", finish.envelope);
+    assert_json_snapshot!("finish_proposals", common::unmarked(&finish.envelope));
 }
 
 #[tokio::test]
@@ -96,7 +105,7 @@ async fn a_merge_conflict_blocks() {
     assert!(!merge.status.success());
     let brain = w.session().await;
     let obs = brain.observe().await;
-    assert_json_snapshot!("blocked_merge", obs);
+    assert_json_snapshot!("blocked_merge", common::unmarked(&obs));
     let record = brain.call("work_record", json!({"message": "x"})).await;
     assert_eq!(record.error_code(), "policy_blocked");
 }
@@ -114,7 +123,7 @@ async fn a_rebase_conflict_blocks_and_names_the_rebase() {
     assert!(!rebase.status.success());
     let brain = w.session().await;
     let obs = brain.observe().await;
-    assert_json_snapshot!("blocked_rebase", obs);
+    assert_json_snapshot!("blocked_rebase", common::unmarked(&obs));
     assert_eq!(obs["data"]["required_action"]["tool"], json!("work_record"));
 }
 
@@ -124,7 +133,7 @@ async fn a_detached_head_blocks() {
     w.git(&w.project, &["switch", "-q", "--detach", "HEAD"]);
     let brain = w.session().await;
     let obs = brain.observe().await;
-    assert_json_snapshot!("blocked_detached", obs);
+    assert_json_snapshot!("blocked_detached", common::unmarked(&obs));
     assert_eq!(obs["data"]["work_state"], json!("blocked"));
 }
 

@@ -4,6 +4,12 @@
 //! the model only that on success). Error: `{"status":"error","error_code":…,"summary":…,
 //! "hint":…}` as the text content with `isError: true` (Claude Code shows only the text on
 //! errors); the same JSON is also the structured content so both stay consistent.
+//!
+//! Text the Brain reads is plain: every string of an envelope — summaries and hints that quote
+//! an issue title, a record message or git's words, and the data (issue bodies and comments,
+//! records, paths, git's output) — has its control characters (but newline and tab), its
+//! direction-changing characters and invisible spaces written visibly (`\u{1b}`), here, at the
+//! one place every answer passes.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
@@ -28,7 +34,7 @@ impl Reply {
     }
 
     pub fn to_json(&self) -> Value {
-        json!({"status": "ok", "summary": self.summary, "data": self.data})
+        plain(json!({"status": "ok", "summary": self.summary, "data": self.data}))
     }
 }
 
@@ -43,7 +49,25 @@ pub fn error_json(err: &ToolError) -> Value {
     if let Some(data) = &err.data {
         value["data"] = data.clone();
     }
-    value
+    plain(value)
+}
+
+/// `value` with every string and key shown plainly ([`butler_worker::plain::escaped`]).
+fn plain(value: Value) -> Value {
+    use butler_worker::plain::escaped;
+    match value {
+        Value::String(s) => match escaped(&s) {
+            std::borrow::Cow::Borrowed(_) => Value::String(s),
+            std::borrow::Cow::Owned(shown) => Value::String(shown),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(plain).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (escaped(&k).into_owned(), plain(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// Turns a tool outcome into the MCP result the client receives.
@@ -56,5 +80,31 @@ pub fn into_call_result(outcome: Result<Reply, ToolError>) -> CallToolResult {
             result.structured_content = Some(value);
             result
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_string_of_an_answer_is_shown_plainly() {
+        let reply = Reply::new(
+            "#1 Fix \u{1b}[2J the parser",
+            json!({"issue": {"title": "a\u{7}b", "body": "line\r\n\tnext"},
+                   "names": ["x\u{202e}"], "n\u{0}": 1}),
+        );
+        let value = reply.to_json();
+        assert_eq!(value["summary"], json!("#1 Fix \\u{1b}[2J the parser"));
+        assert_eq!(value["data"]["issue"]["title"], json!("a\\u{7}b"));
+        assert_eq!(value["data"]["issue"]["body"], json!("line\\u{d}\n\tnext"));
+        assert_eq!(value["data"]["names"][0], json!("x\\u{202e}"));
+        assert_eq!(value["data"]["n\\u{0}"], json!(1));
+        let err = ToolError::new(
+            crate::error::ErrorCode::NotFound,
+            "No line `a\u{1b}`".to_owned(),
+            "hint".to_owned(),
+        );
+        assert_eq!(error_json(&err)["summary"], json!("No line `a\\u{1b}`"));
     }
 }

@@ -249,6 +249,15 @@ pub enum WorkError {
     LineNotFound { name: String, lines: Vec<LineInfo> },
     #[error("line `{name}` exists")]
     LineExists { name: String },
+    /// A new line's name would read as the shared line `<remote>/…`.
+    #[error("line `{name}` would shadow the shared lines of `{remote}`")]
+    LineShadowsShared { name: String, remote: String },
+    /// A new line's name is an existing line's up to case and lookalike letters.
+    #[error("line `{name}` looks like line `{existing}`")]
+    LineLooksLike { name: String, existing: String },
+    /// `name` is both a local line and a shared one (`refs/remotes/<name>`).
+    #[error("`{name}` is both a local line and a shared one")]
+    LineAmbiguous { name: String },
     #[error("which line to merge")]
     LineNeeded { lines: Vec<LineInfo> },
     #[error("unrecorded changes before a line change")]
@@ -550,6 +559,27 @@ impl ToolError {
                 NeedInput,
                 fill(Key::ErrLineExists, &[("name", &name)]),
                 fill(Key::ErrLineExistsHint, &[("quoted", &quoted(&name))]),
+            ),
+            WorkError::LineShadowsShared { name, remote } => ToolError::new(
+                NeedInput,
+                fill(
+                    Key::ErrLineShadowsShared,
+                    &[("name", &name), ("remote", &remote)],
+                ),
+                text(Key::ErrLineNameHint),
+            ),
+            WorkError::LineLooksLike { name, existing } => ToolError::new(
+                NeedInput,
+                fill(
+                    Key::ErrLineLooksLike,
+                    &[("name", &name), ("existing", &existing)],
+                ),
+                fill(Key::ErrLineLooksLikeHint, &[("quoted", &quoted(&existing))]),
+            ),
+            WorkError::LineAmbiguous { name } => ToolError::new(
+                NeedInput,
+                fill(Key::ErrLineAmbiguous, &[("name", &name)]),
+                fill(Key::ErrLineAmbiguousHint, &[("quoted", &quoted(&name))]),
             ),
             WorkError::LineNeeded { lines } => ToolError::new(
                 NeedInput,

@@ -177,9 +177,44 @@ pub fn normalize(mut value: Value, world: &World) -> Value {
 }
 
 fn is_record_id(s: &str) -> bool {
-    s.len() >= 12
-        && s.as_bytes()[8] == b'-'
-        && s.chars().filter(|c| c.is_ascii_digit()).count() == s.len() - 1
+    butler_worker::ledger::RecordId::parse(s).is_ok()
+}
+
+/// `value` with the clone mark of every record id written `mark` (`20260612-001-mark`): the
+/// mark is chosen at random when a ledger is created, so snapshots name it so.
+pub fn unmarked(value: &Value) -> Value {
+    let mut value = value.clone();
+    fn word(w: &str) -> String {
+        match butler_worker::ledger::RecordId::parse(w) {
+            Ok(id) if !id.mark().is_empty() => {
+                format!("{}-{}-mark", id.day(), &w[9..w.len() - id.mark().len() - 1])
+            }
+            _ => w.to_owned(),
+        }
+    }
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(map) => map.values_mut().for_each(walk),
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            Value::String(s) => {
+                let mut out = String::new();
+                let mut rest = s.as_str();
+                while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
+                    out.push_str(&rest[..at]);
+                    let end = rest[at..]
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                        .map_or(rest.len(), |e| at + e);
+                    out.push_str(&word(&rest[at..end]));
+                    rest = &rest[end..];
+                }
+                out.push_str(rest);
+                *s = out;
+            }
+            _ => {}
+        }
+    }
+    walk(&mut value);
+    value
 }
 
 /// Butler's clock in tests that snapshot times and record ids: the test kit's world is dated

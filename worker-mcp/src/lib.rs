@@ -14,6 +14,7 @@ pub mod git;
 pub mod issues;
 pub mod ledger;
 pub mod ops;
+pub mod plain;
 pub mod process;
 pub mod record;
 pub mod remote_url;

@@ -897,3 +897,47 @@ fn unknown_host_is_unreachable() {
     );
     assert!(matches!(result, Err(GitError::Unreachable)), "{result:?}");
 }
+
+#[test]
+fn a_commit_an_amend_left_behind_is_not_reachable_and_a_lookalike_line_clashes() {
+    let s = World::new();
+    let (path, repo) = with_one_commit(&s);
+    let first = s.git(&path, &["rev-parse", "HEAD"]).trim().to_owned();
+    write(&path.join("b.txt"), "b\n");
+    let second = s.commit(&path, "second");
+    s.git(
+        &path,
+        &["commit", "-q", "--amend", "-m", "second, reworded"],
+    );
+    let amended = s.git(&path, &["rev-parse", "HEAD"]).trim().to_owned();
+    assert!(repo.is_reachable(&first).expect("reach"));
+    assert!(repo.is_reachable(&amended).expect("reach"));
+    assert!(!repo.is_reachable(&second).expect("reach"), "left behind");
+    assert!(!repo.is_reachable("not a sha").expect("reach"));
+    // A tag keeps it in history again.
+    s.git(&path, &["tag", "kept", &second]);
+    assert!(repo.is_reachable(&second).expect("reach"));
+    assert_eq!(
+        repo.commit(&second).expect("read").map(|c| c.sha),
+        Some(second.clone())
+    );
+
+    use butler_worker::git::LineClash;
+    s.git(
+        &path,
+        &["remote", "add", "upstream", "https://example.invalid/x.git"],
+    );
+    assert_eq!(repo.line_name_clash("topic").expect("clash"), None);
+    assert_eq!(
+        repo.line_name_clash("Upstream/topic").expect("clash"),
+        Some(LineClash::Shared {
+            remote: "upstream".into()
+        })
+    );
+    assert_eq!(
+        repo.line_name_clash("mаin").expect("clash"),
+        Some(LineClash::LooksLike {
+            existing: "main".into()
+        })
+    );
+}

@@ -137,6 +137,24 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrLineExistsHint => {
             "switch to it with work_switch_line(name={quoted}), or call work_new_line with another name"
         }
+        Key::ErrLineShadowsShared => {
+            "A line `{name}` would read as a shared line of the remote `{remote}`"
+        }
+        Key::ErrLineNameHint => {
+            "call work_new_line with a name that does not start with a remote's name and `/`"
+        }
+        Key::ErrLineLooksLike => {
+            "`{name}` can be taken for the line `{existing}` (same letters up to case or lookalikes)"
+        }
+        Key::ErrLineLooksLikeHint => {
+            "switch to it with work_switch_line(name={quoted}), or call work_new_line with a name that reads differently"
+        }
+        Key::ErrLineAmbiguous => {
+            "`{name}` names both a local line and the shared line `{name}`; Butler does not pick one"
+        }
+        Key::ErrLineAmbiguousHint => {
+            "rename the local line with work_vcs([\"branch\", \"-m\", {quoted}, \"<new name>\"]), then call again"
+        }
         Key::ErrLineNeeded => "It is not known which line this one came from",
         Key::ErrLineNeededHint => {
             "call work_merge_line(name=…) with the line to bring in (see data.lines)"
@@ -294,7 +312,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrLabelNotFoundHint => {
             "use existing label names (see issue_list) or omit label_names"
         }
-        Key::ErrInvalidTitle => "The title must be one non-empty line",
+        Key::ErrInvalidTitle => "The title must be one non-empty line without control characters",
         Key::ErrIssueAuth => "The issue tracker refused Butler's credentials",
         Key::ErrIssueConflict => "The issue changed meanwhile or does not allow this now",
         Key::ErrIssueConflictHint => "read it again with issue_read, then retry",

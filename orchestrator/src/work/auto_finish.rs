@@ -304,7 +304,7 @@ async fn summary(
         .and_then(|c| Timestamp::parse(&c.created_at).ok());
     let records = blocking(project, |p| {
         let commits = p.repo.recent_commits(SUMMARY_SCAN, None)?;
-        p.with_ledger(|l| Ok(records_for(l, &commits, None)?.0))
+        p.with_ledger(|l| Ok(records_for(&p.repo, l, &commits, None)?.0))
     })
     .await?;
     let lines: Vec<String> = records

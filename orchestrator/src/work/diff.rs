@@ -3,6 +3,7 @@
 
 use crate::catalogue::{Key, fill};
 use butler_worker::git::{FileStat, RepoPath};
+use butler_worker::ledger::RecordId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -149,17 +150,13 @@ fn line(stat: &FileStat) -> FileLine {
     }
 }
 
-/// A record id (`20260612-001`) or a commit id (hex, at least 7 digits) → the commit.
+/// A record id (`20260612-001-kqrt`) or a commit id (hex, at least 7 digits; the id
+/// `work_history` shows for a commit that is not a record) → the commit.
 pub fn resolve_record(project: &Project, id: &str) -> Result<String, WorkError> {
     let not_found = || WorkError::RecordNotFound {
         id: id.chars().take(64).collect(),
     };
-    let is_record_id = id.len() >= 12
-        && id.as_bytes()[8] == b'-'
-        && id
-            .chars()
-            .enumerate()
-            .all(|(i, c)| if i == 8 { c == '-' } else { c.is_ascii_digit() });
+    let is_record_id = RecordId::parse(id).is_ok();
     if is_record_id {
         let record = project
             .with_ledger(|l| Ok(l.record_by_id(id)?))?
@@ -170,7 +167,7 @@ pub fn resolve_record(project: &Project, id: &str) -> Result<String, WorkError> 
     if !is_hex {
         return Err(WorkError::InvalidArgument {
             field: "record_id",
-            reason: "use a record id such as 20260612-001 (see work_history)".into(),
+            reason: "use a record id such as 20260612-001-kqrt (see work_history)".into(),
         });
     }
     project.repo.resolve_commit(id)?.ok_or_else(not_found)

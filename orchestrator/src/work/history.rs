@@ -26,6 +26,9 @@ pub struct HistoryEntry {
     pub published: Option<bool>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub outside_butler: bool,
+    /// The record id this commit claims while another commit holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<String>,
 }
 
 pub fn validate_n(n: Option<i64>) -> Result<usize, WorkError> {
@@ -58,7 +61,8 @@ pub fn history(
         Some(dest) => Some(repo.unpublished(&dest, 1000)?.shas.into_iter().collect()),
         None => None,
     };
-    let (views, _) = project.with_ledger(|l| records_for(l, &commits, unpublished.as_ref()))?;
+    let (views, _) =
+        project.with_ledger(|l| records_for(repo, l, &commits, unpublished.as_ref()))?;
     let entries: Vec<HistoryEntry> = views
         .into_iter()
         .map(|v| HistoryEntry {
@@ -68,6 +72,7 @@ pub fn history(
             issue_ids: v.issue_ids,
             published: v.published,
             outside_butler: v.outside_butler,
+            duplicate_of: v.duplicate_of,
         })
         .collect();
     let summary = match (entries.len(), &path) {

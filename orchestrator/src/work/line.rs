@@ -14,13 +14,18 @@
 //!   from and continues there. A task line's merge is `task_accept`.
 //! - A conflicting merge is left exactly as git leaves it (`conflict`, and `work_observe` says
 //!   `blocked` with the files) for the Brain to resolve and record.
+//! - A line's name says what it is: a new line may not start with a configured remote's name
+//!   and `/` (it would read as that remote's shared line), nor be an existing line's name up
+//!   to case and lookalike letters; invisible and direction-changing characters are refused.
+//!   A name that is both a local line and a shared one is refused by `work_switch_line` and
+//!   `work_merge_line` with both named, never resolved by picking one.
 
 use crate::catalogue::{Key, fill, text};
 use std::sync::Arc;
 
 use butler_worker::git::{
-    Committer, FilesQuery, GitRepo, LineInfo, LossQuery, Lost, MergeOutcome, Source, Untracked,
-    check_line_name, merge_line as merge_lines, task_of_line,
+    Committer, FilesQuery, GitRepo, LineClash, LineInfo, LossQuery, Lost, MergeOutcome, Source,
+    Untracked, check_line_name, merge_line as merge_lines, task_of_line,
 };
 use butler_worker::record::Draft;
 use serde::Serialize;
@@ -248,6 +253,21 @@ fn start(project: &Project, name: &str, from: Option<&str>) -> Result<LineChange
     if repo.line_tip(name)?.is_some() {
         return Err(WorkError::LineExists { name: name.into() });
     }
+    match repo.line_name_clash(name)? {
+        None => {}
+        Some(LineClash::Shared { remote }) => {
+            return Err(WorkError::LineShadowsShared {
+                name: name.into(),
+                remote,
+            });
+        }
+        Some(LineClash::LooksLike { existing }) => {
+            return Err(WorkError::LineLooksLike {
+                name: name.into(),
+                existing,
+            });
+        }
+    }
     let current = snap.head.branch.clone().filter(|_| !snap.head.detached);
     let (start_at, origin) = match from {
         None => (None, current.clone()),
@@ -333,6 +353,7 @@ fn switch(project: &Project, name: &str) -> Result<LineChange, WorkError> {
     if let Some(task) = task_of_line(name) {
         return Err(task_line(task));
     }
+    refuse_ambiguous(repo, name)?;
     if repo.line_tip(name)?.is_none() && repo.remotes_with_line(name)?.len() != 1 {
         return Err(not_found(repo, name));
     }
@@ -352,6 +373,15 @@ fn switch(project: &Project, name: &str) -> Result<LineChange, WorkError> {
         from: current,
         carried_changes: 0,
     })
+}
+
+/// Refuses a name that is both a local line and a shared one (a local line called
+/// `origin/main` beside the remote's `origin/main`): which one is meant is never guessed.
+fn refuse_ambiguous(repo: &GitRepo, name: &str) -> Result<(), WorkError> {
+    if repo.line_tip(name)?.is_some() && repo.shared_line_tip(name)?.is_some() {
+        return Err(WorkError::LineAmbiguous { name: name.into() });
+    }
+    Ok(())
 }
 
 fn task_line(task: &str) -> WorkError {
@@ -428,6 +458,7 @@ fn merge(project: &Project, name: Option<&str>) -> Result<MergeDone, WorkError> 
             (current.clone(), origin)
         }
     };
+    refuse_ambiguous(repo, &source)?;
     let tip = match repo.line_tip(&source)? {
         Some(tip) => tip,
         None => repo

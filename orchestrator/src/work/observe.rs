@@ -262,11 +262,11 @@ fn gather(project: &Project) -> Result<Gathered, WorkError> {
         {
             let is_known = |sha: &str| sha == prev || ledger.is_known_sha(sha).unwrap_or(false);
             let new_commits = repo.commits_since(&is_known, OUTSIDE_SCAN_LIMIT)?;
-            outside_new = records_for(ledger, &new_commits, unpublished_set.as_ref())?.1;
+            outside_new = records_for(repo, ledger, &new_commits, unpublished_set.as_ref())?.1;
         }
         let recent = if head.oid.is_some() {
             let commits = repo.recent_commits(RECENT_RECORDS, None)?;
-            records_for(ledger, &commits, unpublished_set.as_ref())?.0
+            records_for(repo, ledger, &commits, unpublished_set.as_ref())?.0
         } else {
             Vec::new()
         };

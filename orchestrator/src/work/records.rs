@@ -1,20 +1,32 @@
-//! Records as the Brain sees them: every saved unit of work, including commits made outside
-//! Butler, each with a stable record id from the ledger.
+//! Records as the Brain sees them: every commit of the history, named the same in every clone.
+//!
+//! A commit that ends with Butler's trailer block is the record its `Butler-Record:` trailer
+//! names (the ledger learns ids it had not seen, from teammates or after it was rebuilt). When
+//! two commits in the history claim one id — a record copied onto another line, or a forged
+//! trailer — the older one holds it and the other is shown by its commit id with
+//! `duplicate_of`, never merged into it; a holder that left the history (a rebase or an amend
+//! rewrote it) gives the id to its new commit. A commit made outside Butler is shown by its
+//! commit id (`outside_butler`), its issue links read from `#N` in its text. Messages, links
+//! and times come from the commits themselves, so every clone shows the same.
 
 use std::collections::HashSet;
 
-use butler_worker::git::CommitInfo;
-use butler_worker::ledger::{AdoptCommit, Ledger, Origin, Record};
+use butler_worker::git::{CommitInfo, GitRepo};
+use butler_worker::ledger::{Claim, ClaimingCommit, Ledger, RecordId};
 use butler_worker::record::RecordMessage;
 use butler_worker::time::Timestamp;
 use serde::Serialize;
 
 use crate::error::WorkError;
 
+/// How many hex digits of a commit id name a commit that is not a record.
+const COMMIT_ID_LEN: usize = 12;
+
 /// One record in `recent_records` and `work_history`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RecordView {
     pub id: String,
+    /// The first line of the message.
     pub message: String,
     /// Absent when the record links no issue.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -22,67 +34,142 @@ pub struct RecordView {
     /// Whether the shared destination has it; `null` when there is no destination.
     pub published: Option<bool>,
     pub created_at: Timestamp,
-    /// Present (true) only for records made without Butler.
+    /// Present (true) only for commits made without Butler.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub outside_butler: bool,
+    /// The record id this commit claims while another commit holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<String>,
 }
 
-/// The record of each commit (adopting commits the ledger has not seen), newest first, and
-/// how many of them were adopted now as made outside Butler.
+/// Who a commit is.
+enum Identity {
+    Record(RecordId),
+    /// The record, moved to this commit from another.
+    Moved(RecordId),
+    Duplicate(RecordId),
+    Outside,
+}
+
+/// The view of each commit (the ledger learning the ids it had not seen), in the order given,
+/// and how many commits made outside Butler were seen for the first time.
 pub fn records_for(
+    repo: &GitRepo,
     ledger: &Ledger,
     commits: &[CommitInfo],
     unpublished: Option<&HashSet<String>>,
 ) -> Result<(Vec<RecordView>, usize), WorkError> {
     let shas: Vec<&str> = commits.iter().map(|c| c.sha.as_str()).collect();
     let known = ledger.records_by_sha(&shas)?;
-    let mut views = Vec::with_capacity(commits.len());
-    let mut adopted_outside = 0;
-    for commit in commits {
-        let record = match known.get(&commit.sha) {
-            Some(record) => record.clone(),
-            None => {
-                let (record, new) = adopt(ledger, commit)?;
-                if new && record.origin == Origin::Outside {
-                    adopted_outside += 1;
+    let mut seen: Vec<(RecordMessage, Timestamp, Identity)> = Vec::with_capacity(commits.len());
+    let mut outside_new = 0;
+    // Ids given to another commit in this pass: the ledger's earlier answer for them is stale.
+    let mut moved: HashSet<RecordId> = HashSet::new();
+    // Oldest first: of two commits claiming one id in an answer, the older one holds it.
+    for commit in commits.iter().rev() {
+        let message = RecordMessage::parse(&commit.message);
+        let time = commit_time(commit)?;
+        let held = known.get(&commit.sha).filter(|r| !moved.contains(&r.id));
+        let who = match (&message.record_id, held) {
+            (Some(_), Some(record)) => Identity::Record(record.id.clone()),
+            (Some(claimed), None) => {
+                let who = claim(repo, ledger, commit, &message, claimed, time)?;
+                if let Identity::Moved(id) = &who {
+                    moved.insert(id.clone());
                 }
-                record
+                who
+            }
+            (None, _) => {
+                if !ledger.is_known_sha(&commit.sha)? && ledger.note_outside(&commit.sha)? {
+                    outside_new += 1;
+                }
+                Identity::Outside
             }
         };
-        views.push(view(&record, commit, unpublished));
+        seen.push((message, time, who));
     }
-    Ok((views, adopted_outside))
+    // A commit seen before its id moved on to another one in this pass is a duplicate now.
+    for (_, _, who) in &mut seen {
+        if let Identity::Record(id) = who
+            && moved.contains(id)
+        {
+            *who = Identity::Duplicate(id.clone());
+        }
+    }
+    let views = commits
+        .iter()
+        .zip(seen.iter().rev())
+        .map(|(commit, (message, time, who))| view(commit, message, *time, who, unpublished))
+        .collect();
+    Ok((views, outside_new))
 }
 
-/// Gives `commit` a record: its own if it carries Butler's trailer, else a new outside one.
-pub fn adopt(ledger: &Ledger, commit: &CommitInfo) -> Result<(Record, bool), WorkError> {
-    let parsed = RecordMessage::parse(&commit.message);
-    let created_at = Timestamp::parse(&commit.time)
-        .map_err(|e| WorkError::Internal(format!("commit time: {e}")))?;
-    let origin = if parsed.record_id.is_some() {
-        Origin::Butler
-    } else {
-        Origin::Outside
+/// The record `claimed` for `commit`, or a duplicate when an older commit in the history
+/// holds it.
+fn claim(
+    repo: &GitRepo,
+    ledger: &Ledger,
+    commit: &CommitInfo,
+    message: &RecordMessage,
+    claimed: &RecordId,
+    time: Timestamp,
+) -> Result<Identity, WorkError> {
+    let claiming = ClaimingCommit {
+        sha: &commit.sha,
+        message: &message.text,
+        issue_ids: &message.issue_ids,
+        created_at: time,
+        id: claimed,
     };
-    let adopt = AdoptCommit {
-        sha: commit.sha.clone(),
-        message: parsed.text,
-        issue_ids: parsed.issue_ids,
-        created_at,
-        origin,
-        claimed_id: parsed.record_id,
-    };
-    Ok(ledger.adopt_commit(&adopt)?)
+    match ledger.claim_record(&claiming)? {
+        Claim::Holds(record) => Ok(Identity::Record(record.id)),
+        Claim::HeldBy { sha } => {
+            let holder = match repo.is_reachable(&sha)? {
+                true => repo.commit(&sha)?,
+                false => None,
+            };
+            let holder_first = match &holder {
+                Some(holder) => (commit_time(holder)?, &holder.sha) <= (time, &commit.sha),
+                None => false,
+            };
+            if holder_first {
+                return Ok(Identity::Duplicate(claimed.clone()));
+            }
+            ledger.move_record(&claiming)?;
+            Ok(Identity::Moved(claimed.clone()))
+        }
+    }
 }
 
-fn view(record: &Record, commit: &CommitInfo, unpublished: Option<&HashSet<String>>) -> RecordView {
-    let subject = record.message.lines().next().unwrap_or("").to_string();
+/// How a commit that is not a record is named: the first hex digits of its id.
+pub fn commit_id(sha: &str) -> String {
+    sha.chars().take(COMMIT_ID_LEN).collect()
+}
+
+fn commit_time(commit: &CommitInfo) -> Result<Timestamp, WorkError> {
+    Timestamp::parse(&commit.time).map_err(|e| WorkError::Internal(format!("commit time: {e}")))
+}
+
+fn view(
+    commit: &CommitInfo,
+    message: &RecordMessage,
+    created_at: Timestamp,
+    who: &Identity,
+    unpublished: Option<&HashSet<String>>,
+) -> RecordView {
+    let commit_id = || commit_id(&commit.sha);
+    let (id, duplicate_of) = match who {
+        Identity::Record(id) | Identity::Moved(id) => (id.to_string(), None),
+        Identity::Duplicate(id) => (commit_id(), Some(id.to_string())),
+        Identity::Outside => (commit_id(), None),
+    };
     RecordView {
-        id: record.id.to_string(),
-        message: subject,
-        issue_ids: record.issue_ids.clone(),
+        id,
+        message: message.subject().to_owned(),
+        issue_ids: message.issue_ids.clone(),
         published: unpublished.map(|set| !set.contains(&commit.sha)),
-        created_at: record.created_at,
-        outside_butler: record.origin == Origin::Outside,
+        created_at,
+        outside_butler: matches!(who, Identity::Outside),
+        duplicate_of,
     }
 }

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::catalogue::{Key, fill};
 use crate::error::WorkError;
+use crate::work::records::commit_id;
 use butler_worker::record::RecordMessage;
 
 /// Commits looked at before a publication; more are published after only these were checked
@@ -82,7 +83,7 @@ pub fn check_publish(
         let text = repo.commit_message(sha)?;
         let record = RecordMessage::parse(&text)
             .record_id
-            .map_or_else(|| sha.chars().take(10).collect(), |id| id.to_string());
+            .map_or_else(|| commit_id(sha), |id| id.to_string());
         if let Some(hit) = secrets::scan_text(&text, known).first()
             && !allowed(allow, &record, hit.rule)
         {

@@ -83,6 +83,42 @@ impl GitRepo {
         Ok(out)
     }
 
+    /// The commit `sha` (a full id); `None` when the repository does not have it.
+    pub fn commit(&self, sha: &str) -> Result<Option<CommitInfo>, GitError> {
+        let repo = self.open()?;
+        let Ok(oid) = Oid::from_str(sha) else {
+            return Ok(None);
+        };
+        match repo.find_commit(oid) {
+            Ok(commit) => Ok(Some(commit_info(&commit))),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether the commit `sha` is in the history of HEAD or of any branch, shared line or
+    /// tag (a commit a rebase or an amend left behind is not).
+    pub fn is_reachable(&self, sha: &str) -> Result<bool, GitError> {
+        let repo = self.open()?;
+        let Ok(target) = Oid::from_str(sha) else {
+            return Ok(false);
+        };
+        let mut tips: Vec<Oid> = head_oid(&repo)?.into_iter().collect();
+        for reference in repo.references()? {
+            if let Ok(commit) = reference?.peel_to_commit() {
+                tips.push(commit.id());
+            }
+        }
+        tips.sort();
+        tips.dedup();
+        for tip in tips {
+            if tip == target || repo.graph_descendant_of(tip, target).unwrap_or(false) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn log_path(&self, n: usize, path: &RepoPath) -> Result<Vec<CommitInfo>, GitError> {
         let out = GitCommand::new(self, "log")
             .args([

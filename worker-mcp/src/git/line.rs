@@ -20,6 +20,7 @@ use super::command::GitCommand;
 use super::error::GitError;
 use super::task::harden;
 use crate::ledger::{Ledger, LedgerError, RecordId};
+use crate::plain::skeleton;
 use crate::record::{self, Draft};
 
 /// The lines the ImplementMaid creates for its tasks: `butler/task-<id>`.
@@ -38,6 +39,15 @@ pub struct LineInfo {
     /// The ImplementMaid's task working on this line (`t3` for `butler/task-t3`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+}
+
+/// How a new line's name could be taken for another ([`GitRepo::line_name_clash`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineClash {
+    /// It starts with `<remote>/`: it would read as that remote's shared line.
+    Shared { remote: String },
+    /// It is `existing` up to case and lookalike letters (or exactly).
+    LooksLike { existing: String },
 }
 
 /// Whose merge commit [`merge_line`] makes.
@@ -65,7 +75,9 @@ pub enum MergeOutcome {
 }
 
 /// Why `name` cannot name a new line, if it cannot: git's rules for branch names
-/// (`git check-ref-format --branch`), and no options, no `butler/` prefix, no `refs/`.
+/// (`git check-ref-format --branch`), and no options, no `butler/` prefix, no `refs/`, no
+/// invisible or direction-changing characters. (Whether it can be taken for another line is
+/// [`GitRepo::line_name_clash`]'s question.)
 pub fn check_line_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("it is empty".into());
@@ -82,11 +94,13 @@ pub fn check_line_name(name: &str) -> Result<(), String> {
     if name.starts_with(BUTLER_PREFIX) {
         return Err("lines under `butler/` belong to Butler".into());
     }
-    if let Some(c) = name
-        .chars()
-        .find(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(*c))
-    {
-        return Err(format!("it contains {c:?}"));
+    if let Some(c) = name.chars().find(|c| {
+        c.is_control()
+            || c.is_whitespace()
+            || crate::plain::is_invisible_format(*c)
+            || "~^:?*[\\".contains(*c)
+    }) {
+        return Err(format!("it contains {}", c.escape_unicode()));
     }
     if name.contains("..") || name.contains("@{") {
         return Err("it contains `..` or `@{`".into());
@@ -149,6 +163,29 @@ impl GitRepo {
             Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::InvalidSpec) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Why a new line `name` could be taken for another, if it could: it would read as a shared
+    /// line (`<remote>/…` for a configured remote), or it is an existing line's name up to case
+    /// and lookalike letters ([`crate::plain::skeleton`]).
+    pub fn line_name_clash(&self, name: &str) -> Result<Option<LineClash>, GitError> {
+        let folded = skeleton(name);
+        let repo = self.open()?;
+        let remotes = repo.remotes()?;
+        for remote in remotes.iter().flatten().flatten() {
+            if folded.starts_with(&format!("{}/", skeleton(remote))) {
+                return Ok(Some(LineClash::Shared {
+                    remote: remote.to_owned(),
+                }));
+            }
+        }
+        Ok(self
+            .lines()?
+            .into_iter()
+            .find(|line| skeleton(&line.name) == folded)
+            .map(|line| LineClash::LooksLike {
+                existing: line.name,
+            }))
     }
 
     /// Remotes that have a line called `name` (`refs/remotes/<remote>/<name>`).

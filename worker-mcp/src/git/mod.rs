@@ -38,7 +38,7 @@ pub use effect::{Before, ConfigChange, Effect, Values, Watch};
 pub use error::GitError;
 pub use history::CommitInfo;
 pub use line::{
-    Committer, LineInfo, MAX_LINE_NAME, MergeOutcome, TASK_LINE_PREFIX, check_line_name,
+    Committer, LineClash, LineInfo, MAX_LINE_NAME, MergeOutcome, TASK_LINE_PREFIX, check_line_name,
     merge_line, task_of_line,
 };
 pub use lock::{BUTLER_WAIT, FOREIGN_WAIT, IndexLock, TreeLock};

@@ -227,12 +227,14 @@ pub enum IssueError {
 }
 
 /// Checks an issue title and returns it trimmed: non-empty, at most [`MAX_TITLE_CHARS`]
-/// characters, no line breaks. Every backend calls this before any I/O.
+/// characters, no line breaks, no control characters (a tab is kept: it shows as a space).
+/// Every backend calls this before any I/O.
 pub fn validate_title(title: &str) -> Result<String, IssueError> {
     let trimmed = title.trim();
     if trimmed.is_empty()
         || trimmed.chars().count() > MAX_TITLE_CHARS
         || trimmed.contains(['\n', '\r', '\u{2028}', '\u{2029}'])
+        || crate::plain::first_control(trimmed).is_some()
     {
         return Err(IssueError::InvalidTitle);
     }
@@ -278,6 +280,14 @@ mod tests {
         assert_eq!(validate_title(""), Err(IssueError::InvalidTitle));
         assert_eq!(validate_title("   \t "), Err(IssueError::InvalidTitle));
         assert_eq!(validate_title("two\nlines"), Err(IssueError::InvalidTitle));
+        for c in (0u8..0x20).map(char::from).chain(['\u{7f}', '\u{9b}']) {
+            let title = format!("a{c}b");
+            let expected = match c {
+                '\t' => Ok(title.clone()),
+                _ => Err(IssueError::InvalidTitle),
+            };
+            assert_eq!(validate_title(&title), expected, "{c:?}");
+        }
         assert_eq!(validate_title("cr\rhere"), Err(IssueError::InvalidTitle));
         assert_eq!(
             validate_title("trailing newline only\n").unwrap(),

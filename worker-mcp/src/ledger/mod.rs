@@ -31,7 +31,7 @@ pub use self::error::LedgerError;
 pub use self::handle::LedgerHandle;
 pub use self::journal::{Operation, process_alive};
 pub use self::procedures::ProcedureRow;
-pub use self::records::{AdoptCommit, Origin, PendingRecord, Record, RecordId, RecordIdError};
+pub use self::records::{Claim, ClaimingCommit, PendingRecord, Record, RecordId, RecordIdError};
 pub use self::tasks::{AttemptRow, TaskEnd, TaskNote, TaskRow};
 
 /// How long a call waits for another process's write before giving up with `Busy`.
@@ -51,6 +51,8 @@ pub struct Ledger {
     conn: Connection,
     path: PathBuf,
     clock: SharedClock,
+    /// The mark of this clone's record ids (`kqrt` in `20260612-001-kqrt`).
+    mark: String,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -85,13 +87,15 @@ impl Ledger {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| LedgerError::from_sqlite(e, path))?;
-        let ledger = Ledger {
+        let mut ledger = Ledger {
             conn,
             path: path.to_path_buf(),
             clock: SystemClock::shared(),
+            mark: String::new(),
         };
         ledger.configure().map_err(|e| ledger.locate(e))?;
         schema::migrate(&ledger.conn).map_err(|e| ledger.locate(e))?;
+        ledger.mark = schema::clone_mark(&ledger.conn).map_err(|e| ledger.locate(e))?;
         Ok(ledger)
     }
 
@@ -118,6 +122,11 @@ impl Ledger {
     pub fn with_clock(mut self, clock: SharedClock) -> Ledger {
         self.clock = clock;
         self
+    }
+
+    /// The mark this ledger's record ids carry, chosen at random when the file was created.
+    pub fn clone_mark(&self) -> &str {
+        &self.mark
     }
 
     /// Now, by the ledger's clock.

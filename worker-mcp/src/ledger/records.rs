@@ -1,12 +1,21 @@
-//! Work records: one saved unit of work = one commit, under a stable id `YYYYMMDD-NNN`.
+//! Work records: one saved unit of work = one commit, under a stable id `YYYYMMDD-NNN-mark`.
 //!
 //! A record is first *reserved* (state `pending`, id allocated) before the commit is made, so
 //! the commit can carry its id; it is then *completed* with the commit's sha, or *abandoned* if
 //! the commit never happened (or *released*, giving its id back, when the commit certainly did
-//! not happen and no later id was handed out). Commits made outside Butler, or whose completion
-//! was lost when a process died, are *adopted* later. The protocol around a commit is
-//! [`crate::record`]. Ids are allocated per local day inside one `BEGIN
-//! IMMEDIATE` transaction, so concurrent processes never hand out the same id.
+//! not happen and no later id was handed out). The protocol around a commit is
+//! [`crate::record`].
+//!
+//! The commit's `Butler-Record:` trailer is the record's identity in every clone: a commit this
+//! ledger has not seen — fetched from a teammate, or found again after the ledger was deleted —
+//! *claims* the id its trailer names ([`Ledger::claim_record`]); a claim on an id this ledger
+//! holds for another commit is answered with that commit, never merged into it. Ids never
+//! collide between clones because each ledger hands out ids under its own random *clone mark*
+//! (`kqrt` in `20260612-001-kqrt`), chosen when the file is created; the daily sequence is per
+//! mark, and a claimed id with this ledger's own mark moves the sequence past it. Ids are
+//! allocated inside one `BEGIN IMMEDIATE` transaction, so concurrent processes never hand out
+//! the same one. Commits made outside Butler have no record: the ledger only remembers that it
+//! has seen them ([`Ledger::note_outside`]).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -19,31 +28,49 @@ use serde::{Deserialize, Serialize};
 use super::{Ledger, LedgerError};
 use crate::time::Timestamp;
 
-/// The id of a work record: the local date of creation and a daily sequence of at least three
-/// digits (`20260612-001`, …, `20260612-999`, `20260612-1000`).
+/// The id of a work record: the local date of creation, a daily sequence of at least three
+/// digits, and the mark of the clone whose ledger handed it out (`20260612-001-kqrt`, …,
+/// `20260612-1000-kqrt`). Ids written before clones were marked have no mark
+/// (`20260612-001`); they still name their records.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct RecordId(String);
 
 /// A string that is not a record id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not a record id (expected the form `20260612-001`)")]
+#[error("`{0}` is not a record id (expected the form `20260612-001-kqrt`)")]
 pub struct RecordIdError(String);
 
+/// More records than any day has: a claimed id of this clone's mark beyond it does not move
+/// the day's sequence (a forged trailer cannot exhaust it).
+const MAX_DAILY_SEQ: u64 = 1_000_000;
+
+/// The shortest and longest clone mark a record id may carry (Butler makes them four long).
+const MARK_LEN: std::ops::RangeInclusive<usize> = 2..=8;
+
 impl RecordId {
-    /// Checks the form `^\d{8}-\d{3,}$`.
+    /// Checks the form `^\d{8}-\d{3,18}(-[a-z]{2,8})?$`.
     pub fn parse(s: &str) -> Result<RecordId, RecordIdError> {
         let bad = || RecordIdError(s.chars().take(40).collect());
-        let (day, seq) = s.split_once('-').ok_or_else(bad)?;
+        let mut parts = s.split('-');
+        let (day, seq, mark) = (parts.next(), parts.next(), parts.next());
+        let (Some(day), Some(seq), None) = (day, seq, parts.next()) else {
+            return Err(bad());
+        };
         let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
         if day.len() != 8 || !digits(day) || seq.len() < 3 || seq.len() > 18 || !digits(seq) {
+            return Err(bad());
+        }
+        if let Some(mark) = mark
+            && !(MARK_LEN.contains(&mark.len()) && mark.bytes().all(|b| b.is_ascii_lowercase()))
+        {
             return Err(bad());
         }
         Ok(RecordId(s.to_string()))
     }
 
-    fn new(day: &str, seq: u64) -> RecordId {
-        RecordId(format!("{day}-{seq:03}"))
+    fn new(day: &str, seq: u64, mark: &str) -> RecordId {
+        RecordId(format!("{day}-{seq:03}-{mark}"))
     }
 
     pub fn as_str(&self) -> &str {
@@ -57,7 +84,18 @@ impl RecordId {
 
     /// The daily sequence number.
     pub fn seq(&self) -> u64 {
-        self.0[9..].parse().expect("validated digits, at most 18")
+        self.seq_text()
+            .parse()
+            .expect("validated digits, at most 18")
+    }
+
+    fn seq_text(&self) -> &str {
+        self.0[9..].split('-').next().expect("validated form")
+    }
+
+    /// The mark of the clone that handed it out; `""` for an id without one.
+    pub fn mark(&self) -> &str {
+        self.0[9..].split('-').nth(1).unwrap_or("")
     }
 }
 
@@ -87,43 +125,21 @@ impl From<RecordId> for String {
     }
 }
 
-/// Chronological: by day, then by sequence number (so `-1000` comes after `-999`).
+/// By day, then by sequence number (so `-1000` comes after `-999`), then by clone mark.
 impl Ord for RecordId {
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.day(), self.seq(), &self.0).cmp(&(other.day(), other.seq(), &other.0))
+        (self.day(), self.seq(), self.mark(), &self.0).cmp(&(
+            other.day(),
+            other.seq(),
+            other.mark(),
+            &other.0,
+        ))
     }
 }
 
 impl PartialOrd for RecordId {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
-    }
-}
-
-/// Who made the commit behind a record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Origin {
-    /// Saved through Butler (the Brain's `work_record`, or the ImplementMaid).
-    Butler,
-    /// A commit made outside Butler and adopted afterwards.
-    Outside,
-}
-
-impl Origin {
-    fn as_str(self) -> &'static str {
-        match self {
-            Origin::Butler => "butler",
-            Origin::Outside => "outside",
-        }
-    }
-
-    fn from_db(s: &str) -> Origin {
-        if s == "outside" {
-            Origin::Outside
-        } else {
-            Origin::Butler
-        }
     }
 }
 
@@ -135,7 +151,6 @@ pub struct Record {
     pub message: String,
     pub issue_ids: Vec<u64>,
     pub created_at: Timestamp,
-    pub origin: Origin,
     /// The line of work (branch) it was saved on, when known.
     pub line: Option<String>,
 }
@@ -150,17 +165,28 @@ pub struct PendingRecord {
     pub line: Option<String>,
 }
 
-/// A commit to adopt as a record (see [`Ledger::adopt_commit`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AdoptCommit {
-    pub sha: String,
-    pub message: String,
-    pub issue_ids: Vec<u64>,
-    /// The commit's date, with the offset it was made in (its local day names the id).
+/// A commit that ends with Butler's trailer block, claiming the record id it names (see
+/// [`Ledger::claim_record`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClaimingCommit<'a> {
+    pub sha: &'a str,
+    /// The message without the trailer block.
+    pub message: &'a str,
+    pub issue_ids: &'a [u64],
+    /// The commit's date, with the offset it was made in.
     pub created_at: Timestamp,
-    pub origin: Origin,
-    /// The id the commit claims through its record trailer, if any.
-    pub claimed_id: Option<RecordId>,
+    /// The id its `Butler-Record:` trailer names.
+    pub id: &'a RecordId,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// The commit is the record: it was already, it completed its reservation, or it took an
+    /// id this ledger did not know.
+    Holds(Record),
+    /// This ledger holds the id for another commit, `sha`: the claim is not merged into it.
+    HeldBy { sha: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,7 +214,6 @@ struct Row {
     message: String,
     issue_ids: Vec<u64>,
     created_at: Timestamp,
-    origin: Origin,
     line: Option<String>,
 }
 
@@ -201,7 +226,6 @@ impl Row {
             message: self.message,
             issue_ids: self.issue_ids,
             created_at: self.created_at,
-            origin: self.origin,
             line: self.line,
         })
     }
@@ -225,9 +249,8 @@ impl Ledger {
                 message,
                 issue_ids,
                 line,
-                origin: Origin::Butler,
             };
-            insert(tx, &new)
+            insert(tx, &self.mark, &new)
         })
     }
 
@@ -333,40 +356,85 @@ impl Ledger {
         })
     }
 
-    /// Gives a commit without a completed record one; returns the record and whether it is new.
-    ///
-    /// A commit that already has a record gets that record back (`false`). If the commit claims
-    /// an id (its record trailer) that is still pending or was abandoned, that reservation is
-    /// completed (`false`: the record was Butler's all along). Otherwise a new record is
-    /// allocated on the commit's local day (`true`).
-    pub fn adopt_commit(&self, commit: &AdoptCommit) -> Result<(Record, bool), LedgerError> {
+    /// Gives the commit the record its trailer names, as every clone does: the record it
+    /// already is; the reservation it completes (a process died between the commit and
+    /// [`Ledger::complete_record`]); or, when this ledger does not know the id, a new
+    /// completed record under exactly that id. An id held here for another commit is
+    /// [`Claim::HeldBy`] that commit: nothing is written.
+    pub fn claim_record(&self, commit: &ClaimingCommit<'_>) -> Result<Claim, LedgerError> {
         let now = self.now();
         self.write(|tx| {
-            if let Some(record) = by_sha(tx, &commit.sha)? {
-                return Ok((record, false));
+            if let Some(record) = by_sha(tx, commit.sha)? {
+                return Ok(Claim::Holds(record));
             }
-            if let Some(claimed) = &commit.claimed_id {
-                let reserved = load(tx, claimed.as_str())?.filter(|r| r.state != State::Complete);
-                if reserved.is_some() {
-                    complete(tx, claimed, &commit.sha, now)?;
-                    let record = load(tx, claimed.as_str())?.and_then(Row::into_record);
-                    return Ok((record.expect("completed just now"), false));
+            let id = commit.id;
+            match load(tx, id.as_str())? {
+                Some(row) if row.state == State::Complete => {
+                    let sha = row.sha.expect("a complete record has its commit");
+                    return Ok(Claim::HeldBy { sha });
+                }
+                Some(_) => complete(tx, id, commit.sha, now)?,
+                None => {
+                    // A commit made from a copy of this clone (same mark) moves the sequence
+                    // on; a sequence no day reaches is a forgery and moves nothing.
+                    if id.mark() == self.mark && id.seq() < MAX_DAILY_SEQ {
+                        tx.execute(
+                            "INSERT INTO record_days (day, last_seq) VALUES (?1, ?2)
+                             ON CONFLICT (day) DO UPDATE SET last_seq = max(last_seq, ?2)",
+                            params![id.day(), id.seq()],
+                        )?;
+                    }
+                    let new = NewRow {
+                        now: commit.created_at,
+                        state: "complete",
+                        completed_at: Some(now),
+                        sha: Some(commit.sha),
+                        message: commit.message,
+                        issue_ids: commit.issue_ids,
+                        line: None,
+                    };
+                    insert_as(tx, id, &new)?;
                 }
             }
-            let new = NewRow {
-                now: commit.created_at,
-                state: "complete",
-                completed_at: Some(now),
-                sha: Some(&commit.sha),
-                message: &commit.message,
-                issue_ids: &commit.issue_ids,
-                line: None,
-                origin: commit.origin,
-            };
-            let id = insert(tx, &new)?;
             let record = load(tx, id.as_str())?.and_then(Row::into_record);
-            Ok((record.expect("inserted just now"), true))
+            Ok(Claim::Holds(record.expect("completed just now")))
         })
+    }
+
+    /// Moves the completed record `commit.id` to `commit`, with its message and links: the
+    /// commit that held it was rewritten (a rebase or an amend made a new commit of the same
+    /// record), or is a later copy of it.
+    pub fn move_record(&self, commit: &ClaimingCommit<'_>) -> Result<Record, LedgerError> {
+        self.write(|tx| {
+            let id = commit.id;
+            ensure_sha_free(tx, commit.sha)?;
+            let moved = tx.execute(
+                "UPDATE records SET sha = ?2, message = ?3, created_at = ?4
+                 WHERE id = ?1 AND state = 'complete'",
+                params![id.as_str(), commit.sha, commit.message, commit.created_at],
+            )?;
+            if moved == 0 {
+                return Err(missing(id));
+            }
+            tx.execute(
+                "DELETE FROM record_issues WHERE record_id = ?1",
+                [id.as_str()],
+            )?;
+            link(tx, id, commit.issue_ids)?;
+            let record = load(tx, id.as_str())?.and_then(Row::into_record);
+            Ok(record.expect("moved just now"))
+        })
+    }
+
+    /// Remembers that the commit `sha`, made outside Butler, has been seen; `true` when it had
+    /// not been before.
+    pub fn note_outside(&self, sha: &str) -> Result<bool, LedgerError> {
+        let now = self.now();
+        let added = self
+            .conn()
+            .prepare_cached("INSERT OR IGNORE INTO outside_commits (sha, seen_at) VALUES (?1, ?2)")?
+            .execute(params![sha, now])?;
+        Ok(added == 1)
     }
 
     /// The completed record with this id; `None` for an unknown, pending, abandoned or
@@ -391,18 +459,22 @@ impl Ledger {
         })
     }
 
-    /// Whether a completed record is saved as this commit.
+    /// Whether this ledger has seen the commit: a completed record is saved as it, or it was
+    /// noted as made outside Butler.
     pub fn is_known_sha(&self, sha: &str) -> Result<bool, LedgerError> {
         let found = self
             .conn()
-            .prepare_cached("SELECT 1 FROM records WHERE sha = ?1 AND state = 'complete'")?
+            .prepare_cached(
+                "SELECT 1 FROM records WHERE sha = ?1 AND state = 'complete'
+                 UNION ALL SELECT 1 FROM outside_commits WHERE sha = ?1",
+            )?
             .exists([sha]);
         found.map_err(LedgerError::from)
     }
 }
 
 struct NewRow<'a> {
-    /// When it was created: its local day names the id.
+    /// When it was created: its local day names a new id.
     now: Timestamp,
     state: &'static str,
     completed_at: Option<Timestamp>,
@@ -410,12 +482,11 @@ struct NewRow<'a> {
     message: &'a str,
     issue_ids: &'a [u64],
     line: Option<&'a str>,
-    origin: Origin,
 }
 
-/// Allocates the day's next sequence number and inserts the record (inside the caller's
-/// immediate transaction).
-fn insert(tx: &Connection, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
+/// Allocates the next sequence number of the day under this ledger's clone `mark` and inserts
+/// the record (inside the caller's immediate transaction).
+fn insert(tx: &Connection, mark: &str, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
     let day = new.now.day();
     let seq: u64 = tx.query_row(
         "INSERT INTO record_days (day, last_seq) VALUES (?1, 1)
@@ -424,29 +495,40 @@ fn insert(tx: &Connection, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
         [&day],
         |r| r.get(0),
     )?;
-    let id = RecordId::new(&day, seq);
+    let id = RecordId::new(&day, seq, mark);
+    insert_as(tx, &id, new)?;
+    Ok(id)
+}
+
+/// Inserts the record under `id`.
+fn insert_as(tx: &Connection, id: &RecordId, new: &NewRow<'_>) -> Result<(), LedgerError> {
     if let Some(sha) = new.sha {
         ensure_sha_free(tx, sha)?;
     }
     tx.execute(
-        "INSERT INTO records (id, day, seq, state, sha, message, line, origin, created_at,
+        "INSERT INTO records (id, day, seq, mark, state, sha, message, line, created_at,
                               completed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             id.as_str(),
-            day,
-            seq,
+            id.day(),
+            id.seq(),
+            id.mark(),
             new.state,
             new.sha,
             new.message,
             new.line,
-            new.origin.as_str(),
             new.now,
             new.completed_at
         ],
     )?;
+    link(tx, id, new.issue_ids)
+}
+
+/// Links the record to `issue_ids`, in their order, each once.
+fn link(tx: &Connection, id: &RecordId, issue_ids: &[u64]) -> Result<(), LedgerError> {
     let mut seen = Vec::new();
-    for &issue in new.issue_ids {
+    for &issue in issue_ids {
         if !seen.contains(&issue) {
             tx.execute(
                 "INSERT INTO record_issues (record_id, position, issue) VALUES (?1, ?2, ?3)",
@@ -455,7 +537,7 @@ fn insert(tx: &Connection, new: &NewRow<'_>) -> Result<RecordId, LedgerError> {
             seen.push(issue);
         }
     }
-    Ok(id)
+    Ok(())
 }
 
 fn complete(tx: &Connection, id: &RecordId, sha: &str, now: Timestamp) -> Result<(), LedgerError> {
@@ -497,7 +579,7 @@ fn by_sha(tx: &Connection, sha: &str) -> Result<Option<Record>, LedgerError> {
 fn load(tx: &Connection, id: &str) -> Result<Option<Row>, LedgerError> {
     let row = tx
         .prepare_cached(
-            "SELECT id, state, sha, message, created_at, origin, line FROM records WHERE id = ?1",
+            "SELECT id, state, sha, message, created_at, line FROM records WHERE id = ?1",
         )?
         .query_row([id], |r| {
             Ok((
@@ -506,12 +588,11 @@ fn load(tx: &Connection, id: &str) -> Result<Option<Row>, LedgerError> {
                 r.get::<_, Option<String>>(2)?,
                 r.get::<_, String>(3)?,
                 r.get::<_, Timestamp>(4)?,
-                r.get::<_, String>(5)?,
-                r.get::<_, Option<String>>(6)?,
+                r.get::<_, Option<String>>(5)?,
             ))
         })
         .optional()?;
-    let Some((id, state, sha, message, created_at, origin, line)) = row else {
+    let Some((id, state, sha, message, created_at, line)) = row else {
         return Ok(None);
     };
     let issue_ids = tx
@@ -529,7 +610,6 @@ fn load(tx: &Connection, id: &str) -> Result<Option<Row>, LedgerError> {
         message,
         issue_ids,
         created_at,
-        origin: Origin::from_db(&origin),
         line,
     }))
 }

@@ -10,7 +10,7 @@ use super::LedgerError;
 /// The schema this build writes. A file with a higher version is refused.
 pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
 
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// Version 1: work records, per-place state, the operation journal, the ImplementMaid's tables,
 /// the approval gate and the embedded issue store.
@@ -318,6 +318,54 @@ ALTER TABLE approvals ADD COLUMN denied_at TEXT;        -- the user said no
 CREATE INDEX approvals_by_task ON approvals(task_id) WHERE task_id IS NOT NULL;
 "#;
 
+/// Version 4: a record's id is its commit's trailer in every clone. Ids carry the mark of the
+/// clone that handed them out (`mark`, empty for ids written before), so the day's sequence is
+/// unique per mark, not per day; the ledger's own mark is kept in `clone_mark`. Commits made
+/// outside Butler are no longer given records, only remembered as seen (`outside_commits`).
+const V4: &str = r#"
+CREATE TABLE clone_mark (
+    only INTEGER PRIMARY KEY CHECK (only = 1),
+    mark TEXT NOT NULL
+);
+CREATE TABLE outside_commits (
+    sha     TEXT PRIMARY KEY,
+    seen_at TEXT NOT NULL
+);
+INSERT INTO outside_commits (sha, seen_at)
+    SELECT sha, coalesce(completed_at, created_at) FROM records
+    WHERE origin = 'outside' AND sha IS NOT NULL;
+CREATE TABLE records_v4 (
+    id           TEXT PRIMARY KEY,
+    day          TEXT NOT NULL,              -- YYYYMMDD
+    seq          INTEGER NOT NULL,           -- daily sequence of its clone mark, from 1
+    mark         TEXT NOT NULL,              -- the clone mark of the id ('' when it has none)
+    state        TEXT NOT NULL CHECK (state IN ('pending', 'complete', 'abandoned')),
+    sha          TEXT UNIQUE,                -- set once complete
+    message      TEXT NOT NULL,
+    line         TEXT,                       -- line of work (branch) it was made on
+    created_at   TEXT NOT NULL,              -- RFC 3339 with offset
+    completed_at TEXT,
+    UNIQUE (day, seq, mark)
+);
+INSERT INTO records_v4 (id, day, seq, mark, state, sha, message, line, created_at, completed_at)
+    SELECT id, day, seq, '', state, sha, message, line, created_at, completed_at FROM records
+    WHERE origin = 'butler';
+CREATE TABLE record_issues_v4 (
+    record_id TEXT NOT NULL REFERENCES records_v4(id) ON DELETE CASCADE,
+    position  INTEGER NOT NULL,
+    issue     INTEGER NOT NULL,
+    PRIMARY KEY (record_id, issue)
+);
+INSERT INTO record_issues_v4 (record_id, position, issue)
+    SELECT record_id, position, issue FROM record_issues
+    WHERE record_id IN (SELECT id FROM records_v4);
+DROP TABLE record_issues;
+DROP TABLE records;
+ALTER TABLE records_v4 RENAME TO records;
+ALTER TABLE record_issues_v4 RENAME TO record_issues;
+CREATE INDEX record_issues_by_issue ON record_issues(issue);
+"#;
+
 /// Brings the file up to [`VERSION`], one transaction per migration.
 pub(crate) fn migrate(conn: &Connection) -> Result<(), LedgerError> {
     loop {
@@ -337,6 +385,37 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), LedgerError> {
         tx.commit()?;
         tracing::debug!(version = found + 1, "ledger schema migrated");
     }
+}
+
+/// The letters of a clone mark: consonants only (no words), no `l` (read as `1`).
+const MARK_LETTERS: &[u8] = b"bcdfghjkmnpqrstvwxz";
+/// How long a clone mark is: 19⁴ ≈ 130 000 marks.
+const MARK_LEN: usize = 4;
+
+/// The ledger's clone mark, chosen now at random when the file has none (opening is
+/// serialised, so two processes never choose two).
+pub(crate) fn clone_mark(conn: &Connection) -> Result<String, LedgerError> {
+    conn.execute(
+        "INSERT OR IGNORE INTO clone_mark (only, mark) VALUES (1, ?1)",
+        [random_mark()],
+    )?;
+    Ok(conn.query_row("SELECT mark FROM clone_mark", [], |r| r.get(0))?)
+}
+
+/// A mark from the process's random hash keys (seeded by the operating system).
+fn random_mark() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    let mut bits = hasher.finish();
+    let base = MARK_LETTERS.len() as u64;
+    (0..MARK_LEN)
+        .map(|_| {
+            let letter = MARK_LETTERS[(bits % base) as usize];
+            bits /= base;
+            letter as char
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -28,14 +28,18 @@ fn id(s: &str) -> RecordId {
     RecordId::parse(s).expect("test id")
 }
 
-fn outside(sha: &str, date: &str) -> AdoptCommit {
-    AdoptCommit {
-        sha: sha.into(),
-        message: format!("outside {sha}"),
-        issue_ids: vec![],
-        created_at: at(date),
-        origin: Origin::Outside,
-        claimed_id: None,
+/// `day_seq` (`20260612-001`) with the ledger's own clone mark.
+fn own(ledger: &Ledger, day_seq: &str) -> String {
+    format!("{day_seq}-{}", ledger.clone_mark())
+}
+
+fn claiming<'a>(sha: &'a str, id: &'a RecordId, issue_ids: &'a [u64]) -> ClaimingCommit<'a> {
+    ClaimingCommit {
+        sha,
+        message: "fetched",
+        issue_ids,
+        created_at: at("2026-06-12T11:00:00+09:00"),
+        id,
     }
 }
 
@@ -85,13 +89,14 @@ fn ids_follow_the_local_day_of_creation() {
         .reserve_record(at("2026-06-12T16:00:00+00:00"), "d", &[], None)
         .unwrap();
     assert_eq!(
-        [a.as_str(), b.as_str(), c.as_str(), d.as_str()],
+        [a.as_str(), b.as_str(), c.as_str(), d.as_str()].map(str::to_owned),
         [
             "20260612-001",
             "20260612-002",
             "20260613-001",
             "20260612-003"
         ]
+        .map(|s| own(&ledger, s))
     );
     let pending = ledger.pending_records().unwrap();
     assert_eq!(pending.len(), 4);
@@ -116,8 +121,8 @@ fn the_daily_sequence_grows_to_four_digits_and_sorts_after_999() {
     let now = at("2026-06-12T09:00:00+09:00");
     let a = ledger.reserve_record(now, "a", &[], None).unwrap();
     let b = ledger.reserve_record(now, "b", &[], None).unwrap();
-    assert_eq!(a.as_str(), "20260612-999");
-    assert_eq!(b.as_str(), "20260612-1000");
+    assert_eq!(a.as_str(), own(&ledger, "20260612-999"));
+    assert_eq!(b.as_str(), own(&ledger, "20260612-1000"));
     assert_eq!(b.seq(), 1000);
     assert!(a < b, "chronological order, not string order");
     assert!(id("20260611-5000") < a);
@@ -125,9 +130,20 @@ fn the_daily_sequence_grows_to_four_digits_and_sorts_after_999() {
 
 #[test]
 fn record_ids_validate_their_form() {
-    for good in ["20260612-001", "20260612-1000", "00000000-000"] {
+    for good in [
+        "20260612-001",
+        "20260612-1000",
+        "00000000-000",
+        "20260612-001-kqrt",
+    ] {
         assert_eq!(RecordId::parse(good).unwrap().as_str(), good);
     }
+    let marked = id("20260612-012-kqrt");
+    assert_eq!(
+        (marked.day(), marked.seq(), marked.mark()),
+        ("20260612", 12, "kqrt")
+    );
+    assert_eq!(id("20260612-012").mark(), "");
     for bad in [
         "",
         "20260612",
@@ -136,6 +152,12 @@ fn record_ids_validate_their_form() {
         "20260612_001",
         "20260612-00a",
         "x20260612-001",
+        "20260612-001-",
+        "20260612-001-k",
+        "20260612-001-KQRT",
+        "20260612-001-kqrt-x",
+        "20260612-001-kq1t",
+        "20260612-001-abcdefghi",
     ] {
         assert!(RecordId::parse(bad).is_err(), "{bad}");
     }
@@ -185,7 +207,6 @@ fn a_reserved_record_is_completed_once() {
         "order kept, duplicates dropped"
     );
     assert_eq!(record.created_at.to_string(), "2026-06-12T10:20:00+09:00");
-    assert_eq!(record.origin, Origin::Butler);
     assert_eq!(record.line.as_deref(), Some("main"));
     assert!(ledger.is_known_sha("aaa").unwrap());
     assert!(ledger.pending_records().unwrap().is_empty());
@@ -220,7 +241,7 @@ fn an_abandoned_id_is_never_handed_out_again() {
     ledger.abandon_record(&first).expect("twice is harmless");
     assert!(ledger.pending_records().unwrap().is_empty());
     let second = ledger.reserve_record(now, "next", &[], None).unwrap();
-    assert_eq!(second.as_str(), "20260612-002");
+    assert_eq!(second.as_str(), own(&ledger, "20260612-002"));
 }
 
 #[test]
@@ -243,54 +264,112 @@ fn records_by_sha_returns_only_known_commits() {
 }
 
 #[test]
-fn adopting_an_outside_commit_allocates_once() {
-    let (_dir, ledger) = fresh();
-    let commit = outside("abc", "2026-06-12T10:00:00+02:00");
-    let (record, new) = ledger.adopt_commit(&commit).unwrap();
-    assert!(new);
-    assert_eq!(record.id.as_str(), "20260612-001");
-    assert_eq!(record.origin, Origin::Outside);
-    assert_eq!(record.created_at.to_string(), "2026-06-12T10:00:00+02:00");
-    let (again, new) = ledger.adopt_commit(&commit).unwrap();
-    assert!(!new);
-    assert_eq!(again, record);
+fn the_clone_mark_is_chosen_once_and_kept() {
+    let (dir, ledger) = fresh();
+    let mark = ledger.clone_mark().to_owned();
+    assert_eq!(mark.len(), 4);
+    assert!(
+        mark.bytes().all(|b| b"bcdfghjkmnpqrstvwxz".contains(&b)),
+        "{mark}"
+    );
+    drop(ledger);
+    let again = Ledger::open(dir.path()).unwrap();
+    assert_eq!(again.clone_mark(), mark);
 }
 
 #[test]
-fn adopting_a_commit_that_claims_a_pending_id_completes_it() {
+fn a_fetched_record_keeps_the_id_its_trailer_names() {
+    let (_dir, ledger) = fresh();
+    let theirs = id("20260612-001-zzzz");
+    let claim = claiming("c1", &theirs, &[4, 2]);
+    let Claim::Holds(record) = ledger.claim_record(&claim).unwrap() else {
+        panic!("an unknown id is taken as it is");
+    };
+    assert_eq!(record.id, theirs);
+    assert_eq!(
+        (record.sha.as_str(), record.message.as_str()),
+        ("c1", "fetched")
+    );
+    assert_eq!(record.issue_ids, [4, 2]);
+    assert_eq!(record.created_at.to_string(), "2026-06-12T11:00:00+09:00");
+    assert_eq!(ledger.claim_record(&claim).unwrap(), Claim::Holds(record));
+    // Another commit claiming the same id is answered with the holder, never merged into it.
+    let copy = claiming("c2", &theirs, &[9]);
+    assert_eq!(
+        ledger.claim_record(&copy).unwrap(),
+        Claim::HeldBy { sha: "c1".into() }
+    );
+    assert!(!ledger.is_known_sha("c2").unwrap());
+    // Our own first record of the day does not collide with theirs.
+    let mine = ledger
+        .reserve_record(at("2026-06-12T12:00:00+09:00"), "mine", &[], None)
+        .unwrap();
+    assert_eq!(mine.as_str(), own(&ledger, "20260612-001"));
+    // The holder was rewritten: the id moves to the new commit, with its links.
+    let moved = ledger.move_record(&copy).unwrap();
+    assert_eq!((moved.id, moved.sha.as_str()), (theirs.clone(), "c2"));
+    assert_eq!(moved.issue_ids, [9]);
+    assert_eq!(ledger.records_by_sha(&["c1"]).unwrap().len(), 0);
+}
+
+#[test]
+fn a_claim_with_this_clones_mark_moves_its_sequence_past_it() {
+    let (_dir, ledger) = fresh();
+    let found = id(&own(&ledger, "20260612-005"));
+    ledger.claim_record(&claiming("c5", &found, &[])).unwrap();
+    let next = ledger
+        .reserve_record(at("2026-06-12T12:00:00+09:00"), "next", &[], None)
+        .unwrap();
+    assert_eq!(next.as_str(), own(&ledger, "20260612-006"));
+    // A lower one changes nothing.
+    let low = id(&own(&ledger, "20260612-002"));
+    ledger.claim_record(&claiming("c2", &low, &[])).unwrap();
+    let after = ledger
+        .reserve_record(at("2026-06-12T12:00:00+09:00"), "after", &[], None)
+        .unwrap();
+    assert_eq!(after.as_str(), own(&ledger, "20260612-007"));
+    // A forged trailer with a sequence no day reaches moves nothing.
+    let forged = id(&own(&ledger, "20260612-999999999999999999"));
+    ledger.claim_record(&claiming("cf", &forged, &[])).unwrap();
+    let next = ledger
+        .reserve_record(at("2026-06-12T12:00:00+09:00"), "next", &[], None)
+        .unwrap();
+    assert_eq!(next.as_str(), own(&ledger, "20260612-008"));
+}
+
+#[test]
+fn a_commit_that_claims_a_pending_or_abandoned_id_completes_it() {
     let (_dir, ledger) = fresh();
     let rid = ledger
         .reserve_record(at("2026-06-12T10:00:00+09:00"), "saved", &[7], Some("main"))
         .unwrap();
     // The process died between the commit and complete_record; a later one finds the commit.
-    let mut commit = outside("def", "2026-06-12T10:00:01+09:00");
-    commit.origin = Origin::Butler;
-    commit.claimed_id = Some(rid.clone());
-    let (record, new) = ledger.adopt_commit(&commit).unwrap();
-    assert!(!new);
-    assert_eq!(record.id, rid);
-    assert_eq!(record.sha, "def");
+    let Claim::Holds(record) = ledger.claim_record(&claiming("def", &rid, &[7])).unwrap() else {
+        panic!("the reservation is completed");
+    };
+    assert_eq!((record.id, record.sha.as_str()), (rid.clone(), "def"));
     assert_eq!(record.message, "saved", "the reserved message is kept");
-    assert_eq!(record.issue_ids, [7]);
     assert!(ledger.pending_records().unwrap().is_empty());
-
-    // A second commit claiming the same (now complete) id — e.g. an amended copy — gets its own.
-    let mut copy = outside("fed", "2026-06-12T11:00:00+09:00");
-    copy.claimed_id = Some(rid.clone());
-    let (copy_record, new) = ledger.adopt_commit(&copy).unwrap();
-    assert!(new);
-    assert_eq!(copy_record.id.as_str(), "20260612-002");
 
     // A claimed id that was abandoned by mistake is revived rather than duplicated.
     let lost = ledger
         .reserve_record(at("2026-06-12T12:00:00+09:00"), "lost", &[], None)
         .unwrap();
     ledger.abandon_record(&lost).unwrap();
-    let mut late = outside("999", "2026-06-12T12:00:00+09:00");
-    late.claimed_id = Some(lost.clone());
-    let (revived, new) = ledger.adopt_commit(&late).unwrap();
-    assert!(!new);
+    let Claim::Holds(revived) = ledger.claim_record(&claiming("999", &lost, &[])).unwrap() else {
+        panic!("revived");
+    };
     assert_eq!(revived.id, lost);
+}
+
+#[test]
+fn commits_made_outside_butler_are_only_remembered_as_seen() {
+    let (_dir, ledger) = fresh();
+    assert!(!ledger.is_known_sha("o1").unwrap());
+    assert!(ledger.note_outside("o1").unwrap());
+    assert!(!ledger.note_outside("o1").unwrap(), "seen once");
+    assert!(ledger.is_known_sha("o1").unwrap());
+    assert!(ledger.records_by_sha(&["o1"]).unwrap().is_empty());
 }
 
 #[test]
@@ -309,18 +388,13 @@ fn two_connections_in_two_threads_never_share_an_id() {
                 let now = at("2026-06-12T10:00:00+09:00");
                 let mut ids = Vec::new();
                 for i in 0..per_thread {
-                    if i % 3 == 0 {
-                        let c = outside(&format!("t{t}-{i}"), "2026-06-12T10:00:00+09:00");
-                        ids.push(ledger.adopt_commit(&c).expect("adopt").0.id);
-                    } else {
-                        let rid = ledger
-                            .reserve_record(now, "m", &[t], None)
-                            .expect("reserve");
-                        ledger
-                            .complete_record(&rid, &format!("t{t}-{i}"))
-                            .expect("complete");
-                        ids.push(rid);
-                    }
+                    let rid = ledger
+                        .reserve_record(now, "m", &[t], None)
+                        .expect("reserve");
+                    ledger
+                        .complete_record(&rid, &format!("t{t}-{i}"))
+                        .expect("complete");
+                    ids.push(rid);
                 }
                 ids
             })

@@ -21,7 +21,7 @@ pub mod message;
 use crate::contract::TaskId;
 use crate::ledger::{Ledger, LedgerError, RecordId};
 
-pub use message::RecordMessage;
+pub use message::{RecordMessage, tidy};
 
 /// A record about to be saved.
 #[derive(Debug, Clone, Copy)]
@@ -47,7 +47,8 @@ pub struct Reservation {
 /// Reserves the next record id of the ledger clock's local day for `draft` and composes the
 /// text its commit must carry.
 pub fn reserve(ledger: &Ledger, draft: &Draft<'_>) -> Result<Reservation, LedgerError> {
-    let id = ledger.reserve_record(ledger.now(), draft.message, draft.issue_ids, draft.line)?;
+    let message = tidy(draft.message);
+    let id = ledger.reserve_record(ledger.now(), &message, draft.issue_ids, draft.line)?;
     let text = RecordMessage::compose(draft.message, draft.issue_ids, draft.task, &id);
     Ok(Reservation { id, text })
 }
@@ -144,22 +145,6 @@ impl Rewrite {
         let same = !rewrite.text_changed && !rewrite.lost_record_id;
         (!same || !rewrite.lost_issue_ids.is_empty()).then_some(rewrite)
     }
-}
-
-/// Text as git's whitespace cleanup leaves it: line ends trimmed, runs of blank lines made
-/// one, blank lines at both ends dropped.
-fn tidy(text: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for line in text.lines().map(str::trim_end) {
-        if line.is_empty() && out.last().is_none_or(|l| l.is_empty()) {
-            continue;
-        }
-        out.push(line);
-    }
-    while out.last() == Some(&"") {
-        out.pop();
-    }
-    out.join("\n")
 }
 
 #[cfg(test)]

@@ -48,6 +48,13 @@ fn id(s: &str) -> RecordId {
     RecordId::parse(s).expect("record id")
 }
 
+impl Scratch {
+    /// `day_seq` under this ledger's clone mark.
+    fn own(&self, day_seq: &str) -> RecordId {
+        id(&format!("{day_seq}-{}", self.ledger.clone_mark()))
+    }
+}
+
 #[test]
 fn a_maid_record_and_a_brain_record_parse_back_identically() {
     let s = scratch();
@@ -81,8 +88,8 @@ fn a_maid_record_and_a_brain_record_parse_back_identically() {
         .expect("commit");
     let maid_id = reservation.complete(&s.ledger, &sha).expect("complete");
 
-    assert_eq!(brain_id, id("20260415-001"));
-    assert_eq!(maid_id, id("20260415-002"));
+    assert_eq!(brain_id, s.own("20260415-001"));
+    assert_eq!(maid_id, s.own("20260415-002"));
     let commits = s.repo.recent_commits(2, None).expect("history");
     let read: Vec<RecordMessage> = commits
         .iter()
@@ -134,7 +141,7 @@ fn a_commit_that_did_not_happen_gives_its_id_back() {
     };
     let before = head(&s.repo);
     let reservation = reserve(&s.ledger, &draft).expect("reserve");
-    assert_eq!(reservation.id(), &id("20260415-001"));
+    assert_eq!(reservation.id(), &s.own("20260415-001"));
     // A hook refuses: nothing was written, HEAD did not move.
     let hooks = s.repo.common_dir().join("hooks");
     std::fs::create_dir_all(&hooks).expect("hooks");
@@ -152,28 +159,28 @@ fn a_commit_that_did_not_happen_gives_its_id_back() {
 
     // The next record gets the same id: the day's ids stay consecutive.
     let reservation = reserve(&s.ledger, &draft).expect("reserve");
-    assert_eq!(reservation.id(), &id("20260415-001"));
+    assert_eq!(reservation.id(), &s.own("20260415-001"));
     let sha = s.repo.record_all(reservation.text()).expect("commit");
     reservation.complete(&s.ledger, &sha).expect("complete");
 
     // When HEAD moved, a commit may carry the id: it is never handed out again.
     let unknown = reserve(&s.ledger, &draft).expect("reserve");
-    assert_eq!(unknown.id(), &id("20260415-002"));
+    assert_eq!(unknown.id(), &s.own("20260415-002"));
     unknown
         .fail(&s.ledger, before.as_deref(), head(&s.repo).as_deref())
         .expect("abandon");
     let next = reserve(&s.ledger, &draft).expect("reserve");
-    assert_eq!(next.id(), &id("20260415-003"));
+    assert_eq!(next.id(), &s.own("20260415-003"));
 
     // A later reservation keeps an earlier failed one from being given back.
     let later = reserve(&s.ledger, &draft).expect("reserve");
-    assert_eq!(later.id(), &id("20260415-004"));
+    assert_eq!(later.id(), &s.own("20260415-004"));
     next.release(&s.ledger).expect("release");
     later.release(&s.ledger).expect("release");
     let after = reserve(&s.ledger, &draft).expect("reserve");
     assert_eq!(
         after.id(),
-        &id("20260415-004"),
+        &s.own("20260415-004"),
         "003 stays abandoned, 004 came back"
     );
     after.release(&s.ledger).expect("release");

@@ -72,7 +72,23 @@ fn a_version_1_ledger_opens_and_reads_back_typed() {
     let next = ledger
         .reserve_record(at("2026-12-01T13:00:00+00:00"), "next", &[], None)
         .expect("reserve");
-    assert_eq!(next.as_str(), "20261201-009", "the day's sequence goes on");
+    assert_eq!(
+        next.as_str(),
+        format!("20261201-009-{}", ledger.clone_mark()),
+        "the day's sequence goes on, under the clone's mark"
+    );
+    // The commit made outside Butler is no longer a record, only a commit seen.
+    assert_eq!(ledger.record_by_id("20261201-001").expect("read"), None);
+    assert!(
+        ledger
+            .is_known_sha("6fcac972e9ffc2b5495304ad5ab12828cf569b15")
+            .expect("read")
+    );
+    let links: i64 = ledger
+        .conn()
+        .query_row("SELECT count(*) FROM record_issues", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(links, 3, "the links of Butler's records are kept");
 
     // Tasks: the contract typed, test commands as command checks, results with a status.
     let t1 = ledger.task(&t("t1")).expect("read").expect("t1");
