@@ -266,13 +266,16 @@ network = ["11434", "8080"]
 
     #[test]
     fn the_precedence_of_every_setting() {
-        insta::assert_json_snapshot!(serde_json::json!({
-            "no user file, untrusted project": case("", PROJECT, false),
-            "user file, untrusted project": case(USER, PROJECT, false),
-            "user file, trusted project": case(USER, PROJECT, true),
-            "user file, stricter untrusted project": case(USER, STRICTER, false),
-            "no user file, stricter untrusted project": case("", STRICTER, false),
-        }));
+        // Sorted whatever order serde_json keeps (the workspace build keeps insertion order).
+        insta::with_settings!({sort_maps => true}, {
+            insta::assert_json_snapshot!(serde_json::json!({
+                "no user file, untrusted project": case("", PROJECT, false),
+                "user file, untrusted project": case(USER, PROJECT, false),
+                "user file, trusted project": case(USER, PROJECT, true),
+                "user file, stricter untrusted project": case(USER, STRICTER, false),
+                "no user file, stricter untrusted project": case("", STRICTER, false),
+            }));
+        });
     }
 
     #[test]

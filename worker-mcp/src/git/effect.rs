@@ -401,16 +401,39 @@ impl GitRepo {
                 .map(str::to_owned)
                 .collect())
         };
+        // Commits whose change now lives on as another commit where the ref went (a rebase,
+        // `pull --rebase`, an amend of what was replayed) were carried, not lost.
+        let replayed = |from: &str, to: Option<&String>| -> Result<BTreeSet<String>, GitError> {
+            let Some(to) = to else {
+                return Ok(BTreeSet::new());
+            };
+            let out = GitCommand::new(self, "cherry")
+                .args(["cherry", to.as_str(), from])
+                .run()?;
+            Ok(String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|l| l.strip_prefix("- "))
+                .map(str::to_owned)
+                .collect())
+        };
         let mut lost_commits: BTreeSet<String> = BTreeSet::new();
         for (name, oid) in &moved {
-            let gone = unreached(&[oid])?;
+            let carried = replayed(oid, refs.get(*name))?;
+            let gone: Vec<String> = unreached(&[oid])?
+                .into_iter()
+                .filter(|c| !carried.contains(c))
+                .collect();
             if !gone.is_empty() {
                 lost_commits.extend(gone);
                 effect.refs_back.push(((*name).clone(), (*oid).clone()));
             }
         }
         if head_moved && let Some(old) = &before.head {
-            let gone = unreached(&[old])?;
+            let carried = replayed(old, head.as_ref())?;
+            let gone: Vec<String> = unreached(&[old])?
+                .into_iter()
+                .filter(|c| !carried.contains(c))
+                .collect();
             if !gone.is_empty() {
                 lost_commits.extend(gone);
                 effect.head_kept = Some(old.clone());
@@ -647,6 +670,23 @@ mod tests {
         // Nothing of it was lost now.
         let again = repo.effect_after(&before, &|_| Vec::new()).expect("after");
         assert!(again.lost.is_empty(), "{:?}", again.lost);
+    }
+
+    #[test]
+    fn commits_replayed_by_a_rebase_are_carried_not_lost() {
+        let (w, repo) = repo();
+        let top = repo.workdir().to_path_buf();
+        w.git(&top, &["switch", "-q", "-c", "side"]);
+        std::fs::write(top.join("b.txt"), "side\n").expect("write");
+        w.commit(&top, "on side");
+        w.git(&top, &["switch", "-q", "main"]);
+        std::fs::write(top.join("c.txt"), "main\n").expect("write");
+        w.commit(&top, "on main");
+        w.git(&top, &["switch", "-q", "side"]);
+        let before = repo.effect_before(everything()).expect("before");
+        w.git(&top, &["rebase", "-q", "main"]);
+        let effect = repo.effect_after(&before, &|_| Vec::new()).expect("after");
+        assert!(effect.lost.is_empty(), "{:?}", effect.lost);
     }
 
     #[test]
