@@ -14,6 +14,7 @@ mod command;
 mod conflict;
 mod diff;
 mod error;
+mod hardened;
 mod history;
 mod hooks;
 mod line;
@@ -46,7 +47,9 @@ pub use publish::PublishOutcome;
 pub use record::{Recorded, Staged};
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
 pub use status::{Change, NotRecordable, StatusEntry, Unrecordable, WorkTreeStatus};
-pub use task::{Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, task_worktrees_dir};
+pub use task::{
+    Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, TreeStatus, task_worktrees_dir,
+};
 pub use vcs::VcsOutput;
 
 /// An opened (non-bare) repository: where its working tree and git directories are.
@@ -123,6 +126,22 @@ impl GitRepo {
     /// path need not exist (a deleted file can be named). The top itself gives the empty path.
     pub fn path_in_repo(&self, user_path: &str) -> Result<RepoPath, GitError> {
         path::resolve(&self.workdir, user_path)
+    }
+
+    /// A handle on a working tree whose directories Butler already knows (a task worktree it
+    /// created): nothing in the tree is read to find them.
+    pub(crate) fn from_dirs(
+        workdir: PathBuf,
+        git_dir: PathBuf,
+        common_dir: PathBuf,
+        command_env: Vec<(OsString, OsString)>,
+    ) -> GitRepo {
+        GitRepo {
+            workdir,
+            git_dir,
+            common_dir,
+            command_env,
+        }
     }
 
     pub(crate) fn command_env(&self) -> &[(OsString, OsString)] {
