@@ -198,6 +198,24 @@ impl Dir {
         placed
     }
 
+    /// The bytes of the regular file `name` (a link is not followed: an error).
+    pub fn read(&self, name: &OsStr) -> io::Result<Vec<u8>> {
+        let fd = openat(
+            self.0.as_fd(),
+            name,
+            OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(io_err)?;
+        let mut file = std::fs::File::from(fd);
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file"));
+        }
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut file, &mut bytes)?;
+        Ok(bytes)
+    }
+
     /// Moves `name` to `to`'s `to_name` (links moved as links).
     pub fn move_to(&self, name: &OsStr, to: &Dir, to_name: &OsStr) -> io::Result<()> {
         renameat(self.0.as_fd(), name, to.0.as_fd(), to_name).map_err(io_err)

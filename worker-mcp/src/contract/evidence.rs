@@ -110,6 +110,17 @@ pub enum DirectGitFinding {
     OutsideWrite { path: String },
     /// Agent configuration planted in the tree (`.aider.conf.yml`, `.goosehints`, …).
     AgentConfigPlanted { path: String },
+    /// A repository the agent created inside its worktree (a directory with a `.git` of its
+    /// own): never recorded (git would make it a gitlink) nor entered by the Maid's git; left
+    /// in the worktree.
+    NestedRepository { path: String },
+    /// Permission bits taken away during the attempt from Butler's state (the repository's git
+    /// data, the ledger, the evidence, the worktrees' directories) or from the worktree's own
+    /// files and directories, put back: `count` paths, the first few named.
+    ModesRestored { count: u32, paths: Vec<String> },
+    /// Files and directories of the Brain's tree whose mode or modification time changed
+    /// during the attempt (their modes were put back): `count` paths, the first few named.
+    BrainMetadataChanged { count: u32, paths: Vec<String> },
     /// Commits, switched or moved refs, staged files, changed config or hooks.
     #[serde(untagged)]
     Git(Tampering),

@@ -257,6 +257,21 @@ impl TaskGit {
         Ok(status)
     }
 
+    /// Every path the index tracks, relative to the top, in the index's order.
+    pub fn tracked_paths(&self) -> Result<Vec<String>, GitError> {
+        let out = self
+            .command("ls-files")
+            .args(["ls-files", "-z"])
+            .max_stdout(256 << 20)
+            .run_ok()?;
+        Ok(out
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect())
+    }
+
     /// Every ref and the object it points at.
     pub fn refs(&self) -> Result<BTreeMap<String, String>, GitError> {
         let out = self.run(
