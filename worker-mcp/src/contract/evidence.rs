@@ -215,6 +215,17 @@ mod tests {
             DirectGitFinding::OutsideWrite {
                 path: "../x".into(),
             },
+            DirectGitFinding::NestedRepository {
+                path: "src/vendored".into(),
+            },
+            DirectGitFinding::ModesRestored {
+                count: 2,
+                paths: vec![".git/objects".into(), ".git/butler/ledger.db".into()],
+            },
+            DirectGitFinding::BrainMetadataChanged {
+                count: 1,
+                paths: vec!["README.md".into()],
+            },
         ];
         let json = serde_json::to_value(&findings).expect("json");
         assert_eq!(
@@ -222,7 +233,11 @@ mod tests {
             serde_json::json!([
                 {"kind": "commits", "count": 1, "subjects": ["wip"]},
                 {"kind": "index_changed"},
-                {"kind": "outside_write", "path": "../x"}
+                {"kind": "outside_write", "path": "../x"},
+                {"kind": "nested_repository", "path": "src/vendored"},
+                {"kind": "modes_restored", "count": 2,
+                 "paths": [".git/objects", ".git/butler/ledger.db"]},
+                {"kind": "brain_metadata_changed", "count": 1, "paths": ["README.md"]}
             ])
         );
         let back: Vec<DirectGitFinding> = serde_json::from_value(json).expect("reads back");
