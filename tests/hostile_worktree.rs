@@ -137,6 +137,25 @@ impl World {
     }
 }
 
+/// Waits (at most 10 s) until a file named `name` exists somewhere under `dir`.
+fn wait_for_file(dir: &Path, name: &str) {
+    fn find(dir: &Path, name: &str) -> bool {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name() == name
+                    || (e.file_type().is_ok_and(|t| t.is_dir()) && find(&e.path(), name))
+            })
+        })
+    }
+    for _ in 0..200 {
+        if find(dir, name) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("{name} never appeared under {}", dir.display());
+}
+
 fn running_as_root(dir: &Path) -> bool {
     std::fs::metadata(dir).is_ok_and(|m| m.uid() == 0)
 }
@@ -194,9 +213,16 @@ fn script(w: &World) -> String {
         readme = p("README.md"),
         lib = p("src/lib.rs"),
     );
+    // A process that outlives the agent and keeps aiming the `.git` pointer at its repository
+    // while the Maid works (for 4 s; then it leaves `loop-done` in the agent's temp dir).
+    let lingering = "setsid sh -c 'end=$(( $(date +%s) + 4 )); \
+         while [ $(date +%s) -lt $end ]; do \
+           printf \"gitdir: %s/evil/.git\\n\" \"$TMPDIR\" > .git; \
+         done; touch \"$TMPDIR/loop-done\"' </dev/null >/dev/null 2>&1 &";
     json!([
         {"do": "write", "path": "src/greet.rs", "text": "pub fn greet() {}\n"},
         {"do": "sh", "cmd": setup},
+        {"do": "sh", "cmd": lingering},
         {"do": "sh", "cmd": sabotage},
     ])
     .to_string()
@@ -245,7 +271,9 @@ async fn plays_out(sandbox: &'static str) {
     );
 
     // No program of the agent's ran: the Maid's inspection, restores, set-asides, record and
-    // verification clean-up never entered its repositories nor followed its pointer.
+    // verification clean-up never entered its repositories nor followed its pointer (the
+    // lingering process is waited for: it may have outlived the attempt).
+    wait_for_file(&w.data, "loop-done");
     assert_eq!(w.markers(), Vec::<String>::new());
 
     // The evidence says what happened.
