@@ -5,7 +5,9 @@
 //! fsmonitor and hooks, a `.gitattributes` naming them, the worktree's `.git` pointer aimed at a
 //! repository of its making (a verify command does the same) — and takes the permissions off
 //! Butler's state (`.git/objects`, `.git/config`, the ledger), the Brain's files and its own
-//! worktree. Every program of the agent's leaves a marker in a directory the sandbox forbids:
+//! worktree; a process it leaves behind keeps aiming the `.git` pointer at its repository while
+//! the Maid works; without the sandbox it also plants such a repository in the Brain's tree.
+//! Every program of the agent's leaves a marker in a directory the sandbox forbids:
 //! none may appear. Nothing of the user's may change, the nested repository is never recorded,
 //! the evidence says what happened, and the next calls work. The same holds with the sandbox off
 //! (where Butler's state and the Brain's tree are open to the agent and only the Maid's care
@@ -204,9 +206,12 @@ fn script(w: &World) -> String {
         hostile_repo_fn(&w.markers)
     );
     let sabotage = format!(
-        "chmod 000 '{objects}' '{config}' '{ledger}' '{readme}'; \
+        "{mkrepo}mkrepo '{planted}' brain 2>/dev/null; \
+         chmod 000 '{objects}' '{config}' '{ledger}' '{readme}'; \
          touch -d 2001-01-01 '{lib}'; chmod 000 src; \
          echo 'fake-agent: sabotage done' >&2",
+        mkrepo = hostile_repo_fn(&w.markers),
+        planted = p("planted"),
         objects = p(".git/objects"),
         config = p(".git/config"),
         ledger = p(".git/butler/ledger.db"),
@@ -299,6 +304,14 @@ async fn plays_out(sandbox: &'static str) {
     let brain = finding(&all, "brain_metadata_changed");
     assert_eq!(brain.len(), 1, "{all:#?}");
     assert_eq!(strings(&brain[0]["paths"]), ["README.md", "src/lib.rs"]);
+
+    // A repository planted in the Brain's tree (only possible without the sandbox) is taken
+    // out as a write there, without entering it.
+    let outside: Vec<&Value> = finding(&all, "outside_write");
+    if sandbox == "off" {
+        assert!(outside.iter().any(|f| f["path"] == "planted"), "{all:#?}");
+    }
+    assert!(!w.project.join("planted").exists());
 
     // Nothing of the user's changed; Butler's state is as it was.
     assert_eq!(mode(&w.project.join(".git/objects")), 0o755);

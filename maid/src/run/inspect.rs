@@ -92,7 +92,11 @@ impl BrainState {
         Ok(Self {
             head_ref: main.head_ref()?,
             head: main.rev("HEAD")?,
-            changed: main.changed_paths()?.into_iter().collect(),
+            changed: {
+                // A repository created in the Brain's tree is a write there too.
+                let status = main.tree_status()?;
+                status.changed.into_iter().chain(status.nested).collect()
+            },
             beside: beside_worktrees(worktrees),
             meta: brain_meta(main)?,
         })
@@ -227,13 +231,15 @@ fn outside_writes(
         // Never through a link: a parent that is one names nothing here.
         let here = top.parent_of(Path::new(path)).ok().flatten();
         if let Some((dir, name)) = &here
-            && let Ok(Some(kind @ (Kind::File | Kind::Link))) = dir.kind(name)
+            && let Ok(Some(kind @ (Kind::File | Kind::Link | Kind::Dir))) = dir.kind(name)
             && let (Some(kept_dir), Some(kept_name)) = (kept.parent(), kept.file_name())
         {
             std::fs::create_dir_all(kept_dir)
                 .map_err(|e| MaidError::io("creating", kept_dir, e))?;
             let to = Dir::open(kept_dir).map_err(|e| MaidError::io("opening", kept_dir, e))?;
             let source = root.join(path);
+            // An untracked file, link or repository is moved out whole; a tracked file is
+            // copied, then put back below.
             let moved = if tracked && kind == Kind::File {
                 dir.read(name)
                     .and_then(|bytes| to.replace_file(kept_name, &bytes, 0o644))
