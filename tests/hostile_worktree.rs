@@ -261,7 +261,18 @@ async fn plays_out(sandbox: &'static str) {
          printf 'gitdir: %s/v/.git\\n' \"$TMPDIR\" > .git",
         w.markers.display()
     );
-    let result = w.implement(&["test -f src/greet.rs", &verify_pointer]);
+    // The user's files, which links left by a verify command point at: the clean-up removes
+    // the links, never what they point at.
+    let users = w.w.path("users");
+    std::fs::create_dir_all(users.join("dir")).expect("mkdir");
+    std::fs::write(users.join("precious"), "mine\n").expect("write");
+    std::fs::write(users.join("dir/also"), "mine\n").expect("write");
+    let verify_links = format!(
+        "ln -s {u} build-link && mkdir -p out/deep && ln -s {u}/precious out/p && \
+         ln -s {u}/dir out/deep/d",
+        u = users.display()
+    );
+    let result = w.implement(&["test -f src/greet.rs", &verify_pointer, &verify_links]);
     assert_eq!(result["outcome"], "succeeded", "{result:#}");
     let a = &result["attempts"][0];
     let log = std::fs::read_to_string(w.project.join(".git/butler/tasks/t1/attempt-1.log"))
@@ -312,6 +323,28 @@ async fn plays_out(sandbox: &'static str) {
         assert!(outside.iter().any(|f| f["path"] == "planted"), "{all:#?}");
     }
     assert!(!w.project.join("planted").exists());
+    assert_eq!(
+        std::fs::read_to_string(users.join("precious")).expect("read"),
+        "mine\n"
+    );
+    assert!(users.join("dir/also").is_file());
+    let worktree = w
+        .data
+        .join("butler/worktrees")
+        .read_dir()
+        .expect("worktrees")
+        .flatten()
+        .next()
+        .expect("one repository")
+        .path()
+        .join("task-t1");
+    assert!(worktree.join("src/greet.rs").is_file());
+    for gone in ["build-link", "out"] {
+        assert!(
+            std::fs::symlink_metadata(worktree.join(gone)).is_err(),
+            "{gone}"
+        );
+    }
 
     // Nothing of the user's changed; Butler's state is as it was.
     assert_eq!(mode(&w.project.join(".git/objects")), 0o755);

@@ -54,7 +54,8 @@ fn dir_flags() -> OFlag {
     OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
 }
 
-fn kind_of(stat: &FileStat) -> Kind {
+/// What a `stat` result is.
+pub fn kind_of(stat: &FileStat) -> Kind {
     match SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT {
         SFlag::S_IFREG => Kind::File,
         SFlag::S_IFDIR => Kind::Dir,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use butler_worker::nofollow::{Dir, Kind};
+use butler_worker::nofollow::{self, Dir, Kind};
 
 use crate::contract::DirectGitFinding;
 
@@ -124,10 +124,7 @@ pub(super) fn repair_worktree(root: &Path) -> Vec<String> {
                 continue;
             };
             let mode = stat.st_mode & 0o7777;
-            let kind = match dir.kind(&name) {
-                Ok(Some(kind)) => kind,
-                _ => continue,
-            };
+            let kind = nofollow::kind_of(&stat);
             let wanted = match kind {
                 Kind::Dir => mode | 0o700,
                 Kind::File => mode | 0o400,
