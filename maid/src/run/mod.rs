@@ -217,22 +217,23 @@ impl Shared {
 
     /// The modes of Butler's state: the repository's git data with the ledger and the evidence
     /// (the worktrees left out when they live in it), the ledger's own directory, the Brain's
-    /// top directory, the worktrees' directory and the worktree's top.
+    /// top directory, the worktrees' directory and its parent, and the tops of the task's
+    /// worktree, of the agent's directory and of the verify commands' temp dir.
     fn state_modes(&self) -> modes::StateModes {
         let common = self.main.common_dir();
         let ledger = self.ctx.ledger_file(&self.main);
         let ledger_dir = ledger.parent().filter(|d| !d.starts_with(common));
         let mut trees = vec![common];
         trees.extend(ledger_dir);
-        modes::StateModes::take(
-            &trees,
-            &[self.worktrees.as_path()],
-            &[
-                self.main.workdir(),
-                self.worktrees.as_path(),
-                self.paths.worktree.as_path(),
-            ],
-        )
+        let mut singles = vec![
+            self.main.workdir(),
+            self.worktrees.as_path(),
+            self.paths.worktree.as_path(),
+            self.paths.agent_dir.as_path(),
+            self.paths.verify_tmp.as_path(),
+        ];
+        singles.extend(self.worktrees.parent());
+        modes::StateModes::take(&trees, &[self.worktrees.as_path()], &singles)
     }
 
     fn with_ledger<T>(
