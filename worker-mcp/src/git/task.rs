@@ -1028,6 +1028,43 @@ mod tests {
     }
 
     #[test]
+    fn per_worktree_configuration_adds_no_driver_before_the_maids_git_runs() {
+        let (w, main) = scratch();
+        let markers = w.path("markers");
+        std::fs::create_dir_all(&markers).expect("mkdir");
+        // The user's repository reads per-worktree configuration.
+        w.git(&w.project, &["config", "extensions.worktreeConfig", "true"]);
+        let base = main.head_sha().expect("head");
+        let wt_path = w.path("wt");
+        let wt = main
+            .add_worktree(&wt_path, "butler/task-t1", &base)
+            .expect("worktree");
+        let baseline = wt.baseline("refs/heads/butler/task-t1").expect("baseline");
+        // Without the sandbox an agent could write the worktree's own configuration.
+        std::fs::write(
+            wt.git_dir().join("config.worktree"),
+            format!(
+                "[filter \"evil\"]\n\tclean = touch {m}/clean; cat\n[core]\n\tfsmonitor = touch {m}/fsmonitor; false\n",
+                m = markers.display()
+            ),
+        )
+        .expect("write");
+        std::fs::write(wt_path.join(".gitattributes"), "* filter=evil\n").expect("write");
+        std::fs::write(wt_path.join("a.txt"), "changed\n").expect("write");
+        let found = baseline.detect_and_restore(&wt, "t1").expect("restore");
+        assert_eq!(
+            found,
+            [Tampering::ConfigChanged {
+                keys: vec!["core.fsmonitor".into(), "filter.evil.clean".into()]
+            }]
+        );
+        assert!(!wt.git_dir().join("config.worktree").exists());
+        let changed = wt.changed_paths().expect("status");
+        wt.commit_paths(&changed, "Maid\n").expect("commit");
+        assert_eq!(markers_in(&markers), Vec::<String>::new());
+    }
+
+    #[test]
     fn restoring_a_path_never_follows_a_link_the_agent_put_in_its_way() {
         let (w, main) = scratch();
         let base = main.head_sha().expect("head");
