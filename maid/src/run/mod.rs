@@ -10,6 +10,7 @@
 //! | the worktree and the agent's setup, once per task | `workspace` |
 //! | an attempt's baseline (the worktree's git, the Brain's tree) | `attempt` |
 //! | the agent's launch and supervision | `launch` |
+//! | permissions of Butler's state and of the worktree, put back after the agent and the tests | `modes` |
 //! | direct git, outside writes, planted configuration: found and undone | `inspect` |
 //! | scope, and the Maid's record of the in-scope work | `record` |
 //! | tests, file checks, guards | `verify` |
