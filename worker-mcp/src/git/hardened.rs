@@ -18,9 +18,9 @@
 //!   drivers the repository's owner configured, and `core.attributesFile` and the system
 //!   attributes are off.
 //! - **No programs of the repository's.** `core.fsmonitor` off, hooks looked up in
-//!   `/dev/null` (so none exist, `--no-verify` or not), no external diff or `textconv`
-//!   (`diff.external` is empty; the Maid's diffs pass `--no-ext-diff --no-textconv`), no
-//!   signing, no automatic `gc` or maintenance (which would detach and outlive the call), the
+//!   `/dev/null` (so none exist, `--no-verify` or not), no external diff or `textconv` (the
+//!   Maid's diffs pass `--no-ext-diff --no-textconv`; an empty `diff.external` would not turn it
+//!   off, git would try to run ""), no signing, no automatic `gc` or maintenance (which would detach and outlive the call), the
 //!   `ext::` transport refused.
 //! - **Never into a nested repository.** Submodules are ignored by status and diff
 //!   (`diff.ignoreSubmodules=all`, which checked status too: without it `git status` runs git
@@ -40,7 +40,6 @@ const SETTINGS: &[&str] = &[
     "core.hooksPath=/dev/null",
     "core.untrackedCache=false",
     "core.attributesFile=/dev/null",
-    "diff.external=",
     "diff.ignoreSubmodules=all",
     "status.submoduleSummary=false",
     "submodule.recurse=false",

@@ -1065,6 +1065,31 @@ mod tests {
     }
 
     #[test]
+    fn the_maids_patches_are_plain_whatever_the_configuration_names() {
+        let (w, main) = scratch();
+        let markers = w.path("markers");
+        std::fs::create_dir_all(&markers).expect("mkdir");
+        let m = markers.display();
+        w.git(
+            &w.project,
+            &["config", "diff.external", &format!("touch {m}/external")],
+        );
+        w.git(
+            &w.project,
+            &[
+                "config",
+                "diff.x.textconv",
+                &format!("touch {m}/textconv; cat"),
+            ],
+        );
+        std::fs::write(w.project.join(".gitattributes"), "* diff=x\n").expect("write");
+        std::fs::write(w.project.join("a.txt"), "b\n").expect("write");
+        let patch = main.set_aside(&["a.txt".into()]).expect("set aside");
+        assert!(patch.contains("-a\n+b"), "{patch}");
+        assert_eq!(markers_in(&markers), Vec::<String>::new());
+    }
+
+    #[test]
     fn restoring_a_path_never_follows_a_link_the_agent_put_in_its_way() {
         let (w, main) = scratch();
         let base = main.head_sha().expect("head");
