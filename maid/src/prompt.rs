@@ -246,6 +246,18 @@ fn direct_git_lines(p: &mut String, findings: &[DirectGitFinding]) {
             DirectGitFinding::AgentConfigPlanted { path } => {
                 format!("created agent configuration `{path}`")
             }
+            DirectGitFinding::NestedRepository { path } => {
+                format!("created a git repository in `{path}` (it is never recorded)")
+            }
+            DirectGitFinding::ModesRestored { paths, .. } => {
+                format!("changed permissions of {}", ticks(paths))
+            }
+            DirectGitFinding::BrainMetadataChanged { paths, .. } => {
+                format!(
+                    "changed modes or times in the Brain's tree: {}",
+                    ticks(paths)
+                )
+            }
         };
         let _ = writeln!(p, "  - {line}");
     }

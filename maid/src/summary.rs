@@ -205,7 +205,10 @@ fn refused(attempts: &[AttemptEvidence]) -> String {
             | DirectGitFinding::AgentConfigPlanted { path } => {
                 outside.push(path.as_str());
             }
-            DirectGitFinding::Git(_) => other += 1,
+            DirectGitFinding::Git(_)
+            | DirectGitFinding::NestedRepository { .. }
+            | DirectGitFinding::ModesRestored { .. }
+            | DirectGitFinding::BrainMetadataChanged { .. } => other += 1,
         }
     }
     if commits > 0 {

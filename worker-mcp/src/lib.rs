@@ -13,6 +13,7 @@ mod file_lock;
 pub mod git;
 pub mod issues;
 pub mod ledger;
+pub mod nofollow;
 pub mod ops;
 pub mod plain;
 pub mod process;

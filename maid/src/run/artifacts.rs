@@ -2,7 +2,8 @@
 //! the Maid's record and before the test commands run, and afterwards the worktree is brought
 //! back to it — tracked files the commands changed or deleted are put back as the task line has
 //! them, and every file or directory they created (ignored or not: `__pycache__/`, `target/`,
-//! coverage files) is removed. Nothing that existed before the verification is removed, so the
+//! coverage files) is removed, without ever following a link (see
+//! [`butler_worker::nofollow`]). Nothing that existed before the verification is removed, so the
 //! artifacts are neither recorded by the next attempt nor seen by its agent.
 
 use std::collections::BTreeSet;
@@ -53,13 +54,11 @@ impl TreeState {
             {
                 continue;
             }
+            // Relative to directory handles, never through a link: a directory swapped for a
+            // link to the user's files names nothing to remove.
             let full = root.join(path);
-            let removed = match full.symlink_metadata() {
-                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&full),
-                Ok(_) => std::fs::remove_file(&full),
-                Err(_) => Ok(()),
-            };
-            removed.map_err(|e| MaidError::io("removing", &full, e))?;
+            butler_worker::nofollow::remove(root, path)
+                .map_err(|e| MaidError::io("removing", &full, e))?;
             touched.insert(path.to_string_lossy().into_owned());
         }
         Ok(touched.into_iter().collect())

@@ -4,6 +4,7 @@
 use butler_worker::git::Baseline;
 
 use super::inspect::BrainState;
+use super::modes::StateModes;
 use super::workspace::Workspace;
 use super::{Progress, TaskRun};
 use crate::contract::AttemptEvidence;
@@ -17,6 +18,8 @@ pub(super) struct AttemptStart {
     pub baseline: Baseline,
     /// The Brain's tree before the agent ran.
     pub brain: BrainState,
+    /// The modes of Butler's state before the agent ran.
+    pub modes: StateModes,
     /// The last note id before the attempt: the attempt's notes come after it.
     pub note_mark: i64,
 }
@@ -38,6 +41,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                 attempt,
                 baseline: wt.baseline(&format!("refs/heads/{}", s.id().branch()))?,
                 brain: BrainState::take(&s.main, &s.worktrees)?,
+                modes: s.state_modes(),
                 note_mark,
             })
         })

@@ -162,7 +162,11 @@ pub(super) fn target(contract: &TaskContract) -> Result<&ImplementTarget, MaidEr
 /// [0] A task starts from a record and is accepted onto one: unrecorded changes in the
 /// Brain's tree stop both, before anything is created or changed.
 pub(super) fn require_recorded(main: &TaskGit) -> Result<(), MaidError> {
-    let dirty = main.changed_paths()?;
+    // A repository nested in the tree is unrecorded work too (it can never be recorded here).
+    let status = main.tree_status()?;
+    let mut dirty = status.changed;
+    dirty.extend(status.nested.into_iter().map(|dir| format!("{dir}/")));
+    dirty.sort();
     if dirty.is_empty() {
         Ok(())
     } else {

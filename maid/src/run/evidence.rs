@@ -32,6 +32,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         let Checked {
             verification: verify,
             confined: verify_confined,
+            ..
         } = checked;
         let verify_outputs: Vec<&str> = verify
             .tests

@@ -1,11 +1,15 @@
 //! [5] After the agent: what it did that it must not, found against the attempt's baselines and
 //! undone before the Maid's own git runs — direct git use and tampering (restored by the git
 //! worker's [`Baseline`](butler_worker::git::Baseline), the worktree's `.git` link included),
-//! writes to the Brain's tree and beside the worktrees, and agent configuration planted in the
-//! tree.
+//! writes to the Brain's tree and beside the worktrees (its files' modes and times included),
+//! agent configuration planted in the tree, and repositories the agent created inside it (never
+//! recorded, never entered).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::path::Path;
+
+use butler_worker::nofollow::{Dir, Kind};
 
 use butler_worker::git::TaskGit;
 use butler_worker::tool_config::ToolConfigKind;
@@ -32,6 +36,12 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                 .into_iter()
                 .map(DirectGitFinding::from)
                 .collect();
+            findings.extend(
+                wt.tree_status()?
+                    .nested
+                    .into_iter()
+                    .map(|path| DirectGitFinding::NestedRepository { path }),
+            );
             findings.extend(outside_writes(
                 &s.main,
                 &brain,
@@ -55,6 +65,16 @@ pub(super) struct BrainState {
     /// Entries beside the task worktrees (`../x` from a worktree lands there) that are not
     /// worktrees themselves.
     beside: BTreeSet<String>,
+    /// The mode and modification time of every tracked file and of the directories holding
+    /// them (the sandbox does not stop `chmod` nor `touch`).
+    meta: BTreeMap<String, Meta>,
+}
+
+/// A path's permission bits and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Meta {
+    mode: u32,
+    mtime: (i64, i64),
 }
 
 impl BrainState {
@@ -62,10 +82,78 @@ impl BrainState {
         Ok(Self {
             head_ref: main.head_ref()?,
             head: main.rev("HEAD")?,
-            changed: main.changed_paths()?.into_iter().collect(),
+            changed: {
+                // A repository created in the Brain's tree is a write there too.
+                let status = main.tree_status()?;
+                status.changed.into_iter().chain(status.nested).collect()
+            },
             beside: beside_worktrees(worktrees),
+            meta: brain_meta(main)?,
         })
     }
+}
+
+/// The [`Meta`] of every tracked path of the Brain's tree and of their directories (read
+/// without following links).
+fn brain_meta(main: &TaskGit) -> Result<BTreeMap<String, Meta>, MaidError> {
+    let mut paths = BTreeSet::new();
+    for path in main.tracked_paths()? {
+        let mut dir = Path::new(&path).parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            if !paths.insert(d.to_string_lossy().into_owned()) {
+                break;
+            }
+            dir = d.parent();
+        }
+        paths.insert(path);
+    }
+    let Ok(top) = Dir::open(main.workdir()) else {
+        return Ok(BTreeMap::new());
+    };
+    let mut meta = BTreeMap::new();
+    for path in paths {
+        let Ok(Some((dir, name))) = top.parent_of(Path::new(&path)) else {
+            continue;
+        };
+        if let Ok(Some(stat)) = dir.stat(&name) {
+            let mode = stat.st_mode & 0o7777;
+            meta.insert(
+                path,
+                Meta {
+                    mode,
+                    mtime: (stat.st_mtime, stat.st_mtime_nsec),
+                },
+            );
+        }
+    }
+    Ok(meta)
+}
+
+/// Paths of the Brain's tree whose mode or time differs from `before`; modes are put back
+/// (parents first). Returns each changed path.
+fn restore_brain_meta(root: &Path, before: &BTreeMap<String, Meta>) -> Vec<String> {
+    let Ok(top) = Dir::open(root) else {
+        return Vec::new();
+    };
+    let mut changed = Vec::new();
+    for (path, was) in before {
+        let Ok(Some((dir, name))) = top.parent_of(Path::new(path)) else {
+            continue;
+        };
+        let Ok(Some(stat)) = dir.stat(OsStr::new(&name)) else {
+            continue;
+        };
+        let mode = stat.st_mode & 0o7777;
+        if mode != was.mode {
+            if let Err(e) = dir.set_mode(&name, was.mode) {
+                tracing::warn!(%path, %e, "could not put a mode back in the Brain's tree");
+            }
+            changed.push(path.clone());
+        } else if (stat.st_mtime, stat.st_mtime_nsec) != was.mtime {
+            changed.push(path.clone());
+        }
+    }
+    changed
 }
 
 fn beside_worktrees(worktrees: &Path) -> BTreeSet<String> {
@@ -91,7 +179,18 @@ fn outside_writes(
     attempt: u32,
 ) -> Result<Vec<DirectGitFinding>, MaidError> {
     let mut found = Vec::new();
+    // Modes first: a file or directory made unreadable would stop the Maid's own git.
+    let meta_changed = restore_brain_meta(main.workdir(), &before.meta);
     let now = BrainState::take(main, worktrees)?;
+    // Content changes are reported below as writes; what is left changed only modes or times.
+    let meta_only: Vec<String> = meta_changed
+        .into_iter()
+        .filter(|p| !now.changed.contains(p))
+        .collect();
+    if !meta_only.is_empty() {
+        let (count, paths) = super::modes::named(meta_only);
+        found.push(DirectGitFinding::BrainMetadataChanged { count, paths });
+    }
     if now.head_ref != before.head_ref || now.head != before.head {
         found.push(DirectGitFinding::OutsideWrite {
             path: "HEAD".to_owned(),
@@ -114,18 +213,30 @@ fn outside_writes(
     }
     let head = now.head.clone().unwrap_or_default();
     main.unstage(&new)?;
+    let root = main.workdir();
+    let top = Dir::open(root).map_err(|e| MaidError::io("opening", root, e))?;
     for path in &new {
-        let source = main.workdir().join(path);
         let kept = evidence.join(path);
         let tracked = !head.is_empty() && main.is_tracked(&head, path)?;
-        if source.is_file() {
-            if let Some(dir) = kept.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| MaidError::io("creating", dir, e))?;
-            }
-            let moved = if tracked {
-                std::fs::copy(&source, &kept).map(drop)
+        // Never through a link: a parent that is one names nothing here.
+        let here = top.parent_of(Path::new(path)).ok().flatten();
+        if let Some((dir, name)) = &here
+            && let Ok(Some(kind @ (Kind::File | Kind::Link | Kind::Dir))) = dir.kind(name)
+            && let (Some(kept_dir), Some(kept_name)) = (kept.parent(), kept.file_name())
+        {
+            std::fs::create_dir_all(kept_dir)
+                .map_err(|e| MaidError::io("creating", kept_dir, e))?;
+            let to = Dir::open(kept_dir).map_err(|e| MaidError::io("opening", kept_dir, e))?;
+            let source = root.join(path);
+            // An untracked file, link or repository is moved out whole; a tracked file is
+            // copied, then put back below.
+            let moved = if tracked && kind == Kind::File {
+                dir.read(name)
+                    .and_then(|bytes| to.replace_file(kept_name, &bytes, 0o644))
+            } else if tracked {
+                Ok(())
             } else {
-                std::fs::rename(&source, &kept).or_else(|_| std::fs::copy(&source, &kept).map(drop))
+                dir.move_to(name, &to, kept_name)
             };
             moved.map_err(|e| MaidError::io("keeping", &source, e))?;
         }

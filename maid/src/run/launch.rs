@@ -5,10 +5,12 @@ use std::time::{Duration, Instant};
 
 use butler_worker::process::{ChildSpec, Ending, Limits, Stagnation};
 
+use super::attempt::AttemptStart;
 use super::workspace::Workspace;
 use super::{Progress, TaskRun};
 use crate::activity::{AgentWatch, LogEntry, TaskLog};
 use crate::agent::Launch;
+use crate::contract::DirectGitFinding;
 use crate::error::MaidError;
 use crate::sandbox::Confinement;
 use butler_worker::contract::Activity;
@@ -24,6 +26,9 @@ pub(super) struct AgentRun {
     pub started: Instant,
     /// What its own output showed of its work (events, usage).
     pub activity: Activity,
+    /// Permissions it took away from Butler's state or its worktree, put back right after it
+    /// ended.
+    pub modes_restored: Vec<DirectGitFinding>,
 }
 
 impl AgentRun {
@@ -38,9 +43,10 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
     pub(super) async fn run_agent(
         &self,
         workspace: &Workspace,
-        attempt: u32,
+        start: &AttemptStart,
         prompt: &str,
     ) -> Result<AgentRun, MaidError> {
+        let attempt = start.attempt;
         let ctx = &self.shared.ctx;
         let paths = self.paths();
         let target_paths = &super::context::target(self.contract())?.target_paths;
@@ -88,6 +94,11 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         let on_event = |seen| (self.progress)(Progress::Activity(seen));
         let (run, activity) =
             crate::activity::run_agent(spec, &limits, self.cancel, watch, &on_event).await;
+        // Before anything of Butler's is read or written again.
+        let modes_restored: Vec<DirectGitFinding> =
+            super::modes::put_back(&start.modes, &paths.worktree, self.shared.main.workdir())
+                .into_iter()
+                .collect();
         TaskLog::in_dir(&paths.task_dir).append(&LogEntry::AgentEnded {
             attempt,
             ending: run.ending.clone(),
@@ -101,6 +112,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             confined,
             started,
             activity,
+            modes_restored,
         })
     }
 }

@@ -10,6 +10,7 @@
 //! | the worktree and the agent's setup, once per task | `workspace` |
 //! | an attempt's baseline (the worktree's git, the Brain's tree) | `attempt` |
 //! | the agent's launch and supervision | `launch` |
+//! | permissions of Butler's state and of the worktree, put back after the agent and the tests | `modes` |
 //! | direct git, outside writes, planted configuration: found and undone | `inspect` |
 //! | scope, and the Maid's record of the in-scope work | `record` |
 //! | tests, file checks, guards | `verify` |
@@ -50,6 +51,7 @@ mod evidence;
 mod inspect;
 mod journal;
 mod launch;
+mod modes;
 mod paths;
 mod progress;
 mod record;
@@ -215,6 +217,27 @@ impl Shared {
         &self.contract.task_id
     }
 
+    /// The modes of Butler's state: the repository's git data with the ledger and the evidence
+    /// (the worktrees left out when they live in it), the ledger's own directory, the Brain's
+    /// top directory, the worktrees' directory and its parent, and the tops of the task's
+    /// worktree, of the agent's directory and of the verify commands' temp dir.
+    fn state_modes(&self) -> modes::StateModes {
+        let common = self.main.common_dir();
+        let ledger = self.ctx.ledger_file(&self.main);
+        let ledger_dir = ledger.parent().filter(|d| !d.starts_with(common));
+        let mut trees = vec![common];
+        trees.extend(ledger_dir);
+        let mut singles = vec![
+            self.main.workdir(),
+            self.worktrees.as_path(),
+            self.paths.worktree.as_path(),
+            self.paths.agent_dir.as_path(),
+            self.paths.verify_tmp.as_path(),
+        ];
+        singles.extend(self.worktrees.parent());
+        modes::StateModes::take(&trees, &[self.worktrees.as_path()], &singles)
+    }
+
     fn with_ledger<T>(
         &self,
         f: impl FnOnce(&Ledger) -> Result<T, MaidError>,
@@ -264,13 +287,15 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             (self.progress)(Progress::AttemptStarted { attempt });
             let start = self.begin_attempt(&workspace, attempt).await?;
             let prompt = self.prompt(attempt, attempts.last());
-            let run = self.run_agent(&workspace, attempt, &prompt).await?;
+            let mut run = self.run_agent(&workspace, &start, &prompt).await?;
             let cancelled = run.cancelled();
-            let findings = self.inspect_and_restore(&workspace, &start).await?;
+            let mut findings = std::mem::take(&mut run.modes_restored);
+            findings.extend(self.inspect_and_restore(&workspace, &start).await?);
             let recorded = self.record(&workspace, &start, cancelled).await?;
-            let checked = self
-                .verify(&workspace, attempt, &recorded, cancelled)
+            let mut checked = self
+                .verify(&workspace, &start, &recorded, cancelled)
                 .await?;
+            findings.append(&mut checked.findings);
             let has_work = recorded.head != workspace.base;
             let passed = !cancelled
                 && checked.verification.passed()

@@ -1,12 +1,16 @@
 //! [7b] Verification of the recorded work: the test commands (confined, in their own fresh temp
-//! dir), the file checks, and the two diff guards; afterwards the worktree is brought back to
-//! the recorded state (see `artifacts`).
+//! dir), the file checks, and the two diff guards; afterwards what the commands did is undone
+//! before the Maid's git runs again — permissions taken from Butler's state put back (see
+//! `modes`), git tampering (a rewritten `.git` pointer, commits a test made) found against a
+//! baseline taken after the record and undone — and the worktree is brought back to the
+//! recorded state (see `artifacts`).
 
 use super::artifacts::TreeState;
+use super::attempt::AttemptStart;
 use super::record::Recorded;
 use super::workspace::Workspace;
 use super::{Progress, TaskRun};
-use crate::contract::Verification;
+use crate::contract::{DirectGitFinding, Verification};
 use crate::error::MaidError;
 use crate::sandbox::Confinement;
 use crate::verify::{TestSettings, check_files, run_tests, stubs, weakened_tests};
@@ -15,6 +19,9 @@ use crate::verify::{TestSettings, check_files, run_tests, stubs, weakened_tests}
 pub(super) struct Checked {
     pub verification: Verification,
     pub confined: Option<Confinement>,
+    /// What the verify commands did that they must not, undone (the attempt's evidence lists
+    /// it with the agent's).
+    pub findings: Vec<DirectGitFinding>,
 }
 
 impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
@@ -22,10 +29,11 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
     pub(super) async fn verify(
         &self,
         workspace: &Workspace,
-        attempt: u32,
+        start: &AttemptStart,
         recorded: &Recorded,
         cancelled: bool,
     ) -> Result<Checked, MaidError> {
+        let attempt = start.attempt;
         let scope_violation = recorded.scope_violation.clone();
         if cancelled {
             return Ok(Checked {
@@ -34,6 +42,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                     ..Default::default()
                 },
                 confined: None,
+                findings: Vec::new(),
             });
         }
         let confined = workspace.sandbox.verify(attempt)?;
@@ -48,7 +57,12 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             .map_err(|e| MaidError::io("creating", &paths.verify_tmp, e))?;
         verify_env.set("TMPDIR", &paths.verify_tmp);
         let wt = workspace.wt.clone();
-        let before = self.blocking(move |_| TreeState::take(&wt)).await?;
+        let (before, git_before) = self
+            .blocking(move |s| {
+                let branch = format!("refs/heads/{}", s.id().branch());
+                Ok((TreeState::take(&wt)?, wt.baseline(&branch)?))
+            })
+            .await?;
         let settings = TestSettings {
             grace: ctx.grace,
             confine: confined.clone(),
@@ -63,7 +77,22 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         .await;
         let file_checks = check_files(&paths.worktree, &contract.success_criteria.file_checks);
         let wt = workspace.wt.clone();
-        let undone = self.blocking(move |_| before.restore(&wt)).await?;
+        let modes = start.modes.clone();
+        let (findings, undone) = self
+            .blocking(move |s| {
+                let mut findings: Vec<DirectGitFinding> =
+                    super::modes::put_back(&modes, wt.workdir(), s.main.workdir())
+                        .into_iter()
+                        .collect();
+                findings.extend(
+                    git_before
+                        .detect_and_restore(&wt, s.id().as_str())?
+                        .into_iter()
+                        .map(DirectGitFinding::from),
+                );
+                Ok((findings, before.restore(&wt)?))
+            })
+            .await?;
         if !undone.is_empty() {
             tracing::debug!(?undone, "what verification left in the worktree is undone");
         }
@@ -77,6 +106,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                 test_changes_allowed: contract.constraints.allow_test_changes,
             },
             confined,
+            findings,
         })
     }
 }

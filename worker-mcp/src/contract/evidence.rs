@@ -160,6 +160,17 @@ pub enum DirectGitFinding {
     OutsideWrite { path: String },
     /// Agent configuration planted in the tree (`.aider.conf.yml`, `.goosehints`, …).
     AgentConfigPlanted { path: String },
+    /// A repository the agent created inside its worktree (a directory with a `.git` of its
+    /// own): never recorded (git would make it a gitlink) nor entered by the Maid's git; left
+    /// in the worktree.
+    NestedRepository { path: String },
+    /// Permission bits taken away during the attempt from Butler's state (the repository's git
+    /// data, the ledger, the evidence, the worktrees' directories) or from the worktree's own
+    /// files and directories, put back: `count` paths, the first few named.
+    ModesRestored { count: u32, paths: Vec<String> },
+    /// Files and directories of the Brain's tree whose mode or modification time changed
+    /// during the attempt (their modes were put back): `count` paths, the first few named.
+    BrainMetadataChanged { count: u32, paths: Vec<String> },
     /// Commits, switched or moved refs, staged files, changed config or hooks.
     #[serde(untagged)]
     Git(Tampering),
@@ -254,6 +265,17 @@ mod tests {
             DirectGitFinding::OutsideWrite {
                 path: "../x".into(),
             },
+            DirectGitFinding::NestedRepository {
+                path: "src/vendored".into(),
+            },
+            DirectGitFinding::ModesRestored {
+                count: 2,
+                paths: vec![".git/objects".into(), ".git/butler/ledger.db".into()],
+            },
+            DirectGitFinding::BrainMetadataChanged {
+                count: 1,
+                paths: vec!["README.md".into()],
+            },
         ];
         let json = serde_json::to_value(&findings).expect("json");
         assert_eq!(
@@ -261,7 +283,11 @@ mod tests {
             serde_json::json!([
                 {"kind": "commits", "count": 1, "subjects": ["wip"]},
                 {"kind": "index_changed"},
-                {"kind": "outside_write", "path": "../x"}
+                {"kind": "outside_write", "path": "../x"},
+                {"kind": "nested_repository", "path": "src/vendored"},
+                {"kind": "modes_restored", "count": 2,
+                 "paths": [".git/objects", ".git/butler/ledger.db"]},
+                {"kind": "brain_metadata_changed", "count": 1, "paths": ["README.md"]}
             ])
         );
         let back: Vec<DirectGitFinding> = serde_json::from_value(json).expect("reads back");

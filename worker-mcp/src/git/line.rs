@@ -18,7 +18,7 @@ use git2::{BranchType, ErrorCode, Oid};
 use super::GitRepo;
 use super::command::GitCommand;
 use super::error::GitError;
-use super::task::harden;
+use super::hardened;
 use crate::ledger::{Ledger, LedgerError, RecordId};
 use crate::plain::skeleton;
 use crate::record::{self, Draft};
@@ -273,10 +273,9 @@ impl GitRepo {
     }
 
     fn merge_command(&self, committer: Committer, op: &'static str) -> GitCommand {
-        let cmd = GitCommand::new(self, op);
         match committer {
-            Committer::Person => cmd,
-            Committer::Maid => harden(cmd),
+            Committer::Person => GitCommand::new(self, op),
+            Committer::Maid => hardened::command(self, op),
         }
     }
 
@@ -341,7 +340,8 @@ where
             return Ok(MergeOutcome::Conflicted { files });
         }
         if repo.operation_in_progress().is_some() {
-            let _ = GitCommand::new(repo, "merge")
+            let _ = repo
+                .merge_command(committer, "merge")
                 .args(["merge", "--abort"])
                 .run();
         }
@@ -373,7 +373,8 @@ where
             let now = repo.head().ok().and_then(|h| h.oid);
             if now.as_deref() == Some(head.as_str()) {
                 reservation.release(ledger)?;
-                let _ = GitCommand::new(repo, "merge")
+                let _ = repo
+                    .merge_command(committer, "merge")
                     .args(["merge", "--abort"])
                     .run();
             } else {

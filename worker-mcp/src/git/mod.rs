@@ -15,6 +15,7 @@ mod conflict;
 mod diff;
 mod effect;
 mod error;
+mod hardened;
 mod history;
 mod hooks;
 mod line;
@@ -48,7 +49,9 @@ pub use publish::PublishOutcome;
 pub use record::{Recorded, Staged};
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
 pub use status::{Change, NotRecordable, StatusEntry, Unrecordable, WorkTreeStatus};
-pub use task::{Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, task_worktrees_dir};
+pub use task::{
+    Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, TreeStatus, task_worktrees_dir,
+};
 pub use vcs::VcsOutput;
 
 /// An opened (non-bare) repository: where its working tree and git directories are.
@@ -131,6 +134,22 @@ impl GitRepo {
     /// program opens or creates directories through.
     pub fn path_in_repo_followed(&self, user_path: &str) -> Result<RepoPath, GitError> {
         path::resolve_followed(&self.workdir, user_path)
+    }
+
+    /// A handle on a working tree whose directories Butler already knows (a task worktree it
+    /// created): nothing in the tree is read to find them.
+    pub(crate) fn from_dirs(
+        workdir: PathBuf,
+        git_dir: PathBuf,
+        common_dir: PathBuf,
+        command_env: Vec<(OsString, OsString)>,
+    ) -> GitRepo {
+        GitRepo {
+            workdir,
+            git_dir,
+            common_dir,
+            command_env,
+        }
     }
 
     pub(crate) fn command_env(&self) -> &[(OsString, OsString)] {

@@ -3,9 +3,11 @@
 //! and retiring a finished task (bringing it into the Brain's line is a line merge:
 //! [`super::line::merge_line`]).
 //!
-//! Every process is hardened, because an agent may have planted programs in the repository's
-//! configuration: `core.fsmonitor` and hooks are off, the untracked cache and commit signing
-//! are off, system and global configuration are ignored, and the Maid's own identity is used.
+//! Every process is hardened (see `hardened.rs`): the git directories are named, never
+//! discovered through the worktree's `.git` file; only the repository's own configuration is
+//! read; no hook, fsmonitor, external diff or `textconv` runs; nested repositories are never
+//! entered nor added. Files are removed and written back relative to directory handles, never
+//! through a link (see [`crate::nofollow`]).
 //!
 //! git that writes an index runs through [`TaskGit::run_held`] with the working tree's
 //! [`TreeLock`] (see `lock.rs`); [`TaskGit::run`] is for git that never takes `index.lock`
@@ -20,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::GitRepo;
 use super::command::GitCommand;
 use super::error::GitError;
+use super::hardened;
 use super::lock::TreeLock;
 
 /// Where the tasks' lines are (`refs/heads/butler/task-<id>`).
@@ -30,29 +33,16 @@ pub const MAID_NAME: &str = "Butler Maid";
 /// The e-mail of the Maid's own records.
 pub const MAID_EMAIL: &str = "maid@butler.invalid";
 
-/// Settings that would let a repository run programs, all turned off.
-const HARDENING: &[&str] = &[
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.untrackedCache=false",
-    "-c",
-    "commit.gpgSign=false",
-    "-c",
-    "tag.gpgSign=false",
-];
-
-/// `cmd` with the Maid's hardening and identity.
-pub(super) fn harden(cmd: GitCommand) -> GitCommand {
-    cmd.args(HARDENING)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", MAID_NAME)
-        .env("GIT_AUTHOR_EMAIL", MAID_EMAIL)
-        .env("GIT_COMMITTER_NAME", MAID_NAME)
-        .env("GIT_COMMITTER_EMAIL", MAID_EMAIL)
+/// What git sees in a working tree ([`TaskGit::tree_status`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TreeStatus {
+    /// Changed paths against HEAD (staged, unstaged, untracked; ignore rules respected),
+    /// relative to the top, sorted.
+    pub changed: Vec<String>,
+    /// Untracked directories that hold a repository of their own (a `.git` inside, as a
+    /// directory or a pointer file), relative, sorted. Git would add each as a gitlink (mode
+    /// 160000) and run git inside it; they are never added, set aside nor entered.
+    pub nested: Vec<String>,
 }
 
 /// A repository (the Brain's tree or a task's worktree) driven with hardened git.
@@ -163,7 +153,7 @@ impl TaskGit {
     }
 
     fn command(&self, op: &'static str) -> GitCommand {
-        harden(GitCommand::new(&self.repo, op))
+        hardened::command(&self.repo, op)
     }
 
     /// Runs hardened git that never takes `index.lock`; stdout (lossy UTF-8) on success.
@@ -231,8 +221,13 @@ impl TaskGit {
     }
 
     /// Changed paths against HEAD (staged, unstaged, untracked; ignore rules respected),
-    /// relative to the top, sorted.
+    /// relative to the top, sorted; nested repositories left out (see [`TaskGit::tree_status`]).
     pub fn changed_paths(&self) -> Result<Vec<String>, GitError> {
+        Ok(self.tree_status()?.changed)
+    }
+
+    /// What git sees changed in the working tree, and the nested repositories in it.
+    pub fn tree_status(&self) -> Result<TreeStatus, GitError> {
         let refresh = self.repo.refresh();
         let out = refresh
             .apply(self.command("status"))
@@ -245,12 +240,36 @@ impl TaskGit {
             ])
             .run_ok()?;
         let out = String::from_utf8_lossy(&out.stdout);
-        let paths: BTreeSet<String> = out
-            .split('\0')
-            .filter(|e| e.len() > 3)
-            .map(|e| e[3..].to_owned())
-            .collect();
-        Ok(paths.into_iter().collect())
+        let mut status = TreeStatus::default();
+        let mut changed = BTreeSet::new();
+        let mut nested = BTreeSet::new();
+        for entry in out.split('\0').filter(|e| e.len() > 3) {
+            let path = &entry[3..];
+            // With every untracked file listed, git shows a directory only when it holds a
+            // repository of its own (it stops there and would add it as a gitlink).
+            match path.strip_suffix('/') {
+                Some(dir) => nested.insert(dir.to_owned()),
+                None => changed.insert(path.to_owned()),
+            };
+        }
+        status.changed = changed.into_iter().collect();
+        status.nested = nested.into_iter().collect();
+        Ok(status)
+    }
+
+    /// Every path the index tracks, relative to the top, in the index's order.
+    pub fn tracked_paths(&self) -> Result<Vec<String>, GitError> {
+        let out = self
+            .command("ls-files")
+            .args(["ls-files", "-z"])
+            .max_stdout(256 << 20)
+            .run_ok()?;
+        Ok(out
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect())
     }
 
     /// Every ref and the object it points at.
@@ -338,9 +357,44 @@ impl TaskGit {
                 OsStr::new(base),
             ],
         )?;
-        let repo = GitRepo::discover(path)?;
-        let repo = repo.with_command_env(self.repo.command_env().iter().cloned());
-        Ok(TaskGit { repo })
+        self.worktree_at(path)?
+            .ok_or_else(|| GitError::failed("worktree", "the new worktree is not registered"))
+    }
+
+    /// The worktree of this repository at `path`, with the git directory git registered for it
+    /// (`<common dir>/worktrees/*/gitdir` names `<path>/.git`): nothing in the worktree, its
+    /// `.git` file included, is read to find it. `None` when no registered worktree is there.
+    pub fn worktree_at(&self, path: &Path) -> Result<Option<TaskGit>, GitError> {
+        let Ok(want) = path.canonicalize() else {
+            return Ok(None);
+        };
+        let Ok(entries) = std::fs::read_dir(self.common_dir().join("worktrees")) else {
+            return Ok(None);
+        };
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            let Ok(text) = std::fs::read_to_string(dir.join("gitdir")) else {
+                continue;
+            };
+            let pointer = dir.join(text.trim_end_matches(['\n', '\r']));
+            let Some(top) = pointer.parent() else {
+                continue;
+            };
+            if top.canonicalize().is_ok_and(|t| t == want) {
+                let git_dir = dir
+                    .canonicalize()
+                    .map_err(|e| GitError::io("worktree", e))?;
+                return Ok(Some(TaskGit {
+                    repo: GitRepo::from_dirs(
+                        want,
+                        git_dir,
+                        self.common_dir().to_path_buf(),
+                        self.repo.command_env().to_vec(),
+                    ),
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// Where the worktree that has `branch` checked out is, if one does.
@@ -373,9 +427,13 @@ impl TaskGit {
         if intact {
             return Ok(false);
         }
-        let _ = std::fs::remove_file(&link).or_else(|_| std::fs::remove_dir_all(&link));
-        std::fs::write(&link, format!("gitdir: {}\n", gitdir.display()))
-            .map_err(|e| GitError::io("worktree link", e))?;
+        // Replaced, never written through: a link there is not followed.
+        crate::nofollow::replace_file(
+            &link,
+            format!("gitdir: {}\n", gitdir.display()).as_bytes(),
+            0o644,
+        )
+        .map_err(|e| GitError::io("worktree link", e))?;
         Ok(true)
     }
 
@@ -405,7 +463,7 @@ impl TaskGit {
 
     /// The patch between two commits (text, binary shown as such).
     pub fn diff(&self, from: &str, to: &str) -> Result<String, GitError> {
-        self.run("diff", ["diff", from, to])
+        self.run("diff", ["diff", "--no-ext-diff", "--no-textconv", from, to])
     }
 
     /// Puts paths back as they are in `head`; paths `head` does not have are removed.
@@ -424,8 +482,9 @@ impl TaskGit {
             if self.is_tracked(head, path)? {
                 self.run_held(held, "checkout", ["checkout", "-q", head, "--", path])?;
             } else {
-                let full = self.workdir().join(path);
-                let _ = std::fs::remove_file(&full).or_else(|_| std::fs::remove_dir_all(&full));
+                // Never through a link: a parent swapped for one names nothing to remove.
+                crate::nofollow::remove(self.workdir(), Path::new(path))
+                    .map_err(|e| GitError::io("removing", e))?;
             }
         }
         Ok(())
@@ -441,7 +500,14 @@ impl TaskGit {
         let mut add = vec!["add", "-N", "--"];
         add.extend(paths.iter().map(String::as_str));
         self.run_held(&held, "add", &add)?;
-        let mut diff = vec!["diff", "HEAD", "--binary", "--"];
+        let mut diff = vec![
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "HEAD",
+            "--binary",
+            "--",
+        ];
         diff.extend(paths.iter().map(String::as_str));
         let patch = self.run_held(&held, "diff", &diff)?;
         let mut reset = vec!["reset", "-q", "--"];
@@ -485,9 +551,7 @@ impl TaskGit {
         let tip = self.rev(&branch_ref)?.ok_or(GitError::UnknownCommit)?;
         if worktree.exists() {
             // Its own lock, so no other Butler is inside it; none when it is no working tree.
-            let task_tree = TaskGit::open(worktree)
-                .ok()
-                .filter(|t| worktree.canonicalize().is_ok_and(|w| w == t.workdir()));
+            let task_tree = self.worktree_at(worktree)?;
             let held = task_tree.as_ref().map(TaskGit::lock).transpose()?;
             let removed = self.try_run(
                 "worktree",
@@ -569,7 +633,7 @@ impl Baseline {
             if &now != before {
                 changed_keys.extend(changed_config_keys(before.as_deref(), now.as_deref()));
                 let result = match before {
-                    Some(bytes) => std::fs::write(path, bytes),
+                    Some(bytes) => crate::nofollow::replace_file(path, bytes, 0o644),
                     None => std::fs::remove_file(path),
                 };
                 if let Err(e) = result {
@@ -593,7 +657,7 @@ impl Baseline {
             for name in &names {
                 let path = self.hooks_dir.join(name);
                 let result = match self.hooks.get(name) {
-                    Some(bytes) => std::fs::write(&path, bytes),
+                    Some(bytes) => crate::nofollow::replace_file(&path, bytes, 0o755),
                     None => std::fs::remove_file(&path),
                 };
                 if let Err(e) = result {
@@ -835,6 +899,243 @@ mod tests {
             Some(sha)
         );
         assert_eq!(main.rev("refs/heads/butler/task-t1").expect("rev"), None);
+    }
+
+    /// A repository of the agent's making at `dir`, whose configuration and hooks would leave
+    /// a marker in `markers` for every program git ran from it.
+    fn hostile_repo(w: &World, dir: &Path, markers: &Path, tag: &str) {
+        std::fs::create_dir_all(dir).expect("mkdir");
+        w.git(dir, &["init", "-q"]);
+        let touch = |what: &str| format!("touch {}/{tag}-{what}", markers.display());
+        for (key, value) in [
+            ("core.fsmonitor", format!("{}; false", touch("fsmonitor"))),
+            ("filter.evil.clean", format!("{}; cat", touch("clean"))),
+            ("filter.evil.smudge", format!("{}; cat", touch("smudge"))),
+            ("filter.evil.process", touch("process")),
+            ("diff.evil.textconv", format!("{}; cat", touch("textconv"))),
+            ("diff.evil.command", touch("diff-command")),
+            ("merge.evil.driver", touch("merge")),
+            ("diff.external", touch("external-diff")),
+            ("core.pager", touch("pager")),
+        ] {
+            w.git(dir, &["config", key, &value]);
+        }
+        let hooks = dir.join(".git/hooks");
+        std::fs::create_dir_all(&hooks).expect("mkdir");
+        for hook in [
+            "pre-commit",
+            "post-commit",
+            "post-index-change",
+            "post-checkout",
+            "reference-transaction",
+        ] {
+            let path = hooks.join(hook);
+            std::fs::write(&path, format!("#!/bin/sh\n{}\n", touch(hook))).expect("hook");
+            let mut perms = std::fs::metadata(&path).expect("meta").permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+            std::fs::set_permissions(&path, perms).expect("chmod");
+        }
+        std::fs::write(
+            dir.join(".gitattributes"),
+            "* filter=evil diff=evil merge=evil\n",
+        )
+        .expect("attributes");
+        std::fs::write(dir.join("inner.txt"), "inner\n").expect("write");
+    }
+
+    fn markers_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("markers")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn nothing_the_agent_left_in_the_worktree_runs_and_no_nested_repository_is_recorded() {
+        let (w, main) = scratch();
+        let markers = w.path("markers");
+        std::fs::create_dir_all(&markers).expect("mkdir");
+        // The project has a submodule (a gitlink; not checked out in a new worktree).
+        let head = main.head_sha().expect("head");
+        w.git(
+            &w.project,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{head},vendor"),
+            ],
+        );
+        w.write(
+            ".gitmodules",
+            "[submodule \"vendor\"]\n\tpath = vendor\n\turl = ./x\n",
+        );
+        w.git(&w.project, &["add", ".gitmodules"]);
+        w.git(&w.project, &["commit", "-q", "-m", "submodule"]);
+        let base = main.head_sha().expect("head");
+        let wt_path = w.path("wt");
+        let wt = main
+            .add_worktree(&wt_path, "butler/task-t1", &base)
+            .expect("worktree");
+        let baseline = wt.baseline("refs/heads/butler/task-t1").expect("baseline");
+
+        // The agent: its work, attributes naming drivers, a repository in the submodule's
+        // directory, a nested one, one behind a `.git` pointer file, and the worktree's own
+        // `.git` pointed at a repository of its making.
+        std::fs::write(wt_path.join("a.txt"), "changed\n").expect("write");
+        std::fs::write(wt_path.join("new.txt"), "new\n").expect("write");
+        std::fs::write(
+            wt_path.join(".gitattributes"),
+            "* filter=evil diff=evil merge=evil\n",
+        )
+        .expect("write");
+        hostile_repo(&w, &wt_path.join("vendor"), &markers, "submodule");
+        hostile_repo(&w, &wt_path.join("tools"), &markers, "nested");
+        let decoy = w.path("decoy");
+        hostile_repo(&w, &decoy, &markers, "decoy");
+        std::fs::create_dir_all(wt_path.join("linked")).expect("mkdir");
+        std::fs::write(wt_path.join("linked/f.txt"), "f\n").expect("write");
+        std::fs::write(
+            wt_path.join("linked/.git"),
+            format!("gitdir: {}/.git\n", decoy.display()),
+        )
+        .expect("write");
+        std::fs::write(
+            wt_path.join(".git"),
+            format!("gitdir: {}/.git\n", decoy.display()),
+        )
+        .expect("rewrite");
+
+        // The Maid's git, before anything is restored, sees the task's own repository.
+        let status = wt.tree_status().expect("status");
+        assert_eq!(status.changed, [".gitattributes", "a.txt", "new.txt"]);
+        assert_eq!(status.nested, ["linked", "tools"]);
+        assert_eq!(
+            wt.head_ref().expect("head").as_deref(),
+            Some("refs/heads/butler/task-t1")
+        );
+        let found = baseline.detect_and_restore(&wt, "t1").expect("restore");
+        assert_eq!(found, [Tampering::GitLinkChanged]);
+        let sha = wt
+            .commit_paths(&status.changed, "Maid\n\nButler-Task: t1\n")
+            .expect("commit");
+        let patch = wt.diff(&base, &sha).expect("diff");
+        assert!(patch.contains("+changed"), "{patch}");
+        let patch = wt.set_aside(&["new.txt".to_owned()]);
+        assert!(patch.is_ok(), "{patch:?}");
+        let tree = w.git(&wt_path, &["ls-tree", "-r", &sha]);
+        let gitlinks: Vec<&str> = tree.lines().filter(|l| l.starts_with("160000")).collect();
+        assert_eq!(
+            gitlinks.len(),
+            1,
+            "only the project's own submodule: {tree}"
+        );
+        assert!(gitlinks[0].ends_with("\tvendor"), "{tree}");
+        assert!(
+            !tree.contains("tools") && !tree.contains("linked"),
+            "{tree}"
+        );
+        assert_eq!(markers_in(&markers), Vec::<String>::new());
+
+        // Retiring it reads nothing of the worktree either.
+        main.retire_task(&wt_path, "butler/task-t1", "refs/butler/discarded/task-t1")
+            .expect("retired");
+        assert!(!wt_path.exists());
+        assert!(
+            decoy.join("inner.txt").is_file(),
+            "the decoy is not the worktree"
+        );
+        assert_eq!(markers_in(&markers), Vec::<String>::new());
+    }
+
+    #[test]
+    fn per_worktree_configuration_adds_no_driver_before_the_maids_git_runs() {
+        let (w, main) = scratch();
+        let markers = w.path("markers");
+        std::fs::create_dir_all(&markers).expect("mkdir");
+        // The user's repository reads per-worktree configuration.
+        w.git(&w.project, &["config", "extensions.worktreeConfig", "true"]);
+        let base = main.head_sha().expect("head");
+        let wt_path = w.path("wt");
+        let wt = main
+            .add_worktree(&wt_path, "butler/task-t1", &base)
+            .expect("worktree");
+        let baseline = wt.baseline("refs/heads/butler/task-t1").expect("baseline");
+        // Without the sandbox an agent could write the worktree's own configuration.
+        std::fs::write(
+            wt.git_dir().join("config.worktree"),
+            format!(
+                "[filter \"evil\"]\n\tclean = touch {m}/clean; cat\n[core]\n\tfsmonitor = touch {m}/fsmonitor; false\n",
+                m = markers.display()
+            ),
+        )
+        .expect("write");
+        std::fs::write(wt_path.join(".gitattributes"), "* filter=evil\n").expect("write");
+        std::fs::write(wt_path.join("a.txt"), "changed\n").expect("write");
+        let found = baseline.detect_and_restore(&wt, "t1").expect("restore");
+        assert_eq!(
+            found,
+            [Tampering::ConfigChanged {
+                keys: vec!["core.fsmonitor".into(), "filter.evil.clean".into()]
+            }]
+        );
+        assert!(!wt.git_dir().join("config.worktree").exists());
+        let changed = wt.changed_paths().expect("status");
+        wt.commit_paths(&changed, "Maid\n").expect("commit");
+        assert_eq!(markers_in(&markers), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_maids_patches_are_plain_whatever_the_configuration_names() {
+        let (w, main) = scratch();
+        let markers = w.path("markers");
+        std::fs::create_dir_all(&markers).expect("mkdir");
+        let m = markers.display();
+        w.git(
+            &w.project,
+            &["config", "diff.external", &format!("touch {m}/external")],
+        );
+        w.git(
+            &w.project,
+            &[
+                "config",
+                "diff.x.textconv",
+                &format!("touch {m}/textconv; cat"),
+            ],
+        );
+        std::fs::write(w.project.join(".gitattributes"), "* diff=x\n").expect("write");
+        std::fs::write(w.project.join("a.txt"), "b\n").expect("write");
+        let patch = main.set_aside(&["a.txt".into()]).expect("set aside");
+        assert!(patch.contains("-a\n+b"), "{patch}");
+        assert_eq!(markers_in(&markers), Vec::<String>::new());
+    }
+
+    #[test]
+    fn restoring_a_path_never_follows_a_link_the_agent_put_in_its_way() {
+        let (w, main) = scratch();
+        let base = main.head_sha().expect("head");
+        let wt_path = w.path("wt");
+        let wt = main
+            .add_worktree(&wt_path, "butler/task-t1", &base)
+            .expect("worktree");
+        let users = w.path("users");
+        std::fs::create_dir_all(&users).expect("mkdir");
+        std::fs::write(users.join("notes.txt"), "mine\n").expect("write");
+        std::fs::create_dir_all(wt_path.join("src")).expect("mkdir");
+        std::fs::write(wt_path.join("src/notes.txt"), "agent\n").expect("write");
+        let found = wt.changed_paths().expect("status");
+        assert_eq!(found, ["src/notes.txt"]);
+        // Between the Maid's look and its removal, `src` becomes a link to the user's files.
+        std::fs::rename(wt_path.join("src"), wt_path.join("gone")).expect("mv");
+        std::os::unix::fs::symlink(&users, wt_path.join("src")).expect("symlink");
+        wt.restore_paths(&base, &found).expect("restored");
+        assert_eq!(
+            std::fs::read_to_string(users.join("notes.txt")).expect("read"),
+            "mine\n"
+        );
     }
 
     #[test]
