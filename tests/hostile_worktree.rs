@@ -139,23 +139,14 @@ impl World {
     }
 }
 
-/// Waits (at most 10 s) until a file named `name` exists somewhere under `dir`.
-fn wait_for_file(dir: &Path, name: &str) {
-    fn find(dir: &Path, name: &str) -> bool {
-        std::fs::read_dir(dir).is_ok_and(|entries| {
-            entries.flatten().any(|e| {
-                e.file_name() == name
-                    || (e.file_type().is_ok_and(|t| t.is_dir()) && find(&e.path(), name))
-            })
+/// Whether a file named `name` exists somewhere under `dir`.
+fn has_file(dir: &Path, name: &str) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name() == name
+                || (e.file_type().is_ok_and(|t| t.is_dir()) && has_file(&e.path(), name))
         })
-    }
-    for _ in 0..200 {
-        if find(dir, name) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("{name} never appeared under {}", dir.display());
+    })
 }
 
 fn running_as_root(dir: &Path) -> bool {
@@ -287,9 +278,19 @@ async fn plays_out(sandbox: &'static str) {
     );
 
     // No program of the agent's ran: the Maid's inspection, restores, set-asides, record and
-    // verification clean-up never entered its repositories nor followed its pointer (the
-    // lingering process is waited for: it may have outlived the attempt).
-    wait_for_file(&w.data, "loop-done");
+    // verification clean-up never entered its repositories nor followed its pointer. The
+    // lingering process did not outlive the attempt: the sandbox helper, its reaper, ended it
+    // before the Maid inspected anything, and the evidence names it.
+    assert!(
+        a["leftovers"]["total"].as_u64().is_some_and(|n| n >= 1),
+        "{:#}",
+        a["leftovers"]
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        !has_file(&w.data, "loop-done"),
+        "the lingering process lived on after the attempt"
+    );
     assert_eq!(w.markers(), Vec::<String>::new());
 
     // The evidence says what happened.
@@ -377,7 +378,16 @@ async fn plays_out(sandbox: &'static str) {
             json!({"project_root": w.project.display().to_string()}),
         )
         .await;
-    let accepted = brain.call("task_accept", json!({"task_id": "t1"})).await;
+    // The agent's `.gitattributes` configures git: it lands only once the Brain confirms it.
+    let asked = brain.call("task_accept", json!({"task_id": "t1"})).await;
+    assert_eq!(asked.error_code(), "need_input", "{}", asked.envelope);
+    assert_eq!(asked.data()["tool_config"][0]["path"], ".gitattributes");
+    let accepted = brain
+        .call(
+            "task_accept",
+            json!({"task_id": "t1", "confirm_paths": [".gitattributes"]}),
+        )
+        .await;
     assert_eq!(accepted.status(), "ok", "{}", accepted.envelope);
     assert!(w.project.join("src/greet.rs").is_file());
     assert!(!w.project.join("src/vendored").exists());

@@ -181,7 +181,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
             "Not brought in yet: task {task} changes {n} file(s) that configure tools or run code ({names})"
         }
         Key::ErrTaskToolConfigHint => {
-            "show the user these files (git diff HEAD...butler/task-{task} -- <path>); once they have seen them, call task_accept(task_id=\"{task}\", confirm_paths=[…]) listing them, or task_discard"
+            "show the user these files as the task changed them (work_diff(record_id=…) with the records its evidence lists); once they have seen them, call task_accept(task_id=\"{task}\", confirm_paths=[…]) listing them, or task_discard"
         }
         Key::TaskToolConfigNote => {
             " {n} changed file(s) configure tools or run code ({names}): task_accept asks to confirm them."

@@ -149,7 +149,7 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::ErrFinishDone => " (完了: {steps})",
         Key::ErrTaskNeedsRecord => "未記録の変更が {n} 件あります ({names})。タスクは記録から始まります",
         Key::ErrTaskToolConfig => "まだ取り込んでいません: タスク {task} はツールを設定する、またはコードを実行するファイルを {n} 件変更しています ({names})",
-        Key::ErrTaskToolConfigHint => "これらのファイルをユーザーに見せ (git diff HEAD...butler/task-{task} -- <path>)、確認が済んだら confirm_paths=[…] にそれらを挙げて task_accept(task_id=\"{task}\") を呼ぶか、task_discard してください",
+        Key::ErrTaskToolConfigHint => "タスクが変えたこれらのファイルをユーザーに見せ (証跡にある記録を work_diff(record_id=…) で)、確認が済んだら confirm_paths=[…] にそれらを挙げて task_accept(task_id=\"{task}\") を呼ぶか、task_discard してください",
         Key::TaskToolConfigNote => " 変更されたファイルのうち {n} 件はツールを設定する、またはコードを実行するファイルです ({names})。task_accept で確認を求めます。",
         Key::ErrTaskNeedsRecordHint => "work_record で記録し (扱いが分からなければユーザーに尋ね)、run_implement をもう一度呼んでください",
         Key::ErrTaskNotFound => "開いているタスク `{id}` はありません",
