@@ -441,6 +441,18 @@ keys! {
     SkipNothingToRecord,
     SkipNoActiveIssue,
     SkipNoNewRecords,
+    // The operation log and undo (work/oplog.rs).
+    NoteUndoable,
+    OplogListed,
+    OplogEmpty,
+    Undone,
+    UndoneAlso,
+    ErrUndoChangedSince,
+    ErrUndoChangedSinceHint,
+    ErrUndoNoOperation,
+    ErrUndoNoOperationHint,
+    ErrUndoUnfinished,
+    ErrUndoUnfinishedHint,
 }
 
 tokio::task_local! {

@@ -20,6 +20,7 @@ mod hooks;
 mod line;
 mod lock;
 mod loss;
+mod oplog;
 mod path;
 mod publish;
 mod record;
@@ -43,6 +44,7 @@ pub use line::{
 };
 pub use lock::{BUTLER_WAIT, FOREIGN_WAIT, IndexLock, TreeLock};
 pub use loss::{FilesQuery, LossQuery, Lost, Source, Untracked};
+pub use oplog::{Begun, OPLOG_REFS, OpEntry, OpInfo, Retention, UndoRefusal, Undone};
 pub use path::RepoPath;
 pub use publish::PublishOutcome;
 pub use record::{Recorded, Staged};
