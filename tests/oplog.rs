@@ -91,9 +91,7 @@ async fn undo_of_a_record_restores_everything_and_can_itself_be_undone() {
     let recorded = brain
         .ok("work_record", json!({"message": "Record the mess"}))
         .await;
-    let op = recorded["data"]["operation"]
-        .as_u64()
-        .expect("operation id");
+    let op = recorded["data"]["oplog_id"].as_u64().expect("operation id");
     assert!(
         recorded["summary"]
             .as_str()
@@ -118,7 +116,7 @@ async fn undo_of_a_record_restores_everything_and_can_itself_be_undone() {
         "the undo restores the project before the record"
     );
     assert_json_snapshot!("undo_of_record", normalize(undone.clone(), &w));
-    let undo_op = undone["data"]["operation"].as_u64().expect("undo's id");
+    let undo_op = undone["data"]["oplog_id"].as_u64().expect("undo's id");
 
     // The undo is an operation too: undoing it brings the record back.
     let redone = brain.ok("work_undo", json!({"operation": undo_op})).await;
@@ -145,7 +143,7 @@ async fn undo_of_a_line_merge_restores_the_line_before_it() {
     w.write("build/out.bin", "ignored\n");
     let before = state(&w);
     let merged = brain.ok("work_merge_line", json!({"name": "topic"})).await;
-    assert!(merged["data"]["operation"].as_u64().is_some(), "{merged}");
+    assert!(merged["data"]["oplog_id"].as_u64().is_some(), "{merged}");
     assert!(w.project.join("src/topic.rs").is_file());
     brain.ok("work_undo", json!({})).await;
     assert_eq!(state(&w), before);
@@ -167,7 +165,7 @@ async fn undo_of_an_approved_hard_reset_brings_back_the_commit_and_the_edits() {
     let ran = brain
         .ok("work_vcs", json!({"args": args, "approval": reference}))
         .await;
-    let op = ran["data"]["operation"].as_u64().expect("operation id");
+    let op = ran["data"]["oplog_id"].as_u64().expect("operation id");
     assert!(!w.project.join("second.txt").exists());
     assert_ne!(state(&w), before);
     assert_json_snapshot!("vcs_reset_answer", normalize(ran, &w), {
@@ -192,7 +190,7 @@ async fn reads_leave_no_entry() {
     let a = brain
         .ok("work_vcs", json!({"args": ["branch", "side"]}))
         .await;
-    assert!(a["data"]["operation"].as_u64().is_some(), "{a}");
+    assert!(a["data"]["oplog_id"].as_u64().is_some(), "{a}");
     let log = brain.ok("work_oplog", json!({"n": 5})).await;
     let ops = log["data"]["operations"].as_array().expect("operations");
     assert_eq!(ops.len(), 1, "{log}");
@@ -259,7 +257,7 @@ async fn the_log_is_pruned_to_its_configured_size() {
     assert_eq!(ids, vec![5, 4, 3]);
     let recorded = state(&w);
     let undone = brain.ok("work_undo", json!({})).await;
-    let undo_op = undone["data"]["operation"].as_u64().expect("undo's id");
+    let undo_op = undone["data"]["oplog_id"].as_u64().expect("undo's id");
     assert!(state(&w).status.contains("?? f4.txt"));
     // What the kept entries reach survives git's garbage collection.
     w.git(&w.project, &["reflog", "expire", "--expire=now", "--all"]);

@@ -1,6 +1,7 @@
 //! The operation log as the Brain meets it: every tool that changes the project's files,
 //! index or references runs through [`logged`] (a snapshot before, the entry completed after;
-//! see `butler_worker::git::oplog`), its answer carries the entry's id (`data.operation`), and
+//! see `butler_worker::git::oplog`), its answer carries the entry's id (`data.oplog_id`:
+//! `data.operation` already names the git operation `work_record` carries on), and
 //! `work_oplog` / `work_undo` list and undo entries.
 
 use std::future::Future;
@@ -65,7 +66,7 @@ fn prune(
 }
 
 /// Runs `op` with a snapshot taken before it; a successful answer that changed something
-/// carries the entry's id (`data.operation`) and says how to undo it.
+/// carries the entry's id (`data.oplog_id`) and says how to undo it.
 pub async fn logged<F>(
     project: &Arc<Project>,
     tool: &'static str,
@@ -97,7 +98,7 @@ where
 /// Adds the operation's id to an answer.
 fn mark(reply: &mut Reply, id: u64) {
     if let Value::Object(map) = &mut reply.data {
-        map.insert("operation".into(), json!(id));
+        map.insert("oplog_id".into(), json!(id));
     }
     reply.summary.push(' ');
     reply
@@ -172,7 +173,7 @@ pub fn undo(project: &Project, operation: Option<i64>, by: &str) -> Result<Reply
         json!({
             "undone": done.undone,
             "also_undone": done.also,
-            "operation": done.entry.id,
+            "oplog_id": done.entry.id,
             "files": done.entry.files,
             "refs": done.entry.refs,
         }),

@@ -376,7 +376,9 @@ impl GitRepo {
             }
             let mut args: Vec<&str> = vec!["rev-list"];
             args.extend(tips.iter().map(|t| t.as_str()));
-            args.extend(["--not", "--all"]);
+            // What only the operation log reaches counts as lost (see `loss.rs`).
+            let exclude = format!("--exclude={}*", super::OPLOG_REFS);
+            args.extend(["--not", exclude.as_str(), "--all"]);
             args.extend(kept_stashes.iter().map(String::as_str));
             let out = GitCommand::new(self, "rev-list").args(&args).run()?;
             Ok(String::from_utf8_lossy(&out.stdout)

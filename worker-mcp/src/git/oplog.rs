@@ -851,3 +851,155 @@ impl GitRepo {
         Ok(dropped)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use butler_testkit::World;
+
+    use super::*;
+
+    fn repo() -> (World, GitRepo) {
+        let w = World::new();
+        let path = w.init("repo");
+        std::fs::write(path.join("a.txt"), "one\n").expect("write");
+        w.commit(&path, "first");
+        let repo = GitRepo::discover(&path)
+            .expect("discover")
+            .with_command_env(w.env.clone());
+        (w, repo)
+    }
+
+    fn info(tool: &str) -> OpInfo {
+        OpInfo {
+            tool: tool.into(),
+            what: "test".into(),
+            by: "test".into(),
+            at: 1_000,
+            undoes: None,
+        }
+    }
+
+    /// Everything git shows of the state an undo restores, state files included.
+    fn seen(w: &World, repo: &GitRepo) -> Vec<String> {
+        let dir = repo.workdir();
+        let mut out = vec![
+            w.git(dir, &["status", "--porcelain", "--untracked-files=all"]),
+            w.git(dir, &["ls-files", "-s"]),
+            w.git(
+                dir,
+                &[
+                    "for-each-ref",
+                    "--exclude=refs/butler/",
+                    "--format=%(objectname) %(refname)",
+                ],
+            ),
+            w.git(dir, &["stash", "list"]),
+            std::fs::read_to_string(dir.join("a.txt")).unwrap_or_default(),
+        ];
+        for name in STATE_FILES {
+            out.push(std::fs::read_to_string(repo.git_dir().join(name)).unwrap_or_default());
+        }
+        out
+    }
+
+    fn logged(repo: &GitRepo, tool: &str, op: impl FnOnce()) -> Option<OpEntry> {
+        let lock = repo.lock_tree().expect("lock");
+        let begun = repo.oplog_begin(&lock, info(tool)).expect("begin");
+        drop(lock);
+        op();
+        let lock = repo.lock_tree().expect("lock");
+        repo.oplog_finish(&lock, begun).expect("finish")
+    }
+
+    fn undo(repo: &GitRepo) -> Undone {
+        let lock = repo.lock_tree().expect("lock");
+        repo.oplog_undo(&lock, None, info("undo"))
+            .expect("undo runs")
+            .expect("undo is not refused")
+    }
+
+    #[test]
+    fn a_conflicted_merge_given_up_comes_back_with_its_stages_and_state_files() {
+        let (w, repo) = repo();
+        let dir = repo.workdir().to_path_buf();
+        w.git(&dir, &["switch", "-q", "-c", "side"]);
+        std::fs::write(dir.join("a.txt"), "side\n").expect("write");
+        w.commit(&dir, "side");
+        w.git(&dir, &["switch", "-q", "main"]);
+        std::fs::write(dir.join("a.txt"), "main\n").expect("write");
+        w.commit(&dir, "main");
+        let merge = w.git_output(&dir, &["merge", "side"]);
+        assert!(!merge.status.success());
+        assert!(repo.git_dir().join("MERGE_HEAD").exists());
+        let before = seen(&w, &repo);
+        let entry = logged(&repo, "abort", || {
+            w.git(&dir, &["merge", "--abort"]);
+        })
+        .expect("the abort changed the project");
+        assert!(entry.files.contains(&"a.txt".to_owned()), "{entry:?}");
+        undo(&repo);
+        assert_eq!(seen(&w, &repo), before);
+    }
+
+    #[test]
+    fn a_dropped_stash_entry_and_a_cleaned_file_come_back() {
+        let (w, repo) = repo();
+        let dir = repo.workdir().to_path_buf();
+        std::fs::write(dir.join("a.txt"), "stashed one\n").expect("write");
+        w.git(&dir, &["stash", "-q"]);
+        std::fs::write(dir.join("a.txt"), "stashed two\n").expect("write");
+        w.git(&dir, &["stash", "-q"]);
+        std::fs::write(dir.join("new.txt"), "untracked\n").expect("write");
+        let before = seen(&w, &repo);
+        logged(&repo, "drop", || {
+            w.git(&dir, &["stash", "clear"]);
+            w.git(&dir, &["clean", "-q", "-f"]);
+        })
+        .expect("logged");
+        assert!(!dir.join("new.txt").exists());
+        w.git(&dir, &["reflog", "expire", "--expire=now", "--all"]);
+        w.git(&dir, &["gc", "-q", "--prune=now"]);
+        undo(&repo);
+        assert_eq!(seen(&w, &repo), before);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("new.txt")).expect("new.txt"),
+            "untracked\n"
+        );
+        w.git(&dir, &["stash", "pop", "-q"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("a.txt")).expect("a.txt"),
+            "stashed two\n"
+        );
+    }
+
+    #[test]
+    fn pruning_keeps_the_newest_by_count_and_age() {
+        let (w, repo) = repo();
+        let dir = repo.workdir().to_path_buf();
+        for n in 0..4 {
+            logged(&repo, "branch", || {
+                w.git(&dir, &["branch", &format!("b{n}")]);
+            })
+            .expect("logged");
+        }
+        let lock = repo.lock_tree().expect("lock");
+        let keep = Retention {
+            keep: 3,
+            max_age_secs: 1_000_000,
+        };
+        assert_eq!(repo.oplog_prune(&lock, keep, 2_000).expect("prune"), 1);
+        let old = Retention {
+            keep: 10,
+            max_age_secs: 10,
+        };
+        // Every entry is older than 10 s at t=2000, but the newest stays.
+        assert_eq!(repo.oplog_prune(&lock, old, 2_000).expect("prune"), 2);
+        let ids: Vec<u64> = repo
+            .oplog_entries(10)
+            .expect("entries")
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(ids, vec![4]);
+    }
+}
