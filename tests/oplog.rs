@@ -300,3 +300,65 @@ async fn a_person_lists_and_undoes_from_the_terminal() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("a.txt"));
     let _: Value = json!(null);
 }
+
+#[tokio::test]
+async fn undo_of_a_task_accept_restores_the_line_and_the_task_line() {
+    let mut w = frozen(World::published());
+    let script = w.tmp.path().join("script.jsonl");
+    let attempt = json!([{"do": "write", "path": "src/greet.rs", "text": "pub fn greet() {}\n"}]);
+    std::fs::write(&script, attempt.to_string()).expect("script");
+    common::fake_goose(&mut w, &script);
+    let brain = w.session().await;
+    let run = brain
+        .ok(
+            "run_implement",
+            json!({"goal": "Add greet", "target_paths": ["src/greet.rs"]}),
+        )
+        .await;
+    assert_eq!(run["data"]["outcome"], json!("succeeded"), "{run}");
+    let task = run["data"]["task_id"].as_str().expect("task").to_owned();
+    let before = state(&w);
+    let accepted = brain.ok("task_accept", json!({"task_id": task})).await;
+    let op = accepted["data"]["oplog_id"].as_u64().expect("oplog id");
+    assert!(w.project.join("src/greet.rs").is_file());
+    assert_ne!(state(&w), before);
+    let log = brain.ok("work_oplog", json!({"n": 1})).await;
+    assert_eq!(
+        log["data"]["operations"][0]["by"],
+        json!(format!("task {task}"))
+    );
+    brain.ok("work_undo", json!({"operation": op})).await;
+    assert_eq!(
+        state(&w),
+        before,
+        "the task's line is back, the Brain's line as it was"
+    );
+    assert!(!w.project.join("src/greet.rs").exists());
+}
+
+#[tokio::test]
+async fn two_sessions_log_and_prune_at_once_without_losing_an_entry_or_an_id() {
+    let mut w = World::published();
+    w.env.push(("BUTLER_OPLOG_KEEP".into(), "4".into()));
+    let (a, b) = tokio::join!(w.session(), w.session());
+    async fn run(brain: &common::Brain, who: &str) -> Vec<u64> {
+        let mut ids = Vec::new();
+        for n in 0..6 {
+            let name = format!("{who}{n}");
+            let answer = brain
+                .ok("work_vcs", json!({"args": ["branch", name]}))
+                .await;
+            ids.push(answer["data"]["oplog_id"].as_u64().expect("oplog id"));
+        }
+        ids
+    }
+    let (ids_a, ids_b) = tokio::join!(run(&a, "a"), run(&b, "b"));
+    let mut all: Vec<u64> = ids_a.into_iter().chain(ids_b).collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 12, "every operation got its own id: {all:?}");
+    assert_eq!(oplog_refs(&w), 4, "pruned to the newest four");
+    // The newest is undoable from either session.
+    let undone = b.ok("work_undo", json!({})).await;
+    assert_eq!(undone["data"]["undone"], json!(12));
+}

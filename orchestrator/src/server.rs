@@ -307,7 +307,9 @@ impl ButlerServer {
                     comment: a.comment,
                     close: a.close == Some(true),
                 };
-                return auto_finish::auto_finish(&project, req).await;
+                let op = auto_finish::auto_finish(&project, req);
+                let what = "finish the work".to_owned();
+                return oplog::logged(&project, "work_finish", what, BRAIN.into(), op).await;
             }
             if a.message.is_some() || a.comment.is_some() || a.close.is_some() {
                 return Err(WorkError::InvalidArgument {

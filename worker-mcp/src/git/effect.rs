@@ -128,6 +128,9 @@ impl GitRepo {
         Ok(String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| l.split_once(' '))
+            // The operation log's entries are rewritten by other sessions meanwhile; they are
+            // Butler's, never the run's effect.
+            .filter(|(_, name)| !name.starts_with(super::OPLOG_REFS))
             .map(|(oid, name)| (name.to_owned(), oid.to_owned()))
             .collect())
     }
