@@ -1163,6 +1163,49 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
     }
 }
 
+fn undo_refused(refusal: butler_worker::git::UndoRefusal) -> ToolError {
+    use ErrorCode::*;
+    use butler_worker::git::UndoRefusal;
+    match refusal {
+        UndoRefusal::NoSuchOperation(id) => {
+            let id = id.map(|i| i.to_string()).unwrap_or_default();
+            ToolError::new(
+                NotFound,
+                fill(Key::ErrUndoNoOperation, &[("id", &id)]),
+                text(Key::ErrUndoNoOperationHint),
+            )
+        }
+        UndoRefusal::Unfinished(id) => ToolError::new(
+            Conflict,
+            fill(Key::ErrUndoUnfinished, &[("id", &id)]),
+            text(Key::ErrUndoUnfinishedHint),
+        ),
+        UndoRefusal::ChangedSince {
+            newest,
+            files,
+            refs,
+        } => {
+            let all: Vec<String> = files.iter().chain(refs.iter()).cloned().collect();
+            ToolError::new(
+                NeedInput,
+                fill(
+                    Key::ErrUndoChangedSince,
+                    &[
+                        ("id", &newest),
+                        ("names", &first_few(&all, all.len(), ", ")),
+                    ],
+                ),
+                text(Key::ErrUndoChangedSinceHint),
+            )
+            .with_data(json!({
+                "changed_files": files.iter().take(30).collect::<Vec<_>>(),
+                "moved_refs": refs.iter().take(30).collect::<Vec<_>>(),
+                "total": all.len(),
+            }))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1222,48 +1265,5 @@ mod tests {
         assert_eq!(data["approval"], "apr-0123456789ab");
         assert_eq!(data["would_lose"][0], "uncommitted edits in a.txt");
         assert_eq!(data["will_run"][1], "--hard");
-    }
-}
-
-fn undo_refused(refusal: butler_worker::git::UndoRefusal) -> ToolError {
-    use ErrorCode::*;
-    use butler_worker::git::UndoRefusal;
-    match refusal {
-        UndoRefusal::NoSuchOperation(id) => {
-            let id = id.map(|i| i.to_string()).unwrap_or_default();
-            ToolError::new(
-                NotFound,
-                fill(Key::ErrUndoNoOperation, &[("id", &id)]),
-                text(Key::ErrUndoNoOperationHint),
-            )
-        }
-        UndoRefusal::Unfinished(id) => ToolError::new(
-            Conflict,
-            fill(Key::ErrUndoUnfinished, &[("id", &id)]),
-            text(Key::ErrUndoUnfinishedHint),
-        ),
-        UndoRefusal::ChangedSince {
-            newest,
-            files,
-            refs,
-        } => {
-            let all: Vec<String> = files.iter().chain(refs.iter()).cloned().collect();
-            ToolError::new(
-                NeedInput,
-                fill(
-                    Key::ErrUndoChangedSince,
-                    &[
-                        ("id", &newest),
-                        ("names", &first_few(&all, all.len(), ", ")),
-                    ],
-                ),
-                text(Key::ErrUndoChangedSinceHint),
-            )
-            .with_data(json!({
-                "changed_files": files.iter().take(30).collect::<Vec<_>>(),
-                "moved_refs": refs.iter().take(30).collect::<Vec<_>>(),
-                "total": all.len(),
-            }))
-        }
     }
 }
