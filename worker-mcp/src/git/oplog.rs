@@ -141,13 +141,22 @@ pub struct Undone {
 struct Snapshot {
     /// Everything but the raw index file: equal ids mean an equal state.
     tree: String,
-    /// The index file itself (absent when the project has none).
+    /// The index file itself, kept when it has conflict stages (else the index is a tree).
     index_file: Option<String>,
     work: String,
     refs: BTreeMap<String, String>,
     head: String,
     /// Commits to keep reachable.
     keep: BTreeSet<String>,
+}
+
+/// An index as a snapshot holds it.
+#[derive(Debug, PartialEq, Eq)]
+enum Index {
+    /// Without conflict stages: a tree.
+    Tree(String),
+    /// With them: `git ls-files -s -z`.
+    Entries(Vec<u8>),
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -271,28 +280,58 @@ impl GitRepo {
                 format!("{}\trefs", self.hash_blob(refs_text.into_bytes())?),
             ),
         ];
-        // The index's entries (what `git ls-files -s` shows), and every blob only it holds.
-        let listing = GitCommand::new(self, "oplog ls-files")
-            .args(["ls-files", "-s", "-z"])
+        // The index: as a tree (written through a copy, so the real index is not touched),
+        // which shares its objects with the working tree's. An index with conflict stages has
+        // no tree: its entries (`git ls-files -s`), the blobs only it holds and the file itself
+        // are kept instead.
+        let conflicted = !GitCommand::new(self, "oplog ls-files")
+            .args(["ls-files", "-u", "-z"])
             .max_stdout(BIG)
             .run_ok()?
-            .stdout;
-        let staged = self.index_only_blobs(&work)?;
-        entries.push((
-            "100644".to_owned(),
-            "blob",
-            format!("{}\tindex-entries", self.hash_blob(listing)?),
-        ));
-        if !staged.is_empty() {
-            let blobs: Vec<(String, &str, String)> = staged
-                .iter()
-                .map(|oid| ("100644".to_owned(), "blob", format!("{oid}\t{oid}")))
-                .collect();
+            .stdout
+            .is_empty();
+        let mut index_file = None;
+        if !conflicted {
+            let copy = self.private_index();
+            let real = self.git_dir().join("index");
+            if real.exists() {
+                std::fs::copy(&real, &copy.0).map_err(|e| GitError::io("snapshot", e))?;
+            }
+            let out = GitCommand::new(self, "oplog write-tree")
+                .env("GIT_INDEX_FILE", &copy.0)
+                .args(["write-tree", "--missing-ok"])
+                .run_ok()?;
             entries.push((
                 "040000".to_owned(),
                 "tree",
-                format!("{}\tstaged", self.make_tree(&blobs)?),
+                format!("{}\tindex", text(&out.stdout)),
             ));
+        } else {
+            let listing = GitCommand::new(self, "oplog ls-files")
+                .args(["ls-files", "-s", "-z"])
+                .max_stdout(BIG)
+                .run_ok()?
+                .stdout;
+            entries.push((
+                "100644".to_owned(),
+                "blob",
+                format!("{}\tindex-entries", self.hash_blob(listing)?),
+            ));
+            let staged = self.index_only_blobs(&work)?;
+            if !staged.is_empty() {
+                let blobs: Vec<(String, &str, String)> = staged
+                    .iter()
+                    .map(|oid| ("100644".to_owned(), "blob", format!("{oid}\t{oid}")))
+                    .collect();
+                entries.push((
+                    "040000".to_owned(),
+                    "tree",
+                    format!("{}\tstaged", self.make_tree(&blobs)?),
+                ));
+            }
+            if let Ok(bytes) = std::fs::read(self.git_dir().join("index")) {
+                index_file = Some(self.hash_blob(bytes)?);
+            }
         }
         if let Ok(log) = std::fs::read(self.stash_log_path()) {
             for line in String::from_utf8_lossy(&log).lines() {
@@ -323,10 +362,6 @@ impl GitRepo {
             }
         }
         let tree = self.make_tree(&entries)?;
-        let index_file = match std::fs::read(self.git_dir().join("index")) {
-            Ok(bytes) => Some(self.hash_blob(bytes)?),
-            Err(_) => None,
-        };
         Ok(Snapshot {
             tree,
             index_file,
@@ -414,7 +449,8 @@ impl GitRepo {
             keep.extend(after.keep.iter().cloned());
         }
         let tree = self.make_tree(&entries)?;
-        let one_line = |s: &str| s.replace(['\n', '\r'], " ");
+        // One line each, and no `user:password@` of a URL an argument carried.
+        let one_line = |s: &str| super::error::redact_credentials(&s.replace(['\n', '\r'], " "));
         let mut message = format!(
             "{}: {}\n\nButler-Operation: {id}\nButler-Tool: {}\nButler-For: {}\nButler-At: {}\n",
             one_line(&info.tool),
@@ -520,7 +556,30 @@ impl GitRepo {
             .collect();
         let index_a = self.index_entries_of(&a.tree)?;
         let index_b = self.index_entries_of(&b.tree)?;
-        if index_a != index_b {
+        if let (Index::Tree(ta), Index::Tree(tb)) = (&index_a, &index_b) {
+            if ta != tb {
+                let out = GitCommand::new(self, "oplog diff-tree")
+                    .args([
+                        "diff-tree",
+                        "-r",
+                        "--name-only",
+                        "--no-renames",
+                        "-z",
+                        ta,
+                        tb,
+                    ])
+                    .max_stdout(BIG)
+                    .run_ok()?;
+                files.extend(
+                    out.stdout
+                        .split(|x| *x == 0)
+                        .filter(|p| !p.is_empty())
+                        .map(|p| String::from_utf8_lossy(p).into_owned()),
+                );
+            }
+        } else if index_a != index_b {
+            let index_a = self.index_listing(index_a)?;
+            let index_b = self.index_listing(index_b)?;
             let paths = |listing: &[u8]| -> BTreeMap<String, String> {
                 listing
                     .split(|x| *x == 0)
@@ -556,8 +615,50 @@ impl GitRepo {
         Ok((files.into_iter().collect(), refs.into_iter().collect()))
     }
 
-    fn index_entries_of(&self, snapshot_tree: &str) -> Result<Vec<u8>, GitError> {
-        self.cat_blob(&format!("{snapshot_tree}:index-entries"))
+    fn index_entries_of(&self, snapshot_tree: &str) -> Result<Index, GitError> {
+        let out = GitCommand::new(self, "oplog rev-parse")
+            .args([
+                "rev-parse",
+                "-q",
+                "--verify",
+                &format!("{snapshot_tree}:index"),
+            ])
+            .run()?;
+        if out.status.success() {
+            return Ok(Index::Tree(text(&out.stdout)));
+        }
+        Ok(Index::Entries(
+            self.cat_blob(&format!("{snapshot_tree}:index-entries"))?,
+        ))
+    }
+
+    /// An index as `git ls-files -s -z` lists it (`mode oid stage\tpath`).
+    fn index_listing(&self, index: Index) -> Result<Vec<u8>, GitError> {
+        match index {
+            Index::Entries(listing) => Ok(listing),
+            Index::Tree(tree) => {
+                let out = GitCommand::new(self, "oplog ls-tree")
+                    .args(["ls-tree", "-r", "-z", "--full-tree", &tree])
+                    .max_stdout(BIG)
+                    .run_ok()?;
+                let mut listing = Vec::new();
+                for entry in out.stdout.split(|x| *x == 0).filter(|e| !e.is_empty()) {
+                    let entry = String::from_utf8_lossy(entry);
+                    let Some((meta, path)) = entry.split_once('\t') else {
+                        continue;
+                    };
+                    let mut parts = meta.split(' ');
+                    let (Some(mode), Some(_), Some(oid)) =
+                        (parts.next(), parts.next(), parts.next())
+                    else {
+                        continue;
+                    };
+                    listing.extend_from_slice(format!("{mode} {oid} 0\t{path}").as_bytes());
+                    listing.push(0);
+                }
+                Ok(listing)
+            }
+        }
     }
 
     /// The log's entries, newest first (at most `n`).
@@ -800,11 +901,20 @@ impl GitRepo {
                 .run()?;
             Ok(out.status.success().then_some(out.stdout))
         };
-        let index_bytes = match &goal.index_file {
-            Some(oid) => Some(self.cat_blob(oid)?),
-            None => None,
-        };
-        put(self.git_dir().join("index"), index_bytes)?;
+        match (&goal.index_file, self.index_entries_of(&goal.tree)?) {
+            (Some(oid), _) => put(self.git_dir().join("index"), Some(self.cat_blob(oid)?))?,
+            (None, Index::Tree(tree)) => {
+                GitCommand::new(self, "oplog read-tree")
+                    .args(["read-tree", &tree])
+                    .run_ok()?;
+                // Stat data for the files as they are now (a refresh; its exit says whether
+                // files differ from the index, which is expected).
+                GitCommand::new(self, "oplog refresh")
+                    .args(["update-index", "-q", "--refresh"])
+                    .run()?;
+            }
+            (None, Index::Entries(_)) => put(self.git_dir().join("index"), None)?,
+        }
         for name in STATE_FILES {
             put(
                 self.git_dir().join(name),
