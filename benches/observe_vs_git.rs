@@ -7,7 +7,9 @@
 //! call), and a whole `work_observe` MCP round trip to a running `butler mcp` over stdio
 //! (what the Brain waits for). A fourth and fifth: the operation log's snapshot before an
 //! operation (`oplog_begin`), and completing the entry after it (`oplog_finish`: the second
-//! snapshot; here nothing changed, so the entry is dropped again).
+//! snapshot; here nothing changed, so the entry is dropped again). Last, the log's size:
+//! `BUTLER_BENCH_OPS` (default 20) logged operations that each change one file, and the bytes
+//! of git objects they added.
 #![allow(clippy::print_stdout)]
 // The baseline of a benchmark is git spawned the plain way a person's shell does; Butler's
 // own children go through `butler_worker::process`.
@@ -134,6 +136,20 @@ fn main() {
         ms(m) / ms(g)
     );
     let (b, f) = (median(begin_t), median(finish_t));
+    let ops = env_usize("BUTLER_BENCH_OPS", 20);
+    let objects = dir.join(".git/objects");
+    let size_before = dir_size(&objects);
+    for k in 0..ops {
+        let lock = project.repo.lock_tree().expect("lock");
+        let begun = project
+            .repo
+            .oplog_begin(&lock, info.clone())
+            .expect("snapshot");
+        std::fs::write(dir.join("d000/f000001.txt"), format!("op {k}\n")).expect("write");
+        let entry = project.repo.oplog_finish(&lock, begun).expect("finish");
+        assert!(entry.is_some(), "the change is logged");
+    }
+    let added = dir_size(&objects) - size_before;
     println!(
         "  oplog snapshot before an operation  {:8.2} ms  ratio {:.2}",
         ms(b),
@@ -144,4 +160,24 @@ fn main() {
         ms(f),
         ms(f) / ms(g)
     );
+    println!(
+        "  oplog: {ops} operations changing one file added {:.1} KiB of objects ({:.1} KiB each, loose)",
+        added as f64 / 1024.0,
+        added as f64 / 1024.0 / ops as f64
+    );
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }

@@ -95,9 +95,12 @@ pub fn undo(
             ids.join(", ")
         ));
     }
-    out.push_str(&format!(
-        "This undo is operation {}; `butler undo {}` reverses it.\n",
-        done.entry.id, done.entry.id
-    ));
+    match &done.entry {
+        Some(entry) => out.push_str(&format!(
+            "This undo is operation {}; `butler undo {}` reverses it.\n",
+            entry.id, entry.id
+        )),
+        None => out.push_str("Nothing had to change: the project already was as before it.\n"),
+    }
     Ok(out)
 }

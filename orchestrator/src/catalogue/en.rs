@@ -568,6 +568,9 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::Undone => {
             "Undid operation {id} ({tool}): files, index and references are as before it. Undo this with work_undo(operation={undo})."
         }
+        Key::UndoneAlready => {
+            "Operation {id} ({tool}) left nothing to undo: the project already is as before it."
+        }
         Key::UndoneAlso => "Later operations undone with it: {ids}.",
         Key::ErrUndoChangedSince => {
             "Nothing undone: work since operation {id} would be lost ({names})"

@@ -446,6 +446,7 @@ keys! {
     OplogListed,
     OplogEmpty,
     Undone,
+    UndoneAlready,
     UndoneAlso,
     ErrUndoChangedSince,
     ErrUndoChangedSinceHint,

@@ -155,27 +155,38 @@ pub fn undo(project: &Project, operation: Option<i64>, by: &str) -> Result<Reply
         .oplog_undo(&lock, id, info)?
         .map_err(WorkError::UndoRefused)?;
     prune(&project.repo, &lock, project)?;
-    let mut summary = fill(
-        Key::Undone,
-        &[
-            ("id", &done.undone),
-            ("tool", &done.undone_tool),
-            ("undo", &done.entry.id),
-        ],
-    );
+    let mut summary = match &done.entry {
+        Some(entry) => fill(
+            Key::Undone,
+            &[
+                ("id", &done.undone),
+                ("tool", &done.undone_tool),
+                ("undo", &entry.id),
+            ],
+        ),
+        None => fill(
+            Key::UndoneAlready,
+            &[("id", &done.undone), ("tool", &done.undone_tool)],
+        ),
+    };
     if !done.also.is_empty() {
         let ids: Vec<String> = done.also.iter().map(u64::to_string).collect();
         summary.push(' ');
         summary.push_str(&fill(Key::UndoneAlso, &[("ids", &ids.join(", "))]));
     }
+    let (files, refs) = done
+        .entry
+        .as_ref()
+        .map(|e| (e.files.clone(), e.refs.clone()))
+        .unwrap_or_default();
     Ok(Reply::new(
         summary,
         json!({
             "undone": done.undone,
             "also_undone": done.also,
-            "oplog_id": done.entry.id,
-            "files": done.entry.files,
-            "refs": done.entry.refs,
+            "oplog_id": done.entry.as_ref().map(|e| e.id),
+            "files": files,
+            "refs": refs,
         }),
     ))
 }

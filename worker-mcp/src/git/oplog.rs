@@ -132,8 +132,8 @@ pub struct Undone {
     pub undone_tool: String,
     /// Later operations whose effects went with it.
     pub also: Vec<u64>,
-    /// The undo's own entry (undo it to get back).
-    pub entry: OpEntry,
+    /// The undo's own entry (undo it to get back); `None` when nothing had to change.
+    pub entry: Option<OpEntry>,
 }
 
 /// The project's state as git objects.
@@ -769,10 +769,8 @@ impl GitRepo {
             info,
             before: now,
         };
-        let entry = match self.oplog_finish(held, begun)? {
-            Some(entry) => entry,
-            None => self.read_entry(undo_id, &format!("{OPLOG_REFS}{undo_id}"))?,
-        };
+        // `None`: the project already was as before the operation (later ones put it back).
+        let entry = self.oplog_finish(held, begun)?;
         Ok(Ok(Undone {
             undone: target,
             undone_tool,
@@ -1080,6 +1078,32 @@ mod tests {
             std::fs::read_to_string(dir.join("a.txt")).expect("a.txt"),
             "stashed two\n"
         );
+    }
+
+    #[test]
+    fn undoing_what_later_operations_already_put_back_changes_nothing_and_logs_nothing() {
+        let (w, repo) = repo();
+        let dir = repo.workdir().to_path_buf();
+        logged(&repo, "create", || {
+            w.git(&dir, &["branch", "x"]);
+        })
+        .expect("logged");
+        logged(&repo, "delete", || {
+            w.git(&dir, &["branch", "-D", "x"]);
+        })
+        .expect("logged");
+        let before = seen(&w, &repo);
+        let lock = repo.lock_tree().expect("lock");
+        let done = repo
+            .oplog_undo(&lock, Some(1), info("undo"))
+            .expect("runs")
+            .expect("not refused");
+        assert_eq!(
+            (done.undone, done.also.clone(), done.entry),
+            (1, vec![2], None)
+        );
+        assert_eq!(seen(&w, &repo), before);
+        assert_eq!(repo.oplog_entries(10).expect("entries").len(), 2);
     }
 
     #[test]
