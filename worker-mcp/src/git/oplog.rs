@@ -39,6 +39,8 @@ const STATE_FILES: [&str; 7] = [
 ];
 const EMPTY_TREE_INPUT: &[u8] = b"";
 const BIG: usize = 1 << 30;
+/// How many entries below the newest undo compares the project with.
+const RECENT_FINISHES: usize = 8;
 
 /// How many entries are kept, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -738,8 +740,20 @@ impl GitRepo {
         }
         let index = self.private_index();
         let now = self.snapshot(&index.0)?;
+        // The project must be as a logged operation left it: then everything in it is in a
+        // snapshot. Not always the newest by id: ids are given when operations begin, and two
+        // sessions' operations may finish in the other order (a few are looked at).
         let left = self.stored_snapshot(&newest_commit, "after")?;
-        if now.tree != left.tree {
+        let mut logged = now.tree == left.tree;
+        for (id, commit) in ids.iter().rev().skip(1).take(RECENT_FINISHES) {
+            if logged {
+                break;
+            }
+            if self.read_entry(*id, commit)?.finished {
+                logged = self.stored_snapshot(commit, "after")?.tree == now.tree;
+            }
+        }
+        if !logged {
             let (files, refs) = self.differences(&left, &now)?;
             return Ok(Err(UndoRefusal::ChangedSince {
                 newest,
