@@ -5,7 +5,11 @@
 //! `BUTLER_BENCH_RUNS`, default 15). The repository gets 20 modified, 5 untracked and 3 deleted
 //! files. Three figures: the git CLI, Butler's observation in-process (what the server does per
 //! call), and a whole `work_observe` MCP round trip to a running `butler mcp` over stdio
-//! (what the Brain waits for).
+//! (what the Brain waits for). A fourth and fifth: the operation log's snapshot before an
+//! operation (`oplog_begin`), and completing the entry after it (`oplog_finish`: the second
+//! snapshot; here nothing changed, so the entry is dropped again). Last, the log's size:
+//! `BUTLER_BENCH_OPS` (default 20) logged operations that each change one file, and the bytes
+//! of git objects they added.
 #![allow(clippy::print_stdout)]
 // The baseline of a benchmark is git spawned the plain way a person's shell does; Butler's
 // own children go through `butler_worker::process`.
@@ -74,6 +78,14 @@ fn main() {
         .expect("session");
 
     let (mut git_t, mut inproc_t, mut mcp_t) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut begin_t, mut finish_t) = (Vec::new(), Vec::new());
+    let info = butler_worker::git::OpInfo {
+        tool: "bench".into(),
+        what: "nothing".into(),
+        by: "bench".into(),
+        at: 0,
+        undoes: None,
+    };
     for _ in 0..runs {
         let t = Instant::now();
         let out = world
@@ -97,6 +109,18 @@ fn main() {
             .expect("observe");
         mcp_t.push(t.elapsed());
         assert_eq!(a.data()["work_state"], json!("dirty"));
+
+        let lock = project.repo.lock_tree().expect("lock");
+        let t = Instant::now();
+        let begun = project
+            .repo
+            .oplog_begin(&lock, info.clone())
+            .expect("snapshot");
+        begin_t.push(t.elapsed());
+        let t = Instant::now();
+        let entry = project.repo.oplog_finish(&lock, begun).expect("finish");
+        finish_t.push(t.elapsed());
+        assert!(entry.is_none(), "nothing changed");
     }
     let (g, i, m) = (median(git_t), median(inproc_t), median(mcp_t));
     println!("median over {runs} runs on {files} files (20 modified, 5 untracked, 3 deleted):");
@@ -111,4 +135,49 @@ fn main() {
         ms(m),
         ms(m) / ms(g)
     );
+    let (b, f) = (median(begin_t), median(finish_t));
+    let ops = env_usize("BUTLER_BENCH_OPS", 20);
+    let objects = dir.join(".git/objects");
+    let size_before = dir_size(&objects);
+    for k in 0..ops {
+        let lock = project.repo.lock_tree().expect("lock");
+        let begun = project
+            .repo
+            .oplog_begin(&lock, info.clone())
+            .expect("snapshot");
+        std::fs::write(dir.join("d000/f000001.txt"), format!("op {k}\n")).expect("write");
+        let entry = project.repo.oplog_finish(&lock, begun).expect("finish");
+        assert!(entry.is_some(), "the change is logged");
+    }
+    let added = dir_size(&objects) - size_before;
+    println!(
+        "  oplog snapshot before an operation  {:8.2} ms  ratio {:.2}",
+        ms(b),
+        ms(b) / ms(g)
+    );
+    println!(
+        "  oplog entry completed after it      {:8.2} ms  ratio {:.2}",
+        ms(f),
+        ms(f) / ms(g)
+    );
+    println!(
+        "  oplog: {ops} operations changing one file added {:.1} KiB of objects ({:.1} KiB each, loose)",
+        added as f64 / 1024.0,
+        added as f64 / 1024.0 / ops as f64
+    );
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }

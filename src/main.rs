@@ -1,6 +1,7 @@
 //! `butler`: the command line. Wiring only; everything else lives in the library crates.
 
 mod demo;
+mod oplog_cli;
 mod sandbox_cli;
 mod task_cli;
 mod trust_cli;
@@ -93,6 +94,24 @@ enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// List the operations Butler ran on the project (newest first), each undoable.
+    Oplog {
+        /// How many (default 20).
+        #[arg(default_value_t = 20)]
+        n: usize,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        project: Option<PathBuf>,
+    },
+    /// Restore the project's files, index and references to before an operation (default: the
+    /// newest); refused, changing nothing, when later work would be lost. Itself undoable.
+    Undo {
+        /// The operation's id (from `butler oplog`).
+        operation: Option<u64>,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        project: Option<PathBuf>,
+    },
     /// Run a scratch project through a real MCP session and print what the Brain sees.
     Demo {
         /// Keep the scratch project instead of deleting it.
@@ -180,6 +199,13 @@ fn main() -> anyhow::Result<()> {
         Command::Trust { project, revoke } => {
             write_out(&trust_cli::run(&project_dir(project)?, revoke, &env)?)
         }
+        Command::Oplog { n, project } => write_out(&oplog_cli::oplog(&project_dir(project)?, n)?),
+        Command::Undo { operation, project } => write_out(&oplog_cli::undo(
+            &project_dir(project)?,
+            operation,
+            &clock,
+            &env,
+        )?),
         Command::Init { project, remove } => {
             let project = project_dir(project)?;
             let launch = butler_orchestrator::install::Launch::resolve(

@@ -161,6 +161,22 @@ pub struct DiffArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct OplogArgs {
+    /// How many operations (default 10, max 100).
+    #[serde(default)]
+    pub n: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoArgs {
+    /// The operation to undo (default: the newest).
+    #[serde(default)]
+    pub operation: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct HistoryArgs {
     /// How many records (default 10, max 100).
     #[serde(default)]

@@ -283,6 +283,9 @@ pub enum WorkError {
         /// The `work_vcs` arguments that do the same with the user's approval.
         via: Vec<String>,
     },
+    /// `work_undo` changed nothing (see [`UndoRefusal`]).
+    #[error("undo refused")]
+    UndoRefused(butler_worker::git::UndoRefusal),
     #[error("no record message given")]
     MessageNeeded { proposed: String },
     #[error("work_finish stopped at {}", .0.step)]
@@ -496,6 +499,7 @@ impl ToolError {
                 ToolError::new(code, summary, hint)
                     .with_data(json!({"ran": ran, "message": bounded(&message)}))
             }
+            WorkError::UndoRefused(refusal) => undo_refused(refusal),
             WorkError::TaskNeedsRecord { paths } => {
                 let shown: Vec<&String> = paths.iter().take(10).collect();
                 ToolError::new(
@@ -1186,6 +1190,49 @@ fn issue_error(err: IssueError, tool: &str) -> ToolError {
             text(Key::ErrIssueFailed),
             fill(Key::ErrIssueUnreachableHint, &[("tool", &tool)]),
         ),
+    }
+}
+
+fn undo_refused(refusal: butler_worker::git::UndoRefusal) -> ToolError {
+    use ErrorCode::*;
+    use butler_worker::git::UndoRefusal;
+    match refusal {
+        UndoRefusal::NoSuchOperation(id) => {
+            let id = id.map(|i| i.to_string()).unwrap_or_default();
+            ToolError::new(
+                NotFound,
+                fill(Key::ErrUndoNoOperation, &[("id", &id)]),
+                text(Key::ErrUndoNoOperationHint),
+            )
+        }
+        UndoRefusal::Unfinished(id) => ToolError::new(
+            Conflict,
+            fill(Key::ErrUndoUnfinished, &[("id", &id)]),
+            text(Key::ErrUndoUnfinishedHint),
+        ),
+        UndoRefusal::ChangedSince {
+            newest,
+            files,
+            refs,
+        } => {
+            let all: Vec<String> = files.iter().chain(refs.iter()).cloned().collect();
+            ToolError::new(
+                NeedInput,
+                fill(
+                    Key::ErrUndoChangedSince,
+                    &[
+                        ("id", &newest),
+                        ("names", &first_few(&all, all.len(), ", ")),
+                    ],
+                ),
+                text(Key::ErrUndoChangedSinceHint),
+            )
+            .with_data(json!({
+                "changed_files": files.iter().take(30).collect::<Vec<_>>(),
+                "moved_refs": refs.iter().take(30).collect::<Vec<_>>(),
+                "total": all.len(),
+            }))
+        }
     }
 }
 

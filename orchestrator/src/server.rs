@@ -25,7 +25,7 @@ use crate::implement::{self, RunImplementArgs, TaskAcceptArgs, TaskIdArgs};
 use crate::instructions;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
-use crate::work::{auto_finish, diff, finish, history, line, observe, publish, record, vcs};
+use crate::work::{auto_finish, diff, finish, history, line, observe, oplog, publish, record, vcs};
 use butler_worker::config::Environment;
 use butler_worker::issues::IssueState;
 use butler_worker::time::{SharedClock, SystemClock};
@@ -135,6 +135,9 @@ impl Default for ButlerServer {
 }
 
 type Outcome = Result<Reply, WorkError>;
+
+/// Whom the operation log says the Brain's tools ran for.
+const BRAIN: &str = "brain session";
 
 fn finish_call(tool: &str, outcome: Outcome) -> CallToolResult {
     into_call_result(outcome.map_err(|e| ToolError::from_work(e, tool)))
@@ -255,8 +258,11 @@ impl ButlerServer {
                     .transpose()?,
                 allow_sensitive: a.allow_sensitive.unwrap_or_default(),
             };
-            let done = blocking(&project, move |p| record::record(p, req)).await?;
-            Ok(Reply::new(done.summary(), done))
+            let op = async {
+                let done = blocking(&project, move |p| record::record(p, req)).await?;
+                Ok(Reply::new(done.summary(), done))
+            };
+            oplog::logged(&project, "work_record", "record".into(), BRAIN.into(), op).await
         };
         finish_call("work_record", outcome.await)
     }
@@ -301,7 +307,9 @@ impl ButlerServer {
                     comment: a.comment,
                     close: a.close == Some(true),
                 };
-                return auto_finish::auto_finish(&project, req).await;
+                let op = auto_finish::auto_finish(&project, req);
+                let what = "finish the work".to_owned();
+                return oplog::logged(&project, "work_finish", what, BRAIN.into(), op).await;
             }
             if a.message.is_some() || a.comment.is_some() || a.close.is_some() {
                 return Err(WorkError::InvalidArgument {
@@ -321,7 +329,9 @@ impl ButlerServer {
         let outcome = async {
             let a: NewLineArgs = args::parse(raw)?;
             let project = self.project().await?;
-            line::new_line(&project, a.name, a.from).await
+            let what = format!("new line {}", a.name.as_deref().unwrap_or(""));
+            let op = line::new_line(&project, a.name, a.from);
+            oplog::logged(&project, "work_new_line", what, BRAIN.into(), op).await
         };
         finish_call("work_new_line", outcome.await)
     }
@@ -332,7 +342,9 @@ impl ButlerServer {
         let outcome = async {
             let a: LineNameArgs = args::parse(raw)?;
             let project = self.project().await?;
-            line::switch_line(&project, &a.name).await
+            let what = format!("switch to line {}", a.name);
+            let op = line::switch_line(&project, &a.name);
+            oplog::logged(&project, "work_switch_line", what, BRAIN.into(), op).await
         };
         finish_call("work_switch_line", outcome.await)
     }
@@ -343,7 +355,12 @@ impl ButlerServer {
         let outcome = async {
             let a: MergeLineArgs = args::parse(raw)?;
             let project = self.project().await?;
-            line::merge_line(&project, a.name).await
+            let what = match &a.name {
+                Some(name) => format!("merge line {name}"),
+                None => "merge this line into the one it came from".into(),
+            };
+            let op = line::merge_line(&project, a.name);
+            oplog::logged(&project, "work_merge_line", what, BRAIN.into(), op).await
         };
         finish_call("work_merge_line", outcome.await)
     }
@@ -385,11 +402,37 @@ impl ButlerServer {
         let outcome = async {
             let a: VcsArgs = args::parse(raw)?;
             let project = self.project().await?;
-            let (summary, out) =
-                blocking(&project, move |p| vcs::vcs(p, a.args, a.approval)).await?;
-            Ok(Reply::new(summary, out))
+            let what = format!("git {}", a.args.join(" "));
+            let op = async {
+                let (summary, out) =
+                    blocking(&project, move |p| vcs::vcs(p, a.args, a.approval)).await?;
+                Ok(Reply::new(summary, out))
+            };
+            oplog::logged(&project, "work_vcs", what, BRAIN.into(), op).await
         };
         finish_call("work_vcs", outcome.await)
+    }
+
+    /// Operations that changed the project (files, index, references), newest first; each can be undone with work_undo.
+    #[tool(input_schema = schema::<OplogArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    async fn work_oplog(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: OplogArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            blocking(&project, move |p| oplog::oplog(p, a.n)).await
+        };
+        finish_call("work_oplog", outcome.await)
+    }
+
+    /// Restores files, index and references to before an operation (default: the newest); refuses if later work would be lost. Undoable.
+    #[tool(input_schema = schema::<UndoArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    async fn work_undo(&self, raw: JsonObject) -> CallToolResult {
+        let outcome = async {
+            let a: UndoArgs = args::parse(raw)?;
+            let project = self.project().await?;
+            blocking(&project, move |p| oplog::undo(p, a.operation, BRAIN)).await
+        };
+        finish_call("work_undo", outcome.await)
     }
 
     /// Delegates an implementation to a supervised agent; returns the evidence. Then task_accept or task_discard.
@@ -429,7 +472,9 @@ impl ButlerServer {
             let a: TaskAcceptArgs = args::parse(raw)?;
             let project = self.project().await?;
             let confirmed = a.confirm_paths.unwrap_or_default();
-            implement::task_accept(&project, &a.task_id, &confirmed).await
+            let by = format!("task {}", a.task_id);
+            let op = implement::task_accept(&project, &a.task_id, &confirmed);
+            oplog::logged(&project, "task_accept", "accept the task".into(), by, op).await
         };
         finish_call("task_accept", outcome.await)
     }
@@ -440,7 +485,9 @@ impl ButlerServer {
         let outcome = async {
             let a: TaskIdArgs = args::parse(raw)?;
             let project = self.project().await?;
-            implement::task_discard(&project, &a.task_id).await
+            let by = format!("task {}", a.task_id);
+            let op = implement::task_discard(&project, &a.task_id);
+            oplog::logged(&project, "task_discard", "discard the task".into(), by, op).await
         };
         finish_call("task_discard", outcome.await)
     }

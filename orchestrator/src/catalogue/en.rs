@@ -578,5 +578,29 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::SkipNothingToRecord => "nothing to record",
         Key::SkipNoActiveIssue => "no active issue",
         Key::SkipNoNewRecords => "no new records to summarise",
+        Key::NoteUndoable => "Undo with work_undo(operation={id}).",
+        Key::OplogListed => {
+            "{n} operations, newest first; work_undo(operation) restores the project to before one."
+        }
+        Key::OplogEmpty => "No operations logged yet.",
+        Key::Undone => {
+            "Undid operation {id} ({tool}): files, index and references are as before it. Undo this with work_undo(operation={undo})."
+        }
+        Key::UndoneAlready => {
+            "Operation {id} ({tool}) left nothing to undo: the project already is as before it."
+        }
+        Key::UndoneAlso => "Later operations undone with it: {ids}.",
+        Key::ErrUndoChangedSince => {
+            "Nothing undone: work since operation {id} would be lost ({names})"
+        }
+        Key::ErrUndoChangedSinceHint => {
+            "record that work first (work_record, then undo both), or ask the user whether it may go"
+        }
+        Key::ErrUndoNoOperation => "No operation {id} in the log",
+        Key::ErrUndoNoOperationHint => "work_oplog lists the operations that can be undone",
+        Key::ErrUndoUnfinished => "Operation {id} is still running or never finished",
+        Key::ErrUndoUnfinishedHint => {
+            "wait for it and try again; work_observe shows where the project stands"
+        }
     }
 }

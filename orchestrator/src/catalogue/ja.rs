@@ -387,5 +387,17 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::SkipNothingToRecord => "記録するものがありません",
         Key::SkipNoActiveIssue => "作業中の issue がありません",
         Key::SkipNoNewRecords => "まとめる新しい記録がありません",
+        Key::NoteUndoable => "work_undo(operation={id}) で取り消せます。",
+        Key::OplogListed => "操作 {n} 件（新しい順）。work_undo(operation) でその操作の前の状態に戻せます。",
+        Key::OplogEmpty => "記録された操作はまだありません。",
+        Key::Undone => "操作 {id}（{tool}）を取り消しました。ファイル・インデックス・参照はその前の状態です。work_undo(operation={undo}) でこの取り消しを取り消せます。",
+        Key::UndoneAlready => "操作 {id}（{tool}）について取り消すものはありません。プロジェクトはすでにその前の状態です。",
+        Key::UndoneAlso => "その後の操作も一緒に取り消しました: {ids}。",
+        Key::ErrUndoChangedSince => "何も取り消していません。操作 {id} の後の作業が失われます（{names}）",
+        Key::ErrUndoChangedSinceHint => "先にその作業を記録する（work_record の後で両方を取り消す）か、失ってよいかユーザーに確認してください",
+        Key::ErrUndoNoOperation => "操作 {id} は記録にありません",
+        Key::ErrUndoNoOperationHint => "取り消せる操作は work_oplog で一覧できます",
+        Key::ErrUndoUnfinished => "操作 {id} は実行中か、終わらずに止まりました",
+        Key::ErrUndoUnfinishedHint => "終わるのを待ってもう一度試してください。プロジェクトの状態は work_observe で確認できます",
     }
 }

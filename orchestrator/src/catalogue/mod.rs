@@ -447,6 +447,19 @@ keys! {
     SkipNothingToRecord,
     SkipNoActiveIssue,
     SkipNoNewRecords,
+    // The operation log and undo (work/oplog.rs).
+    NoteUndoable,
+    OplogListed,
+    OplogEmpty,
+    Undone,
+    UndoneAlready,
+    UndoneAlso,
+    ErrUndoChangedSince,
+    ErrUndoChangedSinceHint,
+    ErrUndoNoOperation,
+    ErrUndoNoOperationHint,
+    ErrUndoUnfinished,
+    ErrUndoUnfinishedHint,
 }
 
 tokio::task_local! {

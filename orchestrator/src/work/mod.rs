@@ -7,6 +7,7 @@ pub mod finish;
 pub mod history;
 pub mod line;
 pub mod observe;
+pub mod oplog;
 pub mod propose;
 pub mod publish;
 pub mod record;

@@ -18,7 +18,7 @@ use super::command::GitCommand;
 use super::{GitError, GitRepo, Lost};
 
 /// A private index file, removed when dropped.
-struct PrivateIndex(PathBuf);
+pub(super) struct PrivateIndex(pub(super) PathBuf);
 
 impl Drop for PrivateIndex {
     fn drop(&mut self) {
@@ -121,13 +121,16 @@ impl GitRepo {
         Ok(parse_config_list(&out.stdout))
     }
 
-    fn all_refs(&self) -> Result<BTreeMap<String, String>, GitError> {
+    pub(super) fn all_refs(&self) -> Result<BTreeMap<String, String>, GitError> {
         let out = GitCommand::new(self, "for-each-ref")
             .args(["for-each-ref", "--format=%(objectname) %(refname)"])
             .run_ok()?;
         Ok(String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| l.split_once(' '))
+            // The operation log's entries are rewritten by other sessions meanwhile; they are
+            // Butler's, never the run's effect.
+            .filter(|(_, name)| !name.starts_with(super::OPLOG_REFS))
             .map(|(oid, name)| (name.to_owned(), oid.to_owned()))
             .collect())
     }
@@ -162,14 +165,24 @@ impl GitRepo {
 
     /// The working tree as a tree object (tracked and untracked, not ignored), written through
     /// a private copy of the index; `None` when the project has no index-able content.
-    fn work_tree_object(&self) -> Result<Option<String>, GitError> {
+    pub(super) fn work_tree_object(&self) -> Result<Option<String>, GitError> {
+        let index = self.private_index();
+        self.work_tree_through(&index.0)
+    }
+
+    /// A fresh path for a private index in git's directory, removed when dropped.
+    pub(super) fn private_index(&self) -> PrivateIndex {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let index = PrivateIndex(
+        PrivateIndex(
             self.git_dir()
                 .join(format!("butler-effect-index-{}-{n}", std::process::id())),
-        );
-        let index = &index.0;
+        )
+    }
+
+    /// [`Self::work_tree_object`] through the private index `index`, which is left holding
+    /// the working tree (with fresh stat data, so git can later move the files from there).
+    pub(super) fn work_tree_through(&self, index: &Path) -> Result<Option<String>, GitError> {
         let real = self.git_dir().join("index");
         if real.exists() {
             std::fs::copy(&real, index).map_err(|e| GitError::io("snapshot", e))?;
@@ -393,7 +406,9 @@ impl GitRepo {
             }
             let mut args: Vec<&str> = vec!["rev-list"];
             args.extend(tips.iter().map(|t| t.as_str()));
-            args.extend(["--not", "--all"]);
+            // What only the operation log reaches counts as lost (see `loss.rs`).
+            let exclude = format!("--exclude={}*", super::OPLOG_REFS);
+            args.extend(["--not", exclude.as_str(), "--all"]);
             args.extend(kept_stashes.iter().map(String::as_str));
             let out = GitCommand::new(self, "rev-list").args(&args).run()?;
             Ok(String::from_utf8_lossy(&out.stdout)

@@ -647,6 +647,9 @@ impl Queries<'_> {
                 args.push("--exclude=HEAD".into());
             }
         }
+        // The operation log keeps everything for a while only: what it alone reaches is lost
+        // to the project as far as an approval is concerned.
+        args.push(format!("--exclude={}*", super::OPLOG_REFS));
         args.push("--all".into());
         args.extend(kept.iter().cloned());
         // Stash entries below the newest live in the stash's reflog: they keep work too.

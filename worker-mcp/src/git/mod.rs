@@ -21,6 +21,7 @@ mod hooks;
 mod line;
 mod lock;
 mod loss;
+mod oplog;
 mod path;
 mod publish;
 mod record;
@@ -44,6 +45,7 @@ pub use line::{
 };
 pub use lock::{BUTLER_WAIT, FOREIGN_WAIT, IndexLock, TreeLock};
 pub use loss::{FilesQuery, LossQuery, Lost, Source, Untracked};
+pub use oplog::{Begun, OPLOG_REFS, OpEntry, OpInfo, Retention, UndoRefusal, Undone};
 pub use path::RepoPath;
 pub use publish::PublishOutcome;
 pub use record::{Recorded, Staged};
