@@ -168,3 +168,23 @@ impl GitRepo {
         )?)
     }
 }
+
+/// A repository with one commit, for the git layer's own tests.
+#[cfg(test)]
+pub(crate) mod test_repo {
+    use butler_testkit::World;
+
+    use super::GitRepo;
+
+    /// A repository in a fresh world with `a.txt` committed.
+    pub(crate) fn committed() -> (World, GitRepo) {
+        let w = World::new();
+        let path = w.init("repo");
+        std::fs::write(path.join("a.txt"), "one\n").expect("write");
+        w.commit(&path, "first");
+        let repo = GitRepo::discover(&path)
+            .expect("discover")
+            .with_command_env(w.env.clone());
+        (w, repo)
+    }
+}

@@ -981,14 +981,7 @@ mod tests {
     use super::*;
 
     fn repo() -> (World, GitRepo) {
-        let w = World::new();
-        let path = w.init("repo");
-        std::fs::write(path.join("a.txt"), "one\n").expect("write");
-        w.commit(&path, "first");
-        let repo = GitRepo::discover(&path)
-            .expect("discover")
-            .with_command_env(w.env.clone());
-        (w, repo)
+        crate::git::test_repo::committed()
     }
 
     fn info(tool: &str) -> OpInfo {

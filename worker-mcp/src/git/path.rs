@@ -118,19 +118,29 @@ impl std::fmt::Display for RepoPath {
 /// `.git`. The last component is not resolved, so a symlink tracked in the repository can be
 /// named itself.
 pub(crate) fn resolve(workdir: &Path, user_path: &str) -> Result<RepoPath, GitError> {
-    let parsed = RepoPath::parse(user_path.trim());
-    let given = Path::new(OsStr::from_bytes(parsed.as_bytes()));
-    let joined = if given.is_absolute() {
-        given.to_path_buf()
-    } else {
-        workdir.join(given)
-    };
+    let joined = joined(workdir, user_path);
     let (parent, name) = split_last(&joined);
     let parent = physical(&parent)?;
     let full = match name {
         Some(name) => parent.join(name),
         None => parent,
     };
+    inside(workdir, &full)
+}
+
+/// `user_path` (in the `display` form) joined to `workdir` unless it is absolute.
+fn joined(workdir: &Path, user_path: &str) -> PathBuf {
+    let parsed = RepoPath::parse(user_path.trim());
+    let given = Path::new(OsStr::from_bytes(parsed.as_bytes()));
+    if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        workdir.join(given)
+    }
+}
+
+/// `full` (physical) as a path inside `workdir`, never in git's own `.git`.
+fn inside(workdir: &Path, full: &Path) -> Result<RepoPath, GitError> {
     let relative = full
         .strip_prefix(workdir)
         .map_err(|_| GitError::OutsideProject)?;
@@ -144,15 +154,8 @@ pub(crate) fn resolve(workdir: &Path, user_path: &str) -> Result<RepoPath, GitEr
 /// (or creates a directory there) follows it: a symbolic link inside the project that points
 /// elsewhere is outside.
 pub(crate) fn resolve_followed(workdir: &Path, user_path: &str) -> Result<RepoPath, GitError> {
-    let parsed = RepoPath::parse(user_path.trim());
-    let given = Path::new(OsStr::from_bytes(parsed.as_bytes()));
-    let joined = if given.is_absolute() {
-        given.to_path_buf()
-    } else {
-        workdir.join(given)
-    };
     // A link whose target does not exist yet would be created through: resolve it by hand.
-    let mut full = physical(&joined)?;
+    let mut full = physical(&joined(workdir, user_path))?;
     for _ in 0..40 {
         match std::fs::read_link(&full) {
             Ok(target) => {
@@ -162,13 +165,7 @@ pub(crate) fn resolve_followed(workdir: &Path, user_path: &str) -> Result<RepoPa
             Err(_) => break,
         }
     }
-    let relative = full
-        .strip_prefix(workdir)
-        .map_err(|_| GitError::OutsideProject)?;
-    if relative.components().any(|c| c.as_os_str() == ".git") {
-        return Err(GitError::OutsideProject);
-    }
-    Ok(RepoPath(relative.as_os_str().as_bytes().to_vec()))
+    inside(workdir, &full)
 }
 
 /// Splits off the last normal component (after dropping trailing `.`); `..` or the root as
