@@ -104,8 +104,16 @@ impl GitRepo {
             return Ok(false);
         };
         let mut tips: Vec<Oid> = head_oid(&repo)?.into_iter().collect();
+        // Branches, shared lines and tags only: Butler's own keeping refs (the operation log,
+        // commits kept after a `work_vcs` run) hold what was left behind on purpose.
         for reference in repo.references()? {
-            if let Ok(commit) = reference?.peel_to_commit() {
+            let reference = reference?;
+            let counted = reference.name().is_ok_and(|name| {
+                ["refs/heads/", "refs/remotes/", "refs/tags/"]
+                    .iter()
+                    .any(|prefix| name.starts_with(prefix))
+            });
+            if counted && let Ok(commit) = reference.peel_to_commit() {
                 tips.push(commit.id());
             }
         }
