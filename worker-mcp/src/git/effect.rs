@@ -552,7 +552,14 @@ impl GitRepo {
             let blob = GitCommand::new(self, "cat-file")
                 .args(["cat-file", "blob", oid])
                 .run_ok()?;
-            let target = self.workdir().join(path);
+            // The run may have checked out a link where a directory was: a path whose parents
+            // now lead out of the project is written back at the top instead, never through.
+            let target = match self.path_in_repo(path) {
+                Ok(inside) => self.workdir().join(inside.as_path()),
+                Err(_) => self
+                    .workdir()
+                    .join(format!("{}.butler-restored", path.replace('/', "_"))),
+            };
             if let Ok(meta) = std::fs::symlink_metadata(&target)
                 && !meta.is_dir()
             {
@@ -678,6 +685,29 @@ mod tests {
         // Nothing of it was lost now.
         let again = repo.effect_after(&before, &|_| Vec::new()).expect("after");
         assert!(again.lost.is_empty(), "{:?}", again.lost);
+    }
+
+    #[test]
+    fn a_lost_file_is_never_written_back_through_a_link_out_of_the_project() {
+        let (w, repo) = repo();
+        let top = repo.workdir().to_path_buf();
+        std::fs::create_dir(top.join("dir")).expect("mkdir");
+        std::fs::write(top.join("dir/x.txt"), "committed\n").expect("write");
+        w.commit(&top, "dir");
+        std::fs::write(top.join("dir/x.txt"), "my edit\n").expect("write");
+        let before = repo.effect_before(everything()).expect("before");
+        let outside = w.path("outside");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::remove_dir_all(top.join("dir")).expect("rm");
+        std::os::unix::fs::symlink(&outside, top.join("dir")).expect("link");
+        let effect = repo.effect_after(&before, &|_| Vec::new()).expect("after");
+        assert_eq!(effect.lost.len(), 1, "{:?}", effect.lost);
+        repo.restore_lost(&effect).expect("restore");
+        assert!(!outside.join("x.txt").exists(), "written through the link");
+        assert_eq!(
+            std::fs::read_to_string(top.join("dir_x.txt.butler-restored")).expect("kept"),
+            "my edit\n"
+        );
     }
 
     #[test]
