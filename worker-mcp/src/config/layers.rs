@@ -176,6 +176,8 @@ fn narrower_network(
     };
     match (current, wanted_rule) {
         (Network::Open, Network::Open) => user,
+        // Never read from a setting: the proxy's address is the Maid's, per task.
+        (Network::Proxy { .. }, _) | (_, Network::Proxy { .. }) => user,
         (Network::Open, Network::Restricted { .. }) => Some(wanted),
         (Network::Restricted { .. }, Network::Open) => {
             ignored.push("[agent] network".to_owned());

@@ -12,7 +12,7 @@ use landlock::{
 use serde::{Deserialize, Serialize};
 
 use super::SandboxError;
-use super::policy::{Network, Policy};
+use super::policy::Policy;
 
 /// The ABI whose rights Butler asks for: vetted on Linux 6.18 (ABI 7). Newer rights (UDP at ABI
 /// 10, UNIX socket paths at ABI 9) are not handled until they are tested here.
@@ -111,10 +111,10 @@ pub fn restrict_self(policy: &Policy) -> Result<Restricted, SandboxError> {
     for dev in &policy.devices {
         created = rule(created, dev, device)?;
     }
-    if let Network::Restricted { connect_tcp } = &policy.network {
-        for port in connect_tcp {
+    if let Some(ports) = policy.network.connect_ports() {
+        for port in ports {
             created = created
-                .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
+                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
                 .map_err(ruleset_error)?;
         }
     }

@@ -58,6 +58,10 @@ pub enum Network {
     /// TCP `connect` only to these ports (on any host: Landlock filters by port alone); TCP
     /// `bind` refused.
     Restricted { connect_tcp: Vec<u16> },
+    /// Everything through the task's egress proxy, Butler's own, listening at `proxy` on
+    /// loopback: Landlock allows TCP `connect` to its port only (no `bind`), and the system-call
+    /// filter lets a connection reach that exact address and nothing else.
+    Proxy { proxy: std::net::SocketAddr },
 }
 
 impl Network {
@@ -92,8 +96,18 @@ impl Network {
         }
     }
 
+    /// Whether TCP is restricted by Landlock (needs ABI 4).
     pub fn is_restricted(&self) -> bool {
-        matches!(self, Self::Restricted { .. })
+        !matches!(self, Self::Open)
+    }
+
+    /// The ports Landlock lets a confined command `connect` to (`None`: any).
+    pub fn connect_ports(&self) -> Option<Vec<u16>> {
+        match self {
+            Self::Open => None,
+            Self::Restricted { connect_tcp } => Some(connect_tcp.clone()),
+            Self::Proxy { proxy } => Some(vec![proxy.port()]),
+        }
     }
 }
 
