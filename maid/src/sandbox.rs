@@ -23,6 +23,7 @@ use crate::error::MaidError;
 use butler_worker::contract::{LeftoverProcesses, StartedBy};
 use butler_worker::process::ChildSpec;
 use butler_worker::process::reaper::Leftovers;
+use butler_worker::sandbox::syscalls::SyscallRefusals;
 
 /// How the Maid confines agents and verify commands (`[agent] sandbox`, `network`,
 /// `sandbox_writable`; Butler's program as the helper).
@@ -87,6 +88,8 @@ pub struct Confinement {
     policy: Option<(PathBuf, PathBuf)>,
     /// Where the helper appends what it had to end (one JSON line per run).
     leftovers_file: PathBuf,
+    /// Where the helper appends what its system-call filter refused (one JSON line per run).
+    syscalls_file: PathBuf,
 }
 
 impl Confinement {
@@ -99,6 +102,7 @@ impl Confinement {
                 .as_ref()
                 .map(|(policy, report)| (policy.as_path(), report.as_path())),
             leftovers: Some(&self.leftovers_file),
+            syscalls: self.policy.as_ref().map(|_| self.syscalls_file.as_path()),
             grace,
         }
         .wrap(&self.helper, spec)
@@ -115,18 +119,29 @@ impl Confinement {
         serde_json::from_str(&text).ok()
     }
 
+    /// What the system-call filter refused in each run, in order (the first 256 KiB).
+    pub(crate) fn syscall_refusals(&self) -> Vec<SyscallRefusals> {
+        read_lines(&self.syscalls_file)
+    }
+
     /// What the helper had to end after each run, in order (the first 256 KiB of its account:
     /// with the sandbox off, the agent could have written there too).
     pub(crate) fn leftovers(&self) -> Vec<Leftovers> {
-        use std::io::Read;
-        let mut text = String::new();
-        if let Ok(file) = std::fs::File::open(&self.leftovers_file) {
-            let _ = file.take(256 * 1024).read_to_string(&mut text);
-        }
-        text.lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect()
+        read_lines(&self.leftovers_file)
     }
+}
+
+/// The JSON lines of one of the helper's account files (the first 256 KiB: with the sandbox
+/// off, the agent could have written there too).
+fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
+    use std::io::Read;
+    let mut text = String::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(256 * 1024).read_to_string(&mut text);
+    }
+    text.lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
 }
 
 /// Where a task's sandbox keeps its files and what each command may write.
@@ -194,11 +209,14 @@ impl TaskSandbox {
         };
         let leftovers_file = file("leftovers.jsonl");
         let _ = std::fs::remove_file(&leftovers_file);
+        let syscalls_file = file("syscalls.jsonl");
+        let _ = std::fs::remove_file(&syscalls_file);
         if !self.confines() {
             return Ok(Some(Confinement {
                 helper,
                 policy: None,
                 leftovers_file,
+                syscalls_file,
             }));
         }
         let policy = Policy::new(
@@ -216,6 +234,7 @@ impl TaskSandbox {
             helper,
             policy: Some((policy_file, report_file)),
             leftovers_file,
+            syscalls_file,
         }))
     }
 
@@ -253,7 +272,7 @@ impl TaskSandbox {
     pub(crate) fn report(
         &self,
         agent: Option<&Confinement>,
-        verify_confined: bool,
+        verify: Option<&Confinement>,
         agent_output: &str,
         verify_outputs: &[&str],
     ) -> SandboxReport {
@@ -290,10 +309,25 @@ impl TaskSandbox {
             } else {
                 Network::Open
             },
-            verify_confined,
+            verify_confined: verify.is_some_and(Confinement::confines),
             refused: Vec::new(),
             refused_total: 0,
+            syscall_filter: helper.as_ref().is_some_and(|h| h.syscall_filter),
+            syscalls_refused: Vec::new(),
+            syscalls_refused_total: 0,
+            proxied_connections: 0,
         };
+        for (source, confinement) in [
+            (RefusalSource::Agent, agent),
+            (RefusalSource::Verify, verify),
+        ] {
+            for run in confinement
+                .map(Confinement::syscall_refusals)
+                .unwrap_or_default()
+            {
+                report.add_syscall_refusals(source, run);
+            }
+        }
         report.add_refusals(scan_refusals(agent_output, RefusalSource::Agent));
         for output in verify_outputs {
             report.add_refusals(scan_refusals(output, RefusalSource::Verify));
@@ -355,7 +389,7 @@ mod tests {
             .collect();
         assert_eq!(args[..2], ["sandbox-exec", "--unconfined"]);
         assert_eq!(args[4..], ["--grace-ms", "2000", "--", "sh", "-c", "true"]);
-        let report = sandbox.report(None, false, "x: Permission denied", &[]);
+        let report = sandbox.report(None, None, "x: Permission denied", &[]);
         assert!(!report.applied);
         assert!(report.not_applied.expect("why").contains("no Landlock"));
         assert_eq!(report.refused_total, 1);
@@ -387,6 +421,8 @@ mod tests {
             [
                 "--leftovers",
                 &p.join("attempt-2-agent-leftovers.jsonl").to_string_lossy(),
+                "--syscalls",
+                &p.join("attempt-2-agent-syscalls.jsonl").to_string_lossy(),
                 "--grace-ms",
                 "500",
                 "--",

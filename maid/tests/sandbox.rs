@@ -283,6 +283,7 @@ async fn a_dropped_supervision_lets_the_helper_end_what_the_command_left() {
     let spec = HelperRun {
         policy: None,
         leftovers: Some(&leftovers),
+        syscalls: None,
         grace: limits.grace,
     }
     .wrap(
@@ -341,6 +342,7 @@ async fn the_helper_passes_the_commands_ending_on_and_blocks_no_signal_of_it() {
             let spec = HelperRun {
                 policy: confined.then_some((policy.as_path(), report.as_path())),
                 leftovers: Some(&leftovers),
+                syscalls: None,
                 grace: limits.grace,
             }
             .wrap(

@@ -12,7 +12,7 @@ use super::workspace::Workspace;
 use super::{Progress, TaskRun};
 use crate::contract::{AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, NoteKind};
 use crate::error::MaidError;
-use crate::sandbox::{Confinement, TaskSandbox};
+use crate::sandbox::TaskSandbox;
 
 /// The evidence line when the agent never started the worker MCP.
 pub const WORKER_MCP_NOT_REACHED: &str = "worker MCP not reached";
@@ -41,7 +41,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             .collect();
         let sandbox_report = workspace.sandbox.report(
             run.confined.as_ref(),
-            verify_confined.as_ref().is_some_and(Confinement::confines),
+            verify_confined.as_ref(),
             &run.output,
             &verify_outputs,
         );

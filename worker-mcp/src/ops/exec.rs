@@ -183,6 +183,7 @@ async fn run_program(
         Some(helper) if account.parent().is_some_and(Path::is_dir) => HelperRun {
             policy: None,
             leftovers: Some(&account),
+            syscalls: None,
             grace: GRACE,
         }
         .wrap(helper, spec),

@@ -116,6 +116,7 @@ async fn talk(
         Some(helper) => HelperRun {
             policy: None,
             leftovers: None,
+            syscalls: None,
             grace: GRACE,
         }
         .wrap(helper, spec),

@@ -57,11 +57,29 @@ pub const MAX_LISTED: usize = 20;
 const WATCH_TICK: Duration = Duration::from_millis(200);
 const STOP_TICK: Duration = Duration::from_millis(20);
 
+/// Something else the reaper's loop serves while the command runs (the system-call filter's
+/// supervisor): told when the command started, then polled with the signals.
+pub trait Watch {
+    /// The command was started.
+    fn started(&mut self);
+    /// The descriptor to wait on (`None`: nothing any more).
+    fn fd(&self) -> Option<std::os::fd::BorrowedFd<'_>>;
+    /// The descriptor is readable.
+    fn ready(&mut self);
+    /// The descriptor hung up (nobody is left to use it).
+    fn hung_up(&mut self);
+}
+
 /// Runs `command` as the reaper's child and returns the exit code the reaper should exit with,
 /// once no descendant is left; when the command was ended by a signal, the reaper ends itself
 /// with the same signal instead of returning. `Err` when it could not start the command (or
 /// not become a subreaper: then nothing is run).
-pub fn run(mut command: Command, grace: Duration, report: Option<File>) -> Result<i32, String> {
+pub fn run(
+    mut command: Command,
+    grace: Duration,
+    report: Option<File>,
+    mut watch: Option<&mut dyn Watch>,
+) -> Result<i32, String> {
     prctl::set_child_subreaper(true).map_err(|e| format!("cannot become a subreaper: {e}"))?;
     // A relayed crash signal must not leave a core file in the command's directory.
     let _ = prctl::set_dumpable(false);
@@ -91,6 +109,9 @@ pub fn run(mut command: Command, grace: Duration, report: Option<File>) -> Resul
             ));
         }
     };
+    if let Some(watch) = watch.as_deref_mut() {
+        watch.started();
+    }
     let mut reaper = Reaper {
         main,
         main_status: None,
@@ -117,13 +138,29 @@ pub fn run(mut command: Command, grace: Duration, report: Option<File>) -> Resul
             }
             None => WATCH_TICK,
         };
-        let mut fds = [PollFd::new(signal_fd.as_fd(), PollFlags::POLLIN)];
+        let mut fds = vec![PollFd::new(signal_fd.as_fd(), PollFlags::POLLIN)];
+        let watched = watch.as_deref().and_then(Watch::fd);
+        if let Some(fd) = watched {
+            fds.push(PollFd::new(fd, PollFlags::POLLIN));
+        }
         let timeout = PollTimeout::try_from(tick).unwrap_or(PollTimeout::NONE);
-        if let Err(e) = poll(&mut fds, timeout)
-            && e != Errno::EINTR
-        {
-            // Without the signal file the ticks still bring the loop round.
-            std::thread::sleep(tick);
+        let watched_events = match poll(&mut fds, timeout) {
+            Ok(_) => fds.get(1).and_then(PollFd::revents),
+            Err(e) => {
+                if e != Errno::EINTR {
+                    // Without the signal file the ticks still bring the loop round.
+                    std::thread::sleep(tick);
+                }
+                None
+            }
+        };
+        drop(fds);
+        if let (Some(events), Some(watch)) = (watched_events, watch.as_deref_mut()) {
+            if events.contains(PollFlags::POLLIN) {
+                watch.ready();
+            } else if events.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
+                watch.hung_up();
+            }
         }
         while let Ok(Some(info)) = signal_fd.read_signal() {
             let number = i32::try_from(info.ssi_signo).unwrap_or(0);

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::landlock_rules::{Restricted, restrict_self};
 use super::policy::{Policy, SandboxMode};
+use super::syscalls;
 use super::{SandboxError, unmet};
 use crate::process::{ChildSpec, reaper};
 use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
@@ -48,6 +49,8 @@ pub struct HelperRun<'a> {
     pub policy: Option<(&'a Path, &'a Path)>,
     /// Where the reaper appends what it had to end; `None`: it is not told.
     pub leftovers: Option<&'a Path>,
+    /// Where the system-call filter's supervisor appends what it refused; `None`: not told.
+    pub syscalls: Option<&'a Path>,
     pub grace: Duration,
 }
 
@@ -67,6 +70,9 @@ impl HelperRun<'_> {
         }
         if let Some(leftovers) = self.leftovers {
             args.extend(["--leftovers".into(), leftovers.into()]);
+        }
+        if let Some(syscalls) = self.syscalls {
+            args.extend(["--syscalls".into(), syscalls.into()]);
         }
         args.extend([
             "--grace-ms".into(),
@@ -90,9 +96,12 @@ pub struct HelperReport {
     /// What the kernel enforced; `None` when the ruleset could not be applied at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restricted: Option<Restricted>,
-    /// Why the program was not run (or ran unconfined).
+    /// Why the program was not run (or ran unconfined, or without the system-call filter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// Whether the system-call filter was installed.
+    #[serde(default)]
+    pub syscall_filter: bool,
 }
 
 #[derive(Debug)]
@@ -101,6 +110,10 @@ struct Args {
     policy: Option<PathBuf>,
     report: Option<PathBuf>,
     leftovers: Option<PathBuf>,
+    /// Where the first stage appends what the system-call filter refused.
+    syscalls: Option<PathBuf>,
+    /// The second stage's end of the socket that hands the filter's listener to the first.
+    listener_to: Option<i32>,
     grace: Duration,
     /// The second stage: restrict and `exec`, no reaper.
     exec: bool,
@@ -110,7 +123,8 @@ struct Args {
 
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
     let mut args = args.into_iter();
-    let (mut policy, mut report, mut leftovers) = (None, None, None);
+    let (mut policy, mut report, mut leftovers, mut syscalls) = (None, None, None, None);
+    let mut listener_to = None;
     let (mut unconfined, mut exec, mut grace) = (false, false, DEFAULT_GRACE);
     loop {
         let Some(arg) = args.next() else {
@@ -120,6 +134,14 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
             Some("--policy") => policy = args.next().map(PathBuf::from),
             Some("--report") => report = args.next().map(PathBuf::from),
             Some("--leftovers") => leftovers = args.next().map(PathBuf::from),
+            Some("--syscalls") => syscalls = args.next().map(PathBuf::from),
+            Some("--listener-to") => {
+                listener_to = Some(
+                    args.next()
+                        .and_then(|v| v.to_str().and_then(|v| v.parse::<i32>().ok()))
+                        .ok_or("`--listener-to` needs a descriptor number")?,
+                );
+            }
             Some("--grace-ms") => {
                 let ms = args
                     .next()
@@ -144,6 +166,8 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
         policy,
         report,
         leftovers,
+        syscalls,
+        listener_to,
         grace,
         exec,
         program,
@@ -178,23 +202,30 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
     if args.exec {
         return confine_and_exec(&args);
     }
-    if let Some(policy) = &args.policy
-        && let Err(e) = Policy::read_from(policy)
+    let policy = match args
+        .policy
+        .as_ref()
+        .map(|p| Policy::read_from(p))
+        .transpose()
     {
-        say(&e.to_string());
-        let mut report = args
-            .report
-            .as_ref()
-            .and_then(|r| std::fs::File::create(r).ok());
-        write_report(
-            &mut report,
-            &HelperReport {
-                restricted: None,
-                problem: Some(e.to_string()),
-            },
-        );
-        return EXIT_SANDBOX_FAILED;
-    }
+        Ok(policy) => policy,
+        Err(e) => {
+            say(&e.to_string());
+            let mut report = args
+                .report
+                .as_ref()
+                .and_then(|r| std::fs::File::create(r).ok());
+            write_report(
+                &mut report,
+                &HelperReport {
+                    restricted: None,
+                    problem: Some(e.to_string()),
+                    syscall_filter: false,
+                },
+            );
+            return EXIT_SANDBOX_FAILED;
+        }
+    };
     let leftovers = match args.leftovers.as_ref().map(|path| {
         std::fs::OpenOptions::new()
             .append(true)
@@ -221,14 +252,46 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
     if let Some(report) = &args.report {
         command.arg("--report").arg(report);
     }
+    // The confined stage hands the filter's listener back over a socket it inherits.
+    let mut supervisor = match &policy {
+        Some(policy) => match syscalls::Supervisor::handover(policy.network.proxy()) {
+            Ok((supervisor, fd)) => {
+                command.arg("--listener-to").arg(fd.to_string());
+                Some(supervisor)
+            }
+            Err(e) => {
+                say(&format!("cannot prepare the system-call filter: {e}"));
+                return EXIT_SANDBOX_FAILED;
+            }
+        },
+        None => None,
+    };
     command.arg("--").arg(&args.program).args(&args.rest);
-    match reaper::run(command, args.grace, leftovers) {
+    let watch = supervisor.as_mut().map(|s| s as &mut dyn reaper::Watch);
+    let code = match reaper::run(command, args.grace, leftovers, watch) {
         Ok(code) => code,
         Err(message) => {
             say(&message);
             EXIT_EXEC_FAILED
         }
+    };
+    if let (Some(path), Some(account)) = (
+        &args.syscalls,
+        supervisor.as_ref().and_then(syscalls::Supervisor::account),
+    ) {
+        let line = serde_json::to_string(account).expect("an account always serialises");
+        let written = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(e) = written {
+            say(&format!(
+                "cannot write what the system-call filter refused: {e}"
+            ));
+        }
     }
+    code
 }
 
 /// The second stage: restricts this process to the policy, reports, and becomes the program.
@@ -257,6 +320,7 @@ fn confine_and_exec(args: &Args) -> i32 {
                 &HelperReport {
                     restricted: None,
                     problem: Some(e.to_string()),
+                    syscall_filter: false,
                 },
             );
             return EXIT_SANDBOX_FAILED;
@@ -271,6 +335,7 @@ fn confine_and_exec(args: &Args) -> i32 {
                 &HelperReport {
                     restricted: None,
                     problem: Some(e.to_string()),
+                    syscall_filter: false,
                 },
             );
             return EXIT_SANDBOX_FAILED;
@@ -280,13 +345,25 @@ fn confine_and_exec(args: &Args) -> i32 {
         super::Enforcement::None => None,
         _ => restricted.landlock_abi,
     };
-    let problem = unmet(applied_abi, &policy.network);
+    let mut problem = unmet(applied_abi, &policy.network);
+    let filtered = match args.listener_to.map(|to| install_filter(&policy, to)) {
+        Some(Ok(())) => true,
+        Some(Err(e)) => {
+            problem.get_or_insert(e);
+            false
+        }
+        None => {
+            problem.get_or_insert_with(|| "no supervisor for the system-call filter".to_owned());
+            false
+        }
+    };
     let refuse = policy.mode == SandboxMode::Required && problem.is_some();
     write_report(
         &mut report_file,
         &HelperReport {
             restricted: Some(restricted),
             problem: problem.clone(),
+            syscall_filter: filtered,
         },
     );
     // Closed before `exec` (it is close-on-exec anyway): the program gets no handle on it.
@@ -299,6 +376,13 @@ fn confine_and_exec(args: &Args) -> i32 {
         return EXIT_SANDBOX_FAILED;
     }
     exec(args)
+}
+
+/// Installs the system-call filter and hands its listener to the first stage over the
+/// inherited socket `to`.
+fn install_filter(policy: &Policy, to: i32) -> Result<(), String> {
+    let listener = syscalls::install(&policy.network)?;
+    syscalls::Supervisor::send_listener(to, listener)
 }
 
 /// Becomes the program (exec, no child); returns only when it could not be executed.

@@ -1,7 +1,6 @@
 //! The sandbox every agent and every verify command runs in: a Landlock ruleset applied by a
 //! small helper mode of Butler's program, `butler sandbox-exec`, whose second stage restricts
-//! itself and then `exec`s the command (so no unsafe code is needed and Butler itself is never
-//! confined), under the helper's first stage, a reaper that ends whatever the command leaves
+//! itself and then `exec`s the command (Butler itself is never confined), under the helper's first stage, a reaper that ends whatever the command leaves
 //! running ([`crate::process::reaper`]) — also when the sandbox is off.
 //!
 //! - [`Policy`]: what one command may do (read everywhere; write only its trees and the
@@ -9,6 +8,8 @@
 //! - [`helper_main`]: the helper itself (parses its arguments; the reaper; restricts, reports,
 //!   `exec`s); [`HelperRun`] builds its command line.
 //! - [`KernelProbe`]: whether the kernel offers Landlock, asked before a task starts.
+//! - [`syscalls`]: the seccomp filter the second stage installs and the supervisor in the
+//!   first stage that answers what it hands over (the one module with unsafe code).
 //! - [`SandboxReport`]: what the evidence says the sandbox did, with the refusals found in the
 //!   command's output ([`scan_refusals`]).
 
@@ -17,6 +18,7 @@ mod landlock_rules;
 mod policy;
 mod refusals;
 mod report;
+pub mod syscalls;
 
 pub use helper::{
     DEFAULT_GRACE, EXIT_EXEC_FAILED, EXIT_SANDBOX_FAILED, HELPER_SUBCOMMAND, HelperReport,
@@ -25,7 +27,7 @@ pub use helper::{
 pub use landlock_rules::{Enforcement, Restricted, kernel_abi};
 pub use policy::{DEVICES, Network, NetworkSetting, Policy, SandboxMode};
 pub use refusals::{MAX_REFUSALS, scan_refusals};
-pub use report::{Refusal, RefusalSource, SandboxReport};
+pub use report::{Refusal, RefusalSource, SandboxReport, SyscallRefusalSeen};
 
 use std::path::PathBuf;
 

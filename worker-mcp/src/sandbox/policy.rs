@@ -101,6 +101,14 @@ impl Network {
         !matches!(self, Self::Open)
     }
 
+    /// The egress proxy's address, when everything goes through it.
+    pub fn proxy(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            Self::Proxy { proxy } => Some(*proxy),
+            _ => None,
+        }
+    }
+
     /// The ports Landlock lets a confined command `connect` to (`None`: any).
     pub fn connect_ports(&self) -> Option<Vec<u16>> {
         match self {

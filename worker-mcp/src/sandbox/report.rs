@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::landlock_rules::Enforcement;
 use super::policy::{Network, SandboxMode};
+use super::syscalls::{SyscallRefusal, SyscallRefusals};
 
 /// The sandbox of one attempt: the mode, whether the agent ran confined (and if not, why),
 /// the kernel's Landlock ABI, the rules, and the refused accesses seen in the output.
@@ -36,6 +37,27 @@ pub struct SandboxReport {
     /// How many such lines there were in all.
     #[serde(default)]
     pub refused_total: usize,
+    /// Whether the system-call filter was installed (see `docs/sandbox.md`).
+    #[serde(default)]
+    pub syscall_filter: bool,
+    /// System calls the filter refused, as its supervisor saw them (at most
+    /// [`super::MAX_REFUSALS`] kinds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub syscalls_refused: Vec<SyscallRefusalSeen>,
+    /// How many calls it refused in all.
+    #[serde(default)]
+    pub syscalls_refused_total: u32,
+    /// Connections to the egress proxy the supervisor opened for the commands.
+    #[serde(default)]
+    pub proxied_connections: u32,
+}
+
+/// One kind of refused system call, with whose run it was seen in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyscallRefusalSeen {
+    pub source: RefusalSource,
+    #[serde(flatten)]
+    pub refusal: SyscallRefusal,
 }
 
 /// Whose output a refusal was seen in.
@@ -58,6 +80,29 @@ pub struct Refusal {
 }
 
 impl SandboxReport {
+    /// Adds what the system-call filter refused in one run of the agent or a verify command.
+    pub fn add_syscall_refusals(&mut self, source: RefusalSource, run: SyscallRefusals) {
+        self.syscalls_refused_total = self.syscalls_refused_total.saturating_add(run.total);
+        self.proxied_connections = self.proxied_connections.saturating_add(run.proxied);
+        for refusal in run.refused {
+            let room = self.syscalls_refused.len() < super::MAX_REFUSALS;
+            let same = self.syscalls_refused.iter_mut().find(|seen| {
+                seen.source == source
+                    && seen.refusal.call == refusal.call
+                    && seen.refusal.detail == refusal.detail
+                    && seen.refusal.command == refusal.command
+            });
+            match same {
+                Some(seen) => seen.refusal.count = seen.refusal.count.saturating_add(refusal.count),
+                None if room => {
+                    self.syscalls_refused
+                        .push(SyscallRefusalSeen { source, refusal });
+                }
+                None => {}
+            }
+        }
+    }
+
     /// Adds refusals, keeping the list bounded and counting them all.
     pub fn add_refusals(&mut self, found: Vec<Refusal>) {
         for refusal in found {
@@ -94,7 +139,24 @@ mod tests {
             verify_confined: true,
             refused: Vec::new(),
             refused_total: 0,
+            syscall_filter: true,
+            syscalls_refused: Vec::new(),
+            syscalls_refused_total: 0,
+            proxied_connections: 0,
         };
+        report.add_syscall_refusals(
+            RefusalSource::Agent,
+            SyscallRefusals {
+                refused: vec![SyscallRefusal {
+                    call: "connect".into(),
+                    detail: "203.0.113.7:443".into(),
+                    command: "python3".into(),
+                    count: 1,
+                }],
+                total: 1,
+                proxied: 3,
+            },
+        );
         report.add_refusals(super::super::scan_refusals(
             "touch: cannot touch '/home/me/.bashrc': Permission denied\n\
              fatal: Unable to create '/p/.git/worktrees/task-t1/index.lock': Permission denied\n",
@@ -114,6 +176,10 @@ mod tests {
             verify_confined: false,
             refused: vec![],
             refused_total: 0,
+            syscall_filter: false,
+            syscalls_refused: vec![],
+            syscalls_refused_total: 0,
+            proxied_connections: 0,
         };
         insta::assert_json_snapshot!(unavailable);
     }

@@ -1,0 +1,499 @@
+//! The filter's supervisor, in the helper's first stage (outside the sandbox): receives the
+//! listener from the second stage, answers every call the filter hands over, and keeps an
+//! account of what it refused for the evidence.
+
+use std::fs::File;
+use std::io::{IoSliceMut, Read};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+use serde::{Deserialize, Serialize};
+
+use super::kernel;
+use crate::process::reaper::Watch;
+
+/// Distinct refusals listed per run (the total counts them all).
+pub const MAX_LISTED: usize = 40;
+/// How long the first stage waits for the second to hand the listener over.
+const HANDOVER: Duration = Duration::from_secs(30);
+
+/// One kind of refused call, as the evidence lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyscallRefusal {
+    /// The system call (`connect`, `socket`, `ptrace`, …).
+    pub call: String,
+    /// What it asked for: an address (`203.0.113.7:443`, `unix:/run/docker.sock`), a socket
+    /// kind (`unix stream`), a flag (`TIOCSTI`).
+    pub detail: String,
+    /// The command name of the process that asked (it may have chosen it).
+    pub command: String,
+    /// How many times.
+    pub count: u32,
+}
+
+/// What the supervisor did in one run (one JSON line of the helper's `--syscalls` file).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyscallRefusals {
+    /// The first [`MAX_LISTED`] distinct refusals.
+    pub refused: Vec<SyscallRefusal>,
+    /// Refused calls in all.
+    pub total: u32,
+    /// Connections to the egress proxy the supervisor opened for the command.
+    #[serde(default)]
+    pub proxied: u32,
+}
+
+/// Answers the calls handed over by the filter of one confined command.
+#[derive(Debug)]
+pub struct Supervisor {
+    handover: Option<UnixStream>,
+    /// The second stage's end of the handover socket, inherited by it and closed here once it
+    /// started (so its end, if it dies before handing over, reads as closed).
+    second_stage: Option<UnixStream>,
+    listener: Option<OwnedFd>,
+    /// The egress proxy: the one address `connect` may reach (when the network is the proxy).
+    proxy: Option<SocketAddr>,
+    account: SyscallRefusals,
+}
+
+impl Supervisor {
+    /// A supervisor that will receive the listener from the second stage, and the descriptor
+    /// number the second stage inherits to send it on (not close-on-exec: the first stage is
+    /// single-threaded and starts nothing else meanwhile).
+    pub fn handover(proxy: Option<SocketAddr>) -> std::io::Result<(Self, i32)> {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        let (mine, theirs) = UnixStream::pair()?;
+        fcntl(&theirs, FcntlArg::F_SETFD(FdFlag::empty())).map_err(std::io::Error::from)?;
+        let number = theirs.as_raw_fd();
+        Ok((
+            Self {
+                handover: Some(mine),
+                second_stage: Some(theirs),
+                listener: None,
+                proxy,
+                account: SyscallRefusals::default(),
+            },
+            number,
+        ))
+    }
+
+    /// The second stage's side: sends `listener` on the inherited descriptor `to`, then closes
+    /// both (neither reaches the program).
+    pub fn send_listener(to: i32, listener: OwnedFd) -> Result<(), String> {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        use nix::sys::socket::{ControlMessage, sendmsg};
+        let socket = kernel::adopt(to).map_err(|e| format!("no handover socket: {e}"))?;
+        let _ = fcntl(&socket, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
+        let fds = [listener.as_raw_fd()];
+        sendmsg::<()>(
+            socket.as_raw_fd(),
+            &[std::io::IoSlice::new(b"L")],
+            &[ControlMessage::ScmRights(&fds)],
+            MsgFlags::empty(),
+            None,
+        )
+        .map_err(|e| format!("the filter's listener could not be handed over: {e}"))?;
+        Ok(())
+    }
+
+    /// What it refused (`None` when nothing was handed over and nothing proxied).
+    pub fn account(&self) -> Option<&SyscallRefusals> {
+        (self.account.total > 0 || self.account.proxied > 0).then_some(&self.account)
+    }
+
+    fn receive_listener(stream: &UnixStream) -> Option<OwnedFd> {
+        let mut fds = [PollFd::new(stream.as_fd(), PollFlags::POLLIN)];
+        let timeout = PollTimeout::try_from(HANDOVER).unwrap_or(PollTimeout::NONE);
+        if poll(&mut fds, timeout).ok()? == 0 {
+            return None;
+        }
+        let mut byte = [0u8; 1];
+        let mut iov = [IoSliceMut::new(&mut byte)];
+        let mut space = nix::cmsg_space!([std::os::fd::RawFd; 1]);
+        let msg = recvmsg::<()>(
+            stream.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        )
+        .ok()?;
+        let mut received = None;
+        for cmsg in msg.cmsgs().ok()? {
+            if let ControlMessageOwned::ScmRights(fds) = cmsg {
+                for fd in fds {
+                    let owned = kernel::adopt(fd).ok();
+                    if received.is_none() {
+                        received = owned;
+                    }
+                }
+            }
+        }
+        received
+    }
+
+    fn refuse(&mut self, id: u64, errno: i32, call: &str, detail: String, pid: u32) {
+        if let Some(listener) = &self.listener {
+            let _ = kernel::respond(listener.as_fd(), id, 0, errno);
+        }
+        self.account.total = self.account.total.saturating_add(1);
+        let command = command_name(pid);
+        if let Some(seen) = self
+            .account
+            .refused
+            .iter_mut()
+            .find(|r| r.call == call && r.detail == detail && r.command == command)
+        {
+            seen.count = seen.count.saturating_add(1);
+        } else if self.account.refused.len() < MAX_LISTED {
+            self.account.refused.push(SyscallRefusal {
+                call: call.to_owned(),
+                detail,
+                command,
+                count: 1,
+            });
+        }
+    }
+
+    fn answer(&mut self, notif: &libc::seccomp_notif) {
+        let nr = i64::from(notif.data.nr);
+        let args = notif.data.args;
+        let low = |i: usize| args[i] as u32 as i32;
+        let (id, pid) = (notif.id, notif.pid);
+        match nr {
+            libc::SYS_connect => self.connect(notif),
+            libc::SYS_socket => {
+                let detail = socket_kind(low(0), low(1));
+                self.refuse(id, libc::EACCES, "socket", detail, pid);
+            }
+            libc::SYS_socketpair => {
+                let detail = socket_kind(low(0), low(1));
+                self.refuse(id, libc::EACCES, "socketpair", detail, pid);
+            }
+            libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg => {
+                let call = call_name(nr);
+                self.refuse(id, libc::EACCES, call, "MSG_FASTOPEN".into(), pid);
+            }
+            libc::SYS_ioctl => {
+                let detail = if low(1) as u32 == libc::TIOCSTI as u32 {
+                    "TIOCSTI"
+                } else {
+                    "TIOCLINUX"
+                };
+                self.refuse(id, libc::EPERM, "ioctl", detail.into(), pid);
+            }
+            libc::SYS_clone | libc::SYS_unshare => {
+                let call = call_name(nr);
+                self.refuse(id, libc::EPERM, call, "new namespace".into(), pid);
+            }
+            _ => {
+                let call = call_name(nr);
+                self.refuse(id, libc::EPERM, call, String::new(), pid);
+            }
+        }
+    }
+
+    /// `connect(fd, addr, len)`: the proxy's address is connected by the supervisor and the
+    /// socket put in place of `fd`; anything else is refused.
+    fn connect(&mut self, notif: &libc::seccomp_notif) {
+        let (id, pid) = (notif.id, notif.pid);
+        let fd = notif.data.args[0] as u32;
+        let len = (notif.data.args[2] as usize).min(128);
+        let Some(listener) = self
+            .listener
+            .as_ref()
+            .map(|l| l.as_fd().try_clone_to_owned())
+        else {
+            return;
+        };
+        let Ok(listener) = listener else {
+            return;
+        };
+        let raw = read_memory(pid, notif.data.args[1], len);
+        if !kernel::still_waiting(listener.as_fd(), id) {
+            return;
+        }
+        let Some(bytes) = raw else {
+            self.refuse(
+                id,
+                libc::EACCES,
+                "connect",
+                "unreadable address".into(),
+                pid,
+            );
+            return;
+        };
+        let destination = parse_address(&bytes);
+        let to_proxy = match (&destination, self.proxy) {
+            (Destination::Inet(addr), Some(proxy)) => same_endpoint(*addr, proxy),
+            _ => false,
+        };
+        if !to_proxy {
+            let detail = destination.to_string();
+            self.refuse(id, libc::EACCES, "connect", detail, pid);
+            return;
+        }
+        match self
+            .proxy
+            .map(|proxy| proxied(&listener, id, pid, fd, proxy))
+        {
+            Some(Ok(())) => self.account.proxied = self.account.proxied.saturating_add(1),
+            Some(Err(e)) => {
+                let _ = kernel::respond(
+                    listener.as_fd(),
+                    id,
+                    0,
+                    e.raw_os_error().unwrap_or(libc::ECONNREFUSED),
+                );
+            }
+            None => {}
+        }
+    }
+}
+
+/// Opens a connection to the proxy, puts it in place of the process's `fd` (with its
+/// non-blocking and close-on-exec flags) and answers `connect` with success.
+fn proxied(
+    listener: &OwnedFd,
+    id: u64,
+    pid: u32,
+    fd: u32,
+    proxy: SocketAddr,
+) -> std::io::Result<()> {
+    let flags = descriptor_flags(pid, fd).unwrap_or(0);
+    let stream = TcpStream::connect_timeout(&proxy, Duration::from_secs(5))?;
+    stream.set_nonblocking(flags & libc::O_NONBLOCK as u32 != 0)?;
+    kernel::install_descriptor(
+        listener.as_fd(),
+        id,
+        stream.as_fd(),
+        fd,
+        flags & libc::O_CLOEXEC as u32 != 0,
+    )?;
+    kernel::respond(listener.as_fd(), id, 0, 0)
+}
+
+impl Watch for Supervisor {
+    fn started(&mut self) {
+        self.second_stage = None;
+        if let Some(stream) = self.handover.take() {
+            self.listener = Self::receive_listener(&stream);
+        }
+    }
+
+    fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.listener.as_ref().map(|l| l.as_fd())
+    }
+
+    fn ready(&mut self) {
+        let Some(listener) = &self.listener else {
+            return;
+        };
+        match kernel::receive(listener.as_fd()) {
+            Ok(notif) => self.answer(&notif),
+            // The caller died before it was received, or was interrupted: nothing to answer.
+            Err(e)
+                if e.raw_os_error() == Some(libc::ENOENT)
+                    || e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => {}
+        }
+    }
+
+    fn hung_up(&mut self) {
+        self.listener = None;
+    }
+}
+
+/// Reads `len` bytes at `address` in process `pid` (the supervisor is its ancestor, outside
+/// its sandbox).
+fn read_memory(pid: u32, address: u64, len: usize) -> Option<Vec<u8>> {
+    let file = File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut bytes = vec![0u8; len];
+    file.read_exact_at(&mut bytes, address).ok()?;
+    Some(bytes)
+}
+
+/// The file status flags of `fd` in process `pid` (`/proc/<pid>/fdinfo`, octal).
+fn descriptor_flags(pid: u32, fd: u32) -> Option<u32> {
+    let mut text = String::new();
+    File::open(format!("/proc/{pid}/fdinfo/{fd}"))
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix("flags:"))?;
+    u32::from_str_radix(line.trim(), 8).ok()
+}
+
+fn command_name(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim_end().chars().take(16).collect())
+        .unwrap_or_default()
+}
+
+/// Where a `connect` was going.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Destination {
+    Inet(SocketAddr),
+    Unix(String),
+    Other(u16),
+}
+
+impl std::fmt::Display for Destination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Inet(addr) => write!(f, "{addr}"),
+            Self::Unix(path) => write!(f, "unix:{path}"),
+            Self::Other(family) => write!(f, "address family {family}"),
+        }
+    }
+}
+
+fn parse_address(bytes: &[u8]) -> Destination {
+    let family = match bytes {
+        [a, b, ..] => u16::from_ne_bytes([*a, *b]),
+        _ => return Destination::Other(0),
+    };
+    let port = |b: &[u8]| u16::from_be_bytes([b[2], b[3]]);
+    match i32::from(family) {
+        libc::AF_INET if bytes.len() >= 8 => {
+            let ip = Ipv4Addr::new(bytes[4], bytes[5], bytes[6], bytes[7]);
+            Destination::Inet(SocketAddr::new(IpAddr::V4(ip), port(bytes)))
+        }
+        libc::AF_INET6 if bytes.len() >= 24 => {
+            let mut octets = [0u8; 16];
+            octets.copy_from_slice(&bytes[8..24]);
+            Destination::Inet(SocketAddr::new(
+                IpAddr::V6(Ipv6Addr::from(octets)),
+                port(bytes),
+            ))
+        }
+        libc::AF_UNIX => {
+            let path = &bytes[2..];
+            let shown = match path.first() {
+                Some(0) => format!(
+                    "@{}",
+                    String::from_utf8_lossy(path[1..].split(|b| *b == 0).next().unwrap_or(&[]))
+                ),
+                _ => String::from_utf8_lossy(path.split(|b| *b == 0).next().unwrap_or(&[]))
+                    .into_owned(),
+            };
+            Destination::Unix(shown.chars().take(200).collect())
+        }
+        _ => Destination::Other(family),
+    }
+}
+
+/// Whether `addr` is the proxy's address (an IPv4-mapped IPv6 spelling included).
+fn same_endpoint(addr: SocketAddr, proxy: SocketAddr) -> bool {
+    let canonical = |a: SocketAddr| match a.ip() {
+        IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(a, |v4| SocketAddr::new(IpAddr::V4(v4), a.port())),
+        IpAddr::V4(_) => a,
+    };
+    canonical(addr) == canonical(proxy)
+}
+
+fn socket_kind(domain: i32, ty: i32) -> String {
+    let family = match domain {
+        libc::AF_UNIX => "unix".to_owned(),
+        libc::AF_INET => "ipv4".to_owned(),
+        libc::AF_INET6 => "ipv6".to_owned(),
+        libc::AF_NETLINK => "netlink".to_owned(),
+        libc::AF_PACKET => "packet".to_owned(),
+        libc::AF_VSOCK => "vsock".to_owned(),
+        n => format!("family {n}"),
+    };
+    let kind = match ty & 0xf {
+        libc::SOCK_STREAM => "stream".to_owned(),
+        libc::SOCK_DGRAM => "datagram".to_owned(),
+        libc::SOCK_RAW => "raw".to_owned(),
+        libc::SOCK_SEQPACKET => "seqpacket".to_owned(),
+        n => format!("type {n}"),
+    };
+    format!("{family} {kind}")
+}
+
+fn call_name(nr: i64) -> &'static str {
+    match nr {
+        libc::SYS_connect => "connect",
+        libc::SYS_socket => "socket",
+        libc::SYS_socketpair => "socketpair",
+        libc::SYS_sendto => "sendto",
+        libc::SYS_sendmsg => "sendmsg",
+        libc::SYS_sendmmsg => "sendmmsg",
+        libc::SYS_ptrace => "ptrace",
+        libc::SYS_process_vm_readv => "process_vm_readv",
+        libc::SYS_process_vm_writev => "process_vm_writev",
+        libc::SYS_unshare => "unshare",
+        libc::SYS_clone => "clone",
+        libc::SYS_ioctl => "ioctl",
+        libc::SYS_keyctl => "keyctl",
+        libc::SYS_add_key => "add_key",
+        libc::SYS_request_key => "request_key",
+        _ => "system call",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sockaddr_in(ip: [u8; 4], port: u16) -> Vec<u8> {
+        let mut b = (libc::AF_INET as u16).to_ne_bytes().to_vec();
+        b.extend(port.to_be_bytes());
+        b.extend(ip);
+        b.extend([0u8; 8]);
+        b
+    }
+
+    #[test]
+    fn addresses_are_read_as_the_kernel_reads_them() {
+        let proxy: SocketAddr = "127.0.0.1:3128".parse().expect("addr");
+        let to = parse_address(&sockaddr_in([127, 0, 0, 1], 3128));
+        assert_eq!(to, Destination::Inet(proxy));
+        let Destination::Inet(a) = to else { panic!() };
+        assert!(same_endpoint(a, proxy));
+        let elsewhere = parse_address(&sockaddr_in([203, 0, 113, 7], 3128));
+        assert_eq!(elsewhere.to_string(), "203.0.113.7:3128");
+        let Destination::Inet(e) = elsewhere else {
+            panic!()
+        };
+        assert!(!same_endpoint(e, proxy), "same port, another host");
+        let mut v6 = (libc::AF_INET6 as u16).to_ne_bytes().to_vec();
+        v6.extend(3128u16.to_be_bytes());
+        v6.extend([0u8; 4]);
+        v6.extend(Ipv4Addr::new(127, 0, 0, 1).to_ipv6_mapped().octets());
+        v6.extend([0u8; 4]);
+        let Destination::Inet(mapped) = parse_address(&v6) else {
+            panic!()
+        };
+        assert!(same_endpoint(mapped, proxy));
+        let mut unix = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+        unix.extend(b"/run/docker.sock\0junk");
+        assert_eq!(parse_address(&unix).to_string(), "unix:/run/docker.sock");
+        let mut abstract_ = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+        abstract_.extend(b"\0bus\0");
+        assert_eq!(parse_address(&abstract_).to_string(), "unix:@bus");
+        assert_eq!(parse_address(&[0]).to_string(), "address family 0");
+    }
+
+    #[test]
+    fn the_account_shape_is_stable() {
+        let account = SyscallRefusals {
+            refused: vec![SyscallRefusal {
+                call: "connect".into(),
+                detail: "203.0.113.7:443".into(),
+                command: "curl".into(),
+                count: 2,
+            }],
+            total: 2,
+            proxied: 1,
+        };
+        insta::assert_json_snapshot!(account);
+    }
+}
