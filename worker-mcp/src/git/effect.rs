@@ -183,10 +183,21 @@ impl GitRepo {
     /// [`Self::work_tree_object`] through the private index `index`, which is left holding
     /// the working tree (with fresh stat data, so git can later move the files from there).
     pub(super) fn work_tree_through(&self, index: &Path) -> Result<Option<String>, GitError> {
+        self.copy_index_to(index)?;
+        self.work_tree_in(index)
+    }
+
+    /// Copies the project's index (when it has one) to the private index `index`.
+    pub(super) fn copy_index_to(&self, index: &Path) -> Result<(), GitError> {
         let real = self.git_dir().join("index");
         if real.exists() {
             std::fs::copy(&real, index).map_err(|e| GitError::io("snapshot", e))?;
         }
+        Ok(())
+    }
+
+    /// [`Self::work_tree_through`] on a private index already holding a copy of the project's.
+    pub(super) fn work_tree_in(&self, index: &Path) -> Result<Option<String>, GitError> {
         let add = GitCommand::new(self, "snapshot add")
             .env("GIT_INDEX_FILE", index)
             .args(["add", "-A", "--ignore-errors", "--", "."])

@@ -259,7 +259,17 @@ impl GitRepo {
 
     /// Takes a snapshot of the project as it is now.
     fn snapshot(&self, private_index: &Path) -> Result<Snapshot, GitError> {
-        let work = match self.work_tree_through(private_index)? {
+        // One private copy of the index serves both trees: first the index as it is (a
+        // `write-tree` that fails says it has conflict stages), then, after `git add -A` into
+        // the same copy, the working tree.
+        self.copy_index_to(private_index)?;
+        let index_tree = GitCommand::new(self, "oplog write-tree")
+            .env("GIT_INDEX_FILE", private_index)
+            .args(["write-tree", "--missing-ok"])
+            .run()?;
+        let index_tree = (index_tree.status.success() && !text(&index_tree.stdout).is_empty())
+            .then(|| text(&index_tree.stdout));
+        let work = match self.work_tree_in(private_index)? {
             Some(tree) => tree,
             None => self.empty_tree()?,
         };
@@ -286,28 +296,9 @@ impl GitRepo {
         // which shares its objects with the working tree's. An index with conflict stages has
         // no tree: its entries (`git ls-files -s`), the blobs only it holds and the file itself
         // are kept instead.
-        let conflicted = !GitCommand::new(self, "oplog ls-files")
-            .args(["ls-files", "-u", "-z"])
-            .max_stdout(BIG)
-            .run_ok()?
-            .stdout
-            .is_empty();
         let mut index_file = None;
-        if !conflicted {
-            let copy = self.private_index();
-            let real = self.git_dir().join("index");
-            if real.exists() {
-                std::fs::copy(&real, &copy.0).map_err(|e| GitError::io("snapshot", e))?;
-            }
-            let out = GitCommand::new(self, "oplog write-tree")
-                .env("GIT_INDEX_FILE", &copy.0)
-                .args(["write-tree", "--missing-ok"])
-                .run_ok()?;
-            entries.push((
-                "040000".to_owned(),
-                "tree",
-                format!("{}\tindex", text(&out.stdout)),
-            ));
+        if let Some(index_tree) = index_tree {
+            entries.push(("040000".to_owned(), "tree", format!("{index_tree}\tindex")));
         } else {
             let listing = GitCommand::new(self, "oplog ls-files")
                 .args(["ls-files", "-s", "-z"])
