@@ -4,7 +4,7 @@
 //! allows on every host), TCP Fast Open, datagrams, a UNIX socket listening by path and an
 //! abstract one, tracing, a new user namespace, typing into a terminal, the kernel's key ring —
 //! while its allowed work (connections to the proxy, blocking and not, socket pairs, child
-//! processes) goes on. The supervisor's account lists each refusal.
+//! processes, a test's own server on loopback) goes on. The supervisor's account lists each refusal.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -65,6 +65,20 @@ def errno_call(f):
         if f() == -1:
             raise OSError(ctypes.get_errno(), "")
     return run
+def own_server():
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("0.0.0.0", 0))
+    srv.listen()
+    host, port = srv.getsockname()
+    c = socket.create_connection(("127.0.0.1", port), timeout=5)
+    a, _ = srv.accept()
+    a.sendall(b"own")
+    return host + " " + c.recv(10).decode()
+def bind_outside():
+    socket.socket().bind(("192.0.2.1", 0))
+attempt("own_server", own_server)
+attempt("bind_outside", bind_outside)
 attempt("proxy", blocking)
 attempt("proxy_nonblocking", nonblocking)
 attempt("other_host_same_port", elsewhere)
@@ -156,6 +170,9 @@ fn behind_the_proxy_only_the_proxy_is_reached_and_every_refusal_is_accounted() {
     assert_eq!(outcome(&stdout, "proxy_nonblocking"), "ok proxy");
     assert_eq!(outcome(&stdout, "socketpair"), "ok x");
     assert_eq!(outcome(&stdout, "child"), "ok child");
+    // A test's own server: bound on loopback (the wildcard address is bound as loopback) and
+    // reached by its own client.
+    assert_eq!(outcome(&stdout, "own_server"), "ok 127.0.0.1 own");
     let eacces = format!("refused {}", libc::EACCES);
     let eperm = format!("refused {}", libc::EPERM);
     for name in [
@@ -208,6 +225,7 @@ fn behind_the_proxy_only_the_proxy_is_reached_and_every_refusal_is_accounted() {
         ("unshare", "new namespace".to_owned()),
         ("ioctl", "TIOCSTI".to_owned()),
         ("keyctl", String::new()),
+        ("bind", "192.0.2.1:0".to_owned()),
     ] {
         let expected = (expected.0.to_owned(), expected.1);
         assert!(listed.contains(&expected), "{expected:?} not in {listed:?}");

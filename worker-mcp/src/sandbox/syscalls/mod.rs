@@ -16,8 +16,11 @@
 //! every `connect` is handed to the supervisor, which reads the address from the process's
 //! memory: the proxy's own address is connected **by the supervisor itself**, and the
 //! connected socket put in place of the process's (so no later change of that memory can
-//! redirect it); every other address is refused. Landlock's port rule alone would allow the
-//! proxy's port on every host.
+//! redirect it); a loopback port a process of the sandbox listens on (a test's server) is
+//! connected by the supervisor on the process's own socket; every other address is refused.
+//! Landlock's port rule alone would allow the proxy's port on every host. `bind` is decided
+//! there too: loopback only (the wildcard address is bound as loopback), so a test's server
+//! works and nothing outside can connect in.
 
 mod bpf;
 mod kernel;
@@ -152,6 +155,7 @@ pub(crate) fn rules(network: &Network) -> Vec<CallRule> {
     ];
     if matches!(network, Network::Proxy { .. }) {
         rules.push(CallRule::always(libc::SYS_connect, Action::Notify));
+        rules.push(CallRule::always(libc::SYS_bind, Action::Notify));
     }
     rules
 }

@@ -166,6 +166,7 @@ impl Supervisor {
         let (id, pid) = (notif.id, notif.pid);
         match nr {
             libc::SYS_connect => self.connect(notif),
+            libc::SYS_bind => self.bind(notif),
             libc::SYS_socket => {
                 let detail = socket_kind(low(0), low(1));
                 self.refuse(id, libc::EACCES, "socket", detail, pid);
@@ -195,6 +196,50 @@ impl Supervisor {
                 self.refuse(id, libc::EPERM, call, String::new(), pid);
             }
         }
+    }
+
+    /// `bind(fd, addr, len)` behind the proxy: a TCP socket may listen on loopback only (a
+    /// test's server); the wildcard address is bound as loopback. Bound by the supervisor on
+    /// the process's own socket, to the address it checked.
+    fn bind(&mut self, notif: &libc::seccomp_notif) {
+        let (id, pid) = (notif.id, notif.pid);
+        let fd = notif.data.args[0] as u32;
+        let len = (notif.data.args[2] as usize).min(128);
+        let Some(Ok(listener)) = self
+            .listener
+            .as_ref()
+            .map(|l| l.as_fd().try_clone_to_owned())
+        else {
+            return;
+        };
+        let raw = read_memory(pid, notif.data.args[1], len);
+        if !kernel::still_waiting(listener.as_fd(), id) {
+            return;
+        }
+        let destination = raw.map(|bytes| parse_address(&bytes));
+        let Some(Destination::Inet(addr)) = destination else {
+            let detail = destination.map_or_else(|| "unreadable address".into(), |d| d.to_string());
+            self.refuse(id, libc::EACCES, "bind", detail, pid);
+            return;
+        };
+        let local = match addr.ip() {
+            IpAddr::V4(v4) if v4.is_unspecified() => {
+                SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port())
+            }
+            IpAddr::V6(v6) if v6.is_unspecified() => {
+                SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), addr.port())
+            }
+            ip if ip.is_loopback() => addr,
+            IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()) => addr,
+            _ => {
+                self.refuse(id, libc::EACCES, "bind", addr.to_string(), pid);
+                return;
+            }
+        };
+        let answer = on_own_socket(pid, fd, |socket| {
+            nix::sys::socket::bind(socket.as_raw_fd(), &socket_address(local))
+        });
+        let _ = kernel::respond(listener.as_fd(), id, 0, answer);
     }
 
     /// `connect(fd, addr, len)`: the proxy's address is connected by the supervisor and the
@@ -232,6 +277,19 @@ impl Supervisor {
             (Destination::Inet(addr), Some(proxy)) => same_endpoint(*addr, proxy),
             _ => false,
         };
+        if let Destination::Inet(addr) = destination
+            && !to_proxy
+            && addr.ip().is_loopback()
+            && listened_on_by_the_sandbox(addr)
+        {
+            // A server the command started itself (a test's): connected by the supervisor on
+            // the process's own socket, to the address checked.
+            let answer = on_own_socket(pid, fd, |socket| {
+                nix::sys::socket::connect(socket.as_raw_fd(), &socket_address(addr))
+            });
+            let _ = kernel::respond(listener.as_fd(), id, 0, answer);
+            return;
+        }
         if !to_proxy {
             let detail = destination.to_string();
             self.refuse(id, libc::EACCES, "connect", detail, pid);
@@ -253,6 +311,95 @@ impl Supervisor {
             None => {}
         }
     }
+}
+
+/// Runs `call` on a duplicate of the process's descriptor `fd` (the same socket); the errno to
+/// answer with (0: success).
+fn on_own_socket(pid: u32, fd: u32, call: impl FnOnce(&OwnedFd) -> nix::Result<()>) -> i32 {
+    let Some(tgid) = thread_group(pid) else {
+        return libc::ESRCH;
+    };
+    match kernel::take_descriptor(tgid, fd) {
+        Ok(socket) => match call(&socket) {
+            Ok(()) => 0,
+            Err(errno) => errno as i32,
+        },
+        Err(e) => e.raw_os_error().unwrap_or(libc::EBADF),
+    }
+}
+
+/// The process (thread group) thread `tid` belongs to.
+fn thread_group(tid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn socket_address(addr: SocketAddr) -> nix::sys::socket::SockaddrStorage {
+    nix::sys::socket::SockaddrStorage::from(addr)
+}
+
+/// Whether a process of the sandbox (a descendant of the supervisor) listens on TCP `addr`'s
+/// port at a loopback or wildcard address (`/proc/net/tcp*`, matched by socket inode).
+fn listened_on_by_the_sandbox(addr: SocketAddr) -> bool {
+    let inodes = listening_inodes(addr.port());
+    if inodes.is_empty() {
+        return false;
+    }
+    let me = nix::unistd::getpid();
+    crate::process::reaper::descendants(me)
+        .iter()
+        .any(|(pid, ..)| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+                .filter_map(|target| {
+                    target
+                        .to_str()?
+                        .strip_prefix("socket:[")?
+                        .strip_suffix(']')?
+                        .parse::<u64>()
+                        .ok()
+                })
+                .any(|inode| inodes.contains(&inode))
+        })
+}
+
+/// Socket inodes listening on TCP `port` (IPv4 and IPv6 tables).
+fn listening_inodes(port: u16) -> Vec<u64> {
+    let mut found = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+            let (Some(local), Some(state), Some(inode)) =
+                (fields.get(1), fields.get(3), fields.get(9))
+            else {
+                continue;
+            };
+            let listening = *state == "0A";
+            let on_port = local
+                .rsplit_once(':')
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
+                == Some(port);
+            if listening
+                && on_port
+                && let Ok(inode) = inode.parse()
+            {
+                found.push(inode);
+            }
+        }
+    }
+    found
 }
 
 /// Opens a connection to the proxy, puts it in place of the process's `fd` (with its
@@ -421,6 +568,7 @@ fn socket_kind(domain: i32, ty: i32) -> String {
 fn call_name(nr: i64) -> &'static str {
     match nr {
         libc::SYS_connect => "connect",
+        libc::SYS_bind => "bind",
         libc::SYS_socket => "socket",
         libc::SYS_socketpair => "socketpair",
         libc::SYS_sendto => "sendto",
