@@ -4,14 +4,10 @@
 
 use std::fs::File;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
-
-/// First pause between attempts; it doubles up to [`MAX_PAUSE`].
-const FIRST_PAUSE: Duration = Duration::from_millis(2);
-const MAX_PAUSE: Duration = Duration::from_millis(50);
 
 /// A held lock; dropping it releases it.
 #[derive(Debug)]
@@ -21,28 +17,48 @@ pub(crate) struct FileLock {
 
 /// Takes the lock on `path` (creating the file), waiting until `deadline` for its holder.
 /// `Ok(None)`: still held by someone else at the deadline.
+///
+/// The wait is the kernel's (a blocking `flock` in a thread of its own), not polling: the lock
+/// is taken the moment its holder lets it go. A wait that outlives the deadline is abandoned;
+/// if its thread gets the lock later, it lets it go at once.
 pub(crate) fn lock_until(path: &Path, deadline: Instant) -> std::io::Result<Option<FileLock>> {
-    let mut pause = FIRST_PAUSE;
-    loop {
-        if let Some(lock) = try_lock(path)? {
-            return Ok(Some(lock));
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Ok(None);
-        }
-        std::thread::sleep(pause.min(deadline - now));
-        pause = (pause * 2).min(MAX_PAUSE);
+    if let Some(lock) = try_lock(path)? {
+        return Ok(Some(lock));
     }
+    let file = open(path)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut file = file;
+        loop {
+            match Flock::lock(file, FlockArg::LockExclusive) {
+                Err((again, Errno::EINTR)) => file = again,
+                done => {
+                    // Nobody waits any more: the lock (if taken) is dropped here, released.
+                    let _ = tx.send(done.map_err(|(_, errno)| errno));
+                    return;
+                }
+            }
+        }
+    });
+    let left = deadline.saturating_duration_since(Instant::now());
+    match rx.recv_timeout(left) {
+        Ok(Ok(flock)) => Ok(Some(FileLock { _flock: flock })),
+        Ok(Err(errno)) => Err(std::io::Error::from(errno)),
+        Err(_) => Ok(None),
+    }
+}
+
+fn open(path: &Path) -> std::io::Result<File> {
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
 }
 
 /// Takes the lock on `path` (creating the file) if nobody holds it; `Ok(None)` if someone does.
 pub(crate) fn try_lock(path: &Path) -> std::io::Result<Option<FileLock>> {
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?;
+    let file = open(path)?;
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(flock) => Ok(Some(FileLock { _flock: flock })),
         Err((_, Errno::EWOULDBLOCK)) => Ok(None),
@@ -54,6 +70,7 @@ pub(crate) fn try_lock(path: &Path) -> std::io::Result<Option<FileLock>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn a_second_handle_waits_until_the_first_is_dropped() {

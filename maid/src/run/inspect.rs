@@ -84,7 +84,7 @@ impl BrainState {
             head: main.rev("HEAD")?,
             changed: {
                 // A repository created in the Brain's tree is a write there too.
-                let status = main.tree_status()?;
+                let status = main.tree_status_unlocked()?;
                 status.changed.into_iter().chain(status.nested).collect()
             },
             beside: beside_worktrees(worktrees),

@@ -228,7 +228,16 @@ impl TaskGit {
 
     /// What git sees changed in the working tree, and the nested repositories in it.
     pub fn tree_status(&self) -> Result<TreeStatus, GitError> {
-        let refresh = self.repo.refresh();
+        self.tree_status_with(self.repo.refresh())
+    }
+
+    /// [`Self::tree_status`] of a tree others work in (the Brain's, read by a task): git does
+    /// not write its index, and Butler's lock on it is not taken, so tasks do not queue on it.
+    pub fn tree_status_unlocked(&self) -> Result<TreeStatus, GitError> {
+        self.tree_status_with(crate::git::lock::Refresh::without_lock())
+    }
+
+    fn tree_status_with(&self, refresh: crate::git::lock::Refresh) -> Result<TreeStatus, GitError> {
         let out = refresh
             .apply(self.command("status"))
             .args([
@@ -337,28 +346,37 @@ impl TaskGit {
     }
 
     /// Creates branch `branch` at `base` checked out in a new worktree at `path` (which must
-    /// not exist), and opens it. Under this tree's lock: the only index written is the new
-    /// worktree's, but git reads every other worktree's metadata while it adds one, and fails
-    /// on one another `worktree add` is still writing (tasks started side by side).
+    /// not exist), and opens it. The worktree is registered under this tree's lock (git reads
+    /// every other worktree's metadata while it adds one, and fails on one another `worktree
+    /// add` is still writing: tasks started side by side), without its checkout; the files are
+    /// then checked out under the new worktree's own lock, while other tasks go on.
     pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<TaskGit, GitError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| GitError::io("worktree", e))?;
         }
-        let _held = self.lock()?;
-        self.run(
-            "worktree",
-            [
-                OsStr::new("worktree"),
-                OsStr::new("add"),
-                OsStr::new("-q"),
-                OsStr::new("-b"),
-                OsStr::new(branch),
-                path.as_os_str(),
-                OsStr::new(base),
-            ],
-        )?;
-        self.worktree_at(path)?
-            .ok_or_else(|| GitError::failed("worktree", "the new worktree is not registered"))
+        {
+            let _held = self.lock()?;
+            self.run(
+                "worktree",
+                [
+                    OsStr::new("worktree"),
+                    OsStr::new("add"),
+                    OsStr::new("-q"),
+                    OsStr::new("--no-checkout"),
+                    OsStr::new("-b"),
+                    OsStr::new(branch),
+                    path.as_os_str(),
+                    OsStr::new(base),
+                ],
+            )?;
+        }
+        let wt = self
+            .worktree_at(path)?
+            .ok_or_else(|| GitError::failed("worktree", "the new worktree is not registered"))?;
+        let held = wt.lock()?;
+        wt.run_held(&held, "read-tree", ["read-tree", "--reset", "-u", "HEAD"])?;
+        drop(held);
+        Ok(wt)
     }
 
     /// The worktree of this repository at `path`, with the git directory git registered for it
