@@ -136,6 +136,16 @@ fn main() {
         ms(m) / ms(g)
     );
     let (b, f) = (median(begin_t), median(finish_t));
+    println!(
+        "  oplog snapshot before an operation  {:8.2} ms  ratio {:.2}",
+        ms(b),
+        ms(b) / ms(g)
+    );
+    println!(
+        "  oplog entry completed after it      {:8.2} ms  ratio {:.2}",
+        ms(f),
+        ms(f) / ms(g)
+    );
     let ops = env_usize("BUTLER_BENCH_OPS", 20);
     let objects = dir.join(".git/objects");
     let size_before = dir_size(&objects);
@@ -150,16 +160,6 @@ fn main() {
         assert!(entry.is_some(), "the change is logged");
     }
     let added = dir_size(&objects) - size_before;
-    println!(
-        "  oplog snapshot before an operation  {:8.2} ms  ratio {:.2}",
-        ms(b),
-        ms(b) / ms(g)
-    );
-    println!(
-        "  oplog entry completed after it      {:8.2} ms  ratio {:.2}",
-        ms(f),
-        ms(f) / ms(g)
-    );
     println!(
         "  oplog: {ops} operations changing one file added {:.1} KiB of objects ({:.1} KiB each, loose)",
         added as f64 / 1024.0,

@@ -256,3 +256,44 @@ fn with_an_open_network_datagrams_pass_and_unix_sockets_stay_closed() {
         format!("refused {}", libc::EPERM)
     );
 }
+
+#[test]
+fn no_capability_reaches_the_command_and_butlers_environment_stays_unreadable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = Policy::new(
+        SandboxMode::Required,
+        vec![dir.path().to_path_buf()],
+        Network::Open,
+    );
+    policy
+        .write_to(&dir.path().join("policy.json"))
+        .expect("policy");
+    // This test stands for Butler: its own environment is what the command must not read.
+    let me = std::process::id();
+    let script = format!(
+        "grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status; \
+         if cat /proc/{me}/environ >/dev/null 2>&1; then echo environ read; else echo environ refused; fi"
+    );
+    #[allow(clippy::disallowed_methods)]
+    let out = std::process::Command::new(HELPER)
+        .arg("--policy")
+        .arg(dir.path().join("policy.json"))
+        .args(["--", "/bin/sh", "-c", &script])
+        .env("BUTLER_GITEA_TOKEN", "tok-never-to-the-agent")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("helper runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for set in ["CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+        assert!(
+            stdout.contains(&format!("{set}:\t0000000000000000")),
+            "{set} not empty:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("environ refused"), "{stdout}");
+}

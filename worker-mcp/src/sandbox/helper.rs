@@ -357,6 +357,12 @@ fn confine_and_exec(args: &Args) -> i32 {
             false
         }
     };
+    // Last: no capability reaches the program (run as root, CAP_SYS_PTRACE would let it read
+    // the environment of processes outside the sandbox, Butler's among them; the others would
+    // let it past file permissions). `no_new_privs` keeps set-uid programs from regaining them.
+    if let Err(e) = drop_capabilities() {
+        problem.get_or_insert(e);
+    }
     let refuse = policy.mode == SandboxMode::Required && problem.is_some();
     write_report(
         &mut report_file,
@@ -376,6 +382,25 @@ fn confine_and_exec(args: &Args) -> i32 {
         return EXIT_SANDBOX_FAILED;
     }
     exec(args)
+}
+
+/// Empties every capability set of this process (bounding first, which needs
+/// `CAP_SETPCAP` while it is still effective).
+fn drop_capabilities() -> Result<(), String> {
+    use caps::CapSet;
+    let failed = |e: caps::errors::CapsError| format!("capabilities could not be dropped: {e}");
+    for cap in caps::read(None, CapSet::Bounding).map_err(failed)? {
+        caps::drop(None, CapSet::Bounding, cap).map_err(failed)?;
+    }
+    for set in [
+        CapSet::Ambient,
+        CapSet::Inheritable,
+        CapSet::Effective,
+        CapSet::Permitted,
+    ] {
+        caps::clear(None, set).map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// Installs the system-call filter and hands its listener to the first stage over the
