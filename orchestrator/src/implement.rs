@@ -250,6 +250,12 @@ fn sandbox_settings(
             ),
         });
     }
+    butler_worker::sandbox::deny_read::check_entries(&file.deny_read).map_err(|e| {
+        WorkError::Config {
+            problem: format!("[agent] deny_read: {e}"),
+        }
+    })?;
+    ctx.sandbox.deny_read = file.deny_read.clone();
     ctx.sandbox.helper = Some(ctx.worker_mcp.program.clone());
     Ok(())
 }
