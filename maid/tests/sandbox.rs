@@ -623,7 +623,9 @@ async fn a_writable_home_keeps_its_stores_unwritable() {
          ln ~/.netrc ~/.cache/netrc\n\
          cat ~/.ssh/secret\n\
          echo ok >> ~/.bashrc && echo 'bashrc: ok'\n\
-         mkdir ~/.cache/tool && echo x > ~/.cache/tool/f && echo 'cache: ok'\n",
+         mkdir ~/.cache/tool && echo x > ~/.cache/tool/f && echo 'cache: ok'\n\
+         touch ~/new-at-top\n\
+         ls ~/.ssh\n",
     )
     .await;
     for refused in [
@@ -633,6 +635,8 @@ async fn a_writable_home_keeps_its_stores_unwritable() {
         "cannot move",
         "failed to create hard link",
         "/.ssh/secret: Permission denied",
+        // The cost of splitting the home: nothing new directly in it.
+        "/new-at-top': Permission denied",
     ] {
         assert!(out.contains(refused), "{refused}\n{out}");
     }
@@ -640,6 +644,8 @@ async fn a_writable_home_keeps_its_stores_unwritable() {
         out.contains("bashrc: ok") && out.contains("cache: ok"),
         "{out}"
     );
+    // A denied directory's names can be listed (the right of the directories on the way).
+    assert!(out.lines().any(|l| l == "secret"), "{out}");
     assert!(!home.join(".ssh/authorized_keys").exists());
     assert!(home.join(".ssh/secret").is_file() && !home.join("moved").exists());
     assert_eq!(
