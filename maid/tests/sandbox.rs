@@ -397,10 +397,7 @@ fn fake_home(root: &Path) -> Vec<PathBuf> {
             Base::Data => home.join(".local/share"),
         };
         let paths = match store.path.strip_suffix('*') {
-            Some(prefix) => vec![
-                base.join(format!("{prefix}")),
-                base.join(format!("{prefix}.toml")),
-            ],
+            Some(prefix) => vec![base.join(prefix), base.join(format!("{prefix}.toml"))],
             None => vec![base.join(store.path)],
         };
         for path in paths {
@@ -482,7 +479,7 @@ async fn confined_output(
     }
     .wrap(
         Path::new(HELPER),
-        ChildSpec::shell(script, &dir.join("home"), env),
+        ChildSpec::shell(script, dir.join("home"), env),
     );
     let out = supervise(spec, &limits, &CancellationToken::new()).await;
     let text = std::fs::read_to_string(&report).expect("report");
