@@ -624,6 +624,25 @@ mod tests {
     }
 
     #[test]
+    fn deny_read_entries_reach_the_sandbox_and_relative_ones_are_refused() {
+        let ctx = context(
+            &[],
+            &file("[agent]\ndeny_read = [\"~/.vault\", \"/srv/keys\"]\n"),
+        )
+        .expect("context");
+        assert_eq!(ctx.sandbox.deny_read, ["~/.vault", "/srv/keys"]);
+        match context(&[], &file("[agent]\ndeny_read = [\"keys\"]\n")) {
+            Err(WorkError::Config { problem }) => {
+                assert!(
+                    problem.starts_with("[agent] deny_read: `keys`"),
+                    "{problem}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn agents_with_hooks_get_the_brains_git_policy() {
         let ctx = context(&[], &AgentFileConfig::default()).expect("context");
         let claude = ctx
