@@ -144,6 +144,8 @@ pub(crate) struct TaskDirs<'a> {
     pub real_home: Option<&'a Path>,
     /// Where every task's worktree lives (`[agent] worktrees_dir`), denied but for the task's.
     pub worktrees_root: Option<&'a Path>,
+    /// The project's working tree and git directory: readable whatever denial holds them.
+    pub repository: [&'a Path; 2],
 }
 
 /// Where a task's sandbox keeps its files and what each command may write.
@@ -156,6 +158,8 @@ pub(crate) struct TaskSandbox {
     verify_writable: Vec<PathBuf>,
     /// What neither may read or write (the stores that exist when the task starts).
     denied: Vec<Denied>,
+    /// What both read whatever is denied above it (the repository).
+    readable: Vec<PathBuf>,
     /// The Maid's evidence directory (read-only to the agent): policies and reports.
     task_dir: PathBuf,
 }
@@ -191,6 +195,7 @@ impl TaskSandbox {
             agent_writable,
             verify_writable,
             denied: deny_list(user, &entries),
+            readable: dirs.repository.iter().map(|p| p.to_path_buf()).collect(),
             task_dir: task_dir.to_path_buf(),
         })
     }
@@ -229,6 +234,9 @@ impl TaskSandbox {
             self.settings.network.clone(),
         );
         policy.deny_read = self.denied.iter().map(|d| d.path.clone()).collect();
+        if !policy.deny_read.is_empty() {
+            policy.readable = self.readable.clone();
+        }
         let policy_file = file("sandbox.json");
         policy
             .write_to(&policy_file)
@@ -350,11 +358,17 @@ mod tests {
     }
 
     /// A task's directories under `p`, named as the Maid names them.
-    struct Dirs(PathBuf, PathBuf, PathBuf);
+    struct Dirs(PathBuf, PathBuf, PathBuf, PathBuf, PathBuf);
 
     impl Dirs {
         fn under(p: &Path) -> Self {
-            Self(p.join("wt"), p.join("agent"), p.join("verify"))
+            Self(
+                p.join("wt"),
+                p.join("agent"),
+                p.join("verify"),
+                p.join("project"),
+                p.join("project/.git"),
+            )
         }
 
         fn task(&self) -> TaskDirs<'_> {
@@ -364,6 +378,7 @@ mod tests {
                 verify_tmp: &self.2,
                 real_home: None,
                 worktrees_root: None,
+                repository: [&self.3, &self.4],
             }
         }
     }
@@ -458,6 +473,11 @@ mod tests {
             policy.deny_read,
             [p.join("home/.ssh"), p.join("home/.vault")],
             "what exists is denied"
+        );
+        assert_eq!(
+            policy.readable,
+            [p.join("project"), p.join("project/.git")],
+            "the repository stays readable whatever holds it"
         );
     }
 }

@@ -651,3 +651,65 @@ async fn a_writable_home_keeps_its_stores_unwritable() {
     );
     assert!(!home.join(".cache/netrc").exists());
 }
+
+/// `[agent] worktrees_dir` set to a directory that also holds the project: other tasks'
+/// worktrees there are denied, yet the task's agent and verify commands still read the
+/// repository (its working tree and git directory are readable on their own).
+#[tokio::test]
+async fn a_worktrees_dir_holding_the_project_leaves_the_repository_readable() {
+    let repo = repo("");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let script = elsewhere.path().join("script.jsonl");
+    std::fs::write(&script, format!("[{GREET}]")).expect("script");
+    let mut ctx = context(&repo, SandboxMode::Required, Arc::new(RunningKernel));
+    ctx.parent_env = vec![
+        ("PATH".into(), std::env::var_os("PATH").expect("PATH")),
+        ("FAKE_AGENT_SCRIPT".into(), script.into()),
+    ];
+    let holder = repo.world.dir().to_path_buf();
+    assert!(repo.root.starts_with(&holder));
+    std::fs::create_dir_all(holder.join("other-task")).expect("mkdir");
+    std::fs::write(holder.join("other-task/secret.rs"), "theirs\n").expect("write");
+    ctx.worktrees_root = Some(holder.clone());
+    let contract = prepare_task(
+        &ctx,
+        ImplementRequest {
+            test_commands: vec![
+                "test -f src/greet.rs && git log --oneline".into(),
+                format!("! cat {}/other-task/secret.rs", holder.display()),
+            ],
+            ..request()
+        },
+        "test",
+    )
+    .await
+    .expect("prepared");
+    let result = run_task(ctx, contract, |_| {}, CancellationToken::new())
+        .await
+        .expect("ran")
+        .implementation()
+        .cloned()
+        .expect("an implementation result");
+    let a = &result.attempts[0];
+    let sandbox = a.sandbox.as_ref().expect("report");
+    assert!(sandbox.applied, "{sandbox:?}");
+    assert!(
+        sandbox.denied_read.contains(&holder.display().to_string()),
+        "{sandbox:?}"
+    );
+    // The agent wrote its file and git read the repository; the other task's file was refused.
+    assert!(
+        sandbox.refused.iter().any(|r| r
+            .target
+            .as_deref()
+            .is_some_and(|t| t.ends_with("other-task/secret.rs"))),
+        "{a:#?}"
+    );
+    // Both test commands passed: git read the repository, the other task's file was refused.
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    let git = &a.verify.tests[0];
+    assert!(
+        git.passed && git.output_tail.contains("Initial commit"),
+        "{git:?}"
+    );
+}

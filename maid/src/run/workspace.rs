@@ -75,6 +75,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                 verify_tmp: &paths.verify_tmp,
                 real_home: real_home.as_deref(),
                 worktrees_root: ctx.worktrees_root.as_deref(),
+                repository: [self.shared.main.workdir(), self.shared.main.common_dir()],
             },
             &user,
             &paths.task_dir,

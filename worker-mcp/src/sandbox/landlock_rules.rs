@@ -118,6 +118,19 @@ pub fn restrict_self(policy: &Policy) -> Result<Restricted, SandboxError> {
         created = rule(created, &c.path, c.dir, access)?;
         read_rules += 1;
     }
+    // Trees named readable (the project) even beneath a denied path, carved the same way.
+    for tree in &policy.readable {
+        let Ok(real) = std::fs::canonicalize(tree) else {
+            continue;
+        };
+        for c in carve(&real, &denied) {
+            let access = match c.grant {
+                Grant::Tree => read,
+                Grant::Along => AccessFs::ReadDir.into(),
+            };
+            created = rule(created, &c.path, c.dir, access)?;
+        }
+    }
     // Writing: each writable tree, carved the same way around the denied paths inside it.
     for tree in &policy.writable {
         let Ok(real) = std::fs::canonicalize(tree) else {

@@ -156,6 +156,11 @@ pub struct Policy {
     /// expanded; the helper resolves links and denies both the link and its target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deny_read: Vec<PathBuf>,
+    /// Trees read even beneath a denied path (the project's working tree and git directory,
+    /// which a configured denial such as `worktrees_dir` may hold); denied paths inside them
+    /// stay denied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readable: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -167,6 +172,7 @@ impl Policy {
             devices: DEVICES.iter().map(PathBuf::from).collect(),
             network,
             deny_read: Vec::new(),
+            readable: Vec::new(),
         }
     }
 
@@ -191,6 +197,7 @@ impl Policy {
             .iter()
             .chain(&policy.devices)
             .chain(&policy.deny_read)
+            .chain(&policy.readable)
             .find(|p| !p.is_absolute())
         {
             return Err(SandboxError::Policy {
