@@ -116,6 +116,54 @@ impl World {
     }
 }
 
+/// The user's secrets in the world's `HOME` (the user's, as Butler sees it; the agent's own
+/// `HOME` is its directory): relative paths and a dummy content.
+const SECRETS: &[&str] = &[
+    ".ssh/id_ed25519",
+    ".git-credentials",
+    ".netrc",
+    ".config/gh/hosts.yml",
+    ".aws/credentials",
+];
+
+fn write_file(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+/// Puts dummy secrets and an ordinary file into the user's home.
+fn plant_secrets(w: &World) {
+    for rel in SECRETS {
+        write_file(&w.home.join(rel), "dummy-secret\n");
+    }
+    write_file(&w.home.join("notes.txt"), "ordinary\n");
+}
+
+/// The agent's attempt at the user's secrets and Butler's token file, and the reads that must
+/// still work (printed as `read <what>: ok`).
+fn steal(w: &World) -> String {
+    let mut cmd = String::new();
+    for rel in SECRETS
+        .iter()
+        .copied()
+        .chain(["butler/http-token"].iter().copied())
+    {
+        let path = if rel.starts_with("butler/") {
+            w.home.join(".config").join(rel)
+        } else {
+            w.home.join(rel)
+        };
+        cmd.push_str(&format!("cat '{}'; ", path.display()));
+    }
+    cmd.push_str(&format!(
+        "cat '{}' /etc/hosts /usr/bin/env >/dev/null && echo 'fake-agent: read home: ok' >&2; \
+         ls -a '{}' | grep -q notes.txt && echo 'fake-agent: list home: ok' >&2",
+        w.home.join("notes.txt").display(),
+        w.home.display()
+    ));
+    cmd
+}
+
 /// What the adversarial agent does: its legitimate work, then every attempt to get out.
 fn script(w: &World, with_destructive: bool) -> String {
     let p = |rel: &str| w.project.join(rel).to_string_lossy().into_owned();
@@ -134,6 +182,7 @@ fn script(w: &World, with_destructive: bool) -> String {
         json!({"do": "getenv", "name": "BUTLER_GITEA_TOKEN"}),
         json!({"do": "connect", "port": port(&w.allowed)}),
         json!({"do": "connect", "port": port(&w.denied)}),
+        json!({"do": "sh", "cmd": steal(w)}),
     ];
     if with_destructive {
         actions.extend([
@@ -156,6 +205,8 @@ fn refused_targets(attempt: &Value) -> Vec<String> {
 #[test]
 fn a_confined_agent_is_refused_everything_but_its_work_which_is_recorded() {
     let w = World::new("auto");
+    plant_secrets(&w);
+    write_file(&w.home.join(".config/butler/http-token"), "butler-token\n");
     std::fs::write(&w.script, script(&w, true)).expect("script");
     let verify_escape = format!(
         "echo pwned > {}/VERIFY.txt; test -f src/greet.rs",
@@ -203,6 +254,16 @@ fn a_confined_agent_is_refused_everything_but_its_work_which_is_recorded() {
         "{log}"
     );
     assert!(log.contains("fake-agent: own tmp: ok"), "{log}");
+    for rel in SECRETS.iter().copied().chain([".config/butler/http-token"]) {
+        let line = format!("cat: {}: Permission denied", w.home.join(rel).display());
+        assert!(log.contains(&line), "{line}\n{log}");
+    }
+    assert!(
+        !log.contains("dummy-secret") && !log.contains("butler-token"),
+        "{log}"
+    );
+    assert!(log.contains("fake-agent: read home: ok"), "{log}");
+    assert!(log.contains("fake-agent: list home: ok"), "{log}");
 
     // The evidence says what the sandbox did and lists the refusals.
     let sandbox = &a["sandbox"];
@@ -212,6 +273,25 @@ fn a_confined_agent_is_refused_everything_but_its_work_which_is_recorded() {
     assert!(sandbox["landlock_abi"].as_u64().expect("abi") >= 4);
     assert_eq!(sandbox["network"]["connect_tcp"], json!([ok]));
     assert_eq!(sandbox["verify_confined"], true);
+    // The stores denied, by name; Butler's data directory (outside the home here) by path.
+    let denied: Vec<&str> = sandbox["denied_read"]
+        .as_array()
+        .expect("denied_read")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let data = format!("{}/butler", w.data.display());
+    for name in [
+        "~/.ssh",
+        "~/.aws",
+        "~/.netrc",
+        "~/.git-credentials",
+        "~/.config/gh",
+        "~/.config/butler",
+        &data,
+    ] {
+        assert!(denied.contains(&name), "{name} not in {denied:?}");
+    }
     let targets = refused_targets(a);
     for want in [
         w.project.join("README.md").display().to_string(),

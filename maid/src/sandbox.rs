@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use butler_worker::sandbox::deny_read::{Denied, UserDirs, deny_list};
 use butler_worker::sandbox::{
     Enforcement, HelperReport, HelperRun, KernelProbe, Network, Policy, RefusalSource,
     RunningKernel, SandboxMode, SandboxReport, scan_refusals, unmet,
@@ -33,6 +34,9 @@ pub struct SandboxSettings {
     pub network: Network,
     /// More trees agents and verify commands may write (e.g. a shared build cache).
     pub extra_writable: Vec<PathBuf>,
+    /// More paths they may neither read nor write (`[agent] deny_read`: absolute, or `~/…` in
+    /// the user's `HOME`), besides the credential stores and Butler's own directories.
+    pub deny_read: Vec<String>,
     /// Butler's program, run as `<helper> sandbox-exec …`. Without it nothing can be confined.
     pub helper: Option<PathBuf>,
     /// What the kernel offers (injected: tests stand for a kernel without Landlock).
@@ -46,6 +50,7 @@ impl Default for SandboxSettings {
             mode: SandboxMode::Auto,
             network: Network::Open,
             extra_writable: Vec::new(),
+            deny_read: Vec::new(),
             helper: None,
             probe: Arc::new(RunningKernel),
         }
@@ -144,6 +149,20 @@ fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
         .collect()
 }
 
+/// The directories of one task a sandbox is built around.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskDirs<'a> {
+    pub worktree: &'a Path,
+    pub agent_dir: &'a Path,
+    pub verify_tmp: &'a Path,
+    /// The user's `HOME`, when the agent was given it (writable to it).
+    pub real_home: Option<&'a Path>,
+    /// Where every task's worktree lives (`[agent] worktrees_dir`), denied but for the task's.
+    pub worktrees_root: Option<&'a Path>,
+    /// The project's working tree and git directory: readable whatever denial holds them.
+    pub repository: [&'a Path; 2],
+}
+
 /// Where a task's sandbox keeps its files and what each command may write.
 #[derive(Debug, Clone)]
 pub(crate) struct TaskSandbox {
@@ -152,6 +171,10 @@ pub(crate) struct TaskSandbox {
     decision: Result<(), String>,
     agent_writable: Vec<PathBuf>,
     verify_writable: Vec<PathBuf>,
+    /// What neither may read or write (the stores that exist when the task starts).
+    denied: Vec<Denied>,
+    /// What both read whatever is denied above it (the repository).
+    readable: Vec<PathBuf>,
     /// The Maid's evidence directory (read-only to the agent): policies and reports.
     task_dir: PathBuf,
 }
@@ -159,13 +182,13 @@ pub(crate) struct TaskSandbox {
 impl TaskSandbox {
     /// The sandbox of one task whose agent writes `worktree` and `agent_dir` (plus the real
     /// `HOME` when it was given one), and whose verify commands write `worktree` and
-    /// `verify_tmp`.
+    /// `verify_tmp`. Neither reads nor writes the credential stores of the user whose
+    /// directories `user` names (Butler's own `HOME`), Butler's directories, the worktrees of
+    /// other tasks (`worktrees_root`) and the configured `deny_read`.
     pub(crate) fn new(
         settings: &SandboxSettings,
-        worktree: &Path,
-        agent_dir: &Path,
-        verify_tmp: &Path,
-        real_home: Option<&Path>,
+        dirs: TaskDirs<'_>,
+        user: &UserDirs,
         task_dir: &Path,
     ) -> Result<Self, MaidError> {
         settings.check()?;
@@ -174,16 +197,20 @@ impl TaskSandbox {
             (_, Some(reason)) => Err(reason),
             (_, None) => Ok(()),
         };
-        let mut agent_writable = vec![worktree.to_path_buf(), agent_dir.to_path_buf()];
-        agent_writable.extend(real_home.map(Path::to_path_buf));
+        let mut agent_writable = vec![dirs.worktree.to_path_buf(), dirs.agent_dir.to_path_buf()];
+        agent_writable.extend(dirs.real_home.map(Path::to_path_buf));
         agent_writable.extend(settings.extra_writable.iter().cloned());
-        let mut verify_writable = vec![worktree.to_path_buf(), verify_tmp.to_path_buf()];
+        let mut verify_writable = vec![dirs.worktree.to_path_buf(), dirs.verify_tmp.to_path_buf()];
         verify_writable.extend(settings.extra_writable.iter().cloned());
+        let mut entries = settings.deny_read.clone();
+        entries.extend(dirs.worktrees_root.map(|root| root.display().to_string()));
         Ok(Self {
             settings: settings.clone(),
             decision,
             agent_writable,
             verify_writable,
+            denied: deny_list(user, &entries),
+            readable: dirs.repository.iter().map(|p| p.to_path_buf()).collect(),
             task_dir: task_dir.to_path_buf(),
         })
     }
@@ -219,11 +246,15 @@ impl TaskSandbox {
                 syscalls_file,
             }));
         }
-        let policy = Policy::new(
+        let mut policy = Policy::new(
             self.settings.mode,
             writable.to_vec(),
             self.settings.network.clone(),
         );
+        policy.deny_read = self.denied.iter().map(|d| d.path.clone()).collect();
+        if !policy.deny_read.is_empty() {
+            policy.readable = self.readable.clone();
+        }
         let policy_file = file("sandbox.json");
         policy
             .write_to(&policy_file)
@@ -310,6 +341,17 @@ impl TaskSandbox {
                 Network::Open
             },
             verify_confined: verify.is_some_and(Confinement::confines),
+            denied_read: if applied {
+                let mut names: Vec<String> = Vec::new();
+                for d in &self.denied {
+                    if !names.contains(&d.name) {
+                        names.push(d.name.clone());
+                    }
+                }
+                names
+            } else {
+                Vec::new()
+            },
             refused: Vec::new(),
             refused_total: 0,
             syscall_filter: helper.as_ref().is_some_and(|h| h.syscall_filter),
@@ -349,6 +391,32 @@ mod tests {
         }
     }
 
+    /// A task's directories under `p`, named as the Maid names them.
+    struct Dirs(PathBuf, PathBuf, PathBuf, PathBuf, PathBuf);
+
+    impl Dirs {
+        fn under(p: &Path) -> Self {
+            Self(
+                p.join("wt"),
+                p.join("agent"),
+                p.join("verify"),
+                p.join("project"),
+                p.join("project/.git"),
+            )
+        }
+
+        fn task(&self) -> TaskDirs<'_> {
+            TaskDirs {
+                worktree: &self.0,
+                agent_dir: &self.1,
+                verify_tmp: &self.2,
+                real_home: None,
+                worktrees_root: None,
+                repository: [&self.3, &self.4],
+            }
+        }
+    }
+
     fn settings(mode: SandboxMode) -> SandboxSettings {
         SandboxSettings {
             mode,
@@ -368,10 +436,8 @@ mod tests {
         let p = dir.path();
         let sandbox = TaskSandbox::new(
             &settings(SandboxMode::Auto),
-            &p.join("wt"),
-            &p.join("agent"),
-            &p.join("verify"),
-            None,
+            Dirs::under(p).task(),
+            &UserDirs::default(),
             p,
         )
         .expect("auto");
@@ -401,8 +467,14 @@ mod tests {
         let p = dir.path();
         let mut s = settings(SandboxMode::Auto);
         s.probe = Arc::new(RunningKernel);
-        let sandbox = TaskSandbox::new(&s, &p.join("wt"), &p.join("agent"), &p.join("v"), None, p)
-            .expect("sandbox");
+        std::fs::create_dir_all(p.join("home/.ssh")).expect("mkdir");
+        s.deny_read = vec!["~/.vault".into(), p.join("keys").display().to_string()];
+        std::fs::write(p.join("home/.vault"), "x").expect("write");
+        let user = UserDirs {
+            home: Some(p.join("home")),
+            ..UserDirs::default()
+        };
+        let sandbox = TaskSandbox::new(&s, Dirs::under(p).task(), &user, p).expect("sandbox");
         let c = sandbox.agent(2).expect("policy").expect("confined");
         let spec = c.wrap(
             ChildSpec::shell("true", p, butler_worker::process::ChildEnv::new()),
@@ -433,5 +505,15 @@ mod tests {
         );
         let policy = Policy::read_from(&p.join("attempt-2-agent-sandbox.json")).expect("policy");
         assert_eq!(policy.writable, vec![p.join("wt"), p.join("agent")]);
+        assert_eq!(
+            policy.deny_read,
+            [p.join("home/.ssh"), p.join("home/.vault")],
+            "what exists is denied"
+        );
+        assert_eq!(
+            policy.readable,
+            [p.join("project"), p.join("project/.git")],
+            "the repository stays readable whatever holds it"
+        );
     }
 }

@@ -370,3 +370,349 @@ async fn the_helper_passes_the_commands_ending_on_and_blocks_no_signal_of_it() {
         "nothing was left running, nothing reported"
     );
 }
+
+/// A fake home holding a dummy secret in every store of the deny table (`.kube` a link to a
+/// store elsewhere), ordinary files beside them, Butler's configuration and data directories
+/// with this task's worktree and another task's; the secrets' paths.
+fn fake_home(root: &Path) -> Vec<PathBuf> {
+    use butler_worker::sandbox::deny_read::{Base, STORES};
+    let home = root.join("home");
+    let file_like = |name: &str| {
+        [
+            ".netrc",
+            ".git-credentials",
+            ".gitcookies",
+            ".npmrc",
+            ".pypirc",
+            "config.json",
+            "auth.json",
+            "credentials",
+            "credentials.tfrc.json",
+        ]
+        .contains(&name)
+    };
+    let mut secrets = Vec::new();
+    for store in STORES {
+        let base = match store.base {
+            Base::Home => home.clone(),
+            Base::Config => home.join(".config"),
+            Base::Data => home.join(".local/share"),
+        };
+        let paths = match store.path.strip_suffix('*') {
+            Some(prefix) => vec![base.join(prefix), base.join(format!("{prefix}.toml"))],
+            None => vec![base.join(store.path)],
+        };
+        for path in paths {
+            let name = path.file_name().and_then(|n| n.to_str()).expect("name");
+            let (dir, file) = if file_like(name) || name.ends_with(".toml") {
+                (path.parent().expect("parent").to_path_buf(), path.clone())
+            } else if name == ".kube" {
+                // A store that is a link: denied at its target too.
+                let target = root.join("elsewhere/kube");
+                std::fs::create_dir_all(&target).expect("mkdir");
+                std::os::unix::fs::symlink(&target, &path).expect("link");
+                secrets.push(target.join("config"));
+                (target.clone(), target.join("config"))
+            } else {
+                (path.clone(), path.join("secret"))
+            };
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(&file, "dummy-secret\n").expect("secret");
+            if name == ".kube" {
+                secrets.push(path.join("config"));
+            } else {
+                secrets.push(file);
+            }
+        }
+    }
+    for (rel, text) in [
+        (".bashrc", "alias ll='ls -l'\n"),
+        ("notes.txt", "ordinary\n"),
+        (".cargo/config.toml", "[build]\n"),
+        (".config/nvim/init.lua", "-- editor\n"),
+        (".config/butler/http-token", "butler-token\n"),
+        (
+            ".local/share/butler/worktrees/p/task-t0/secret.rs",
+            "another task\n",
+        ),
+        (
+            ".local/share/butler/worktrees/p/task-t1/src/lib.rs",
+            "pub fn one() {}\n",
+        ),
+        (
+            ".local/share/butler/worktrees/p/task-t1.agent/home/.keep",
+            "",
+        ),
+        ("vault.txt", "configured\n"),
+    ] {
+        let path = home.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+    }
+    std::fs::create_dir_all(home.join(".cache")).expect("mkdir");
+    for rel in [
+        ".config/butler/http-token",
+        ".local/share/butler/worktrees/p/task-t0/secret.rs",
+        "vault.txt",
+    ] {
+        secrets.push(home.join(rel));
+    }
+    secrets
+}
+
+/// Runs `script` under the helper with `policy`; its stdout and stderr.
+async fn confined_output(
+    dir: &Path,
+    policy: &butler_worker::sandbox::Policy,
+    script: &str,
+) -> String {
+    use butler_worker::process::{ChildEnv, ChildSpec, Limits, supervise};
+    use butler_worker::sandbox::HelperRun;
+    let (file, report) = (dir.join("policy.json"), dir.join("report.json"));
+    policy.write_to(&file).expect("policy");
+    let mut env = ChildEnv::new();
+    env.set("PATH", std::env::var_os("PATH").expect("PATH"));
+    env.set("HOME", dir.join("home"));
+    let limits = Limits::new(Duration::from_secs(30));
+    let spec = HelperRun {
+        policy: Some((&file, &report)),
+        leftovers: None,
+        syscalls: None,
+        grace: limits.grace,
+    }
+    .wrap(
+        Path::new(HELPER),
+        ChildSpec::shell(script, dir.join("home"), env),
+    );
+    let out = supervise(spec, &limits, &CancellationToken::new()).await;
+    let text = std::fs::read_to_string(&report).expect("report");
+    assert!(text.contains("\"enforcement\":\"full\""), "{text}");
+    format!("{}{}", out.stdout.text(), out.stderr.text())
+}
+
+/// Every store of the deny table, Butler's token, another task's worktree and a configured
+/// entry are unreadable from inside (Permission denied from the kernel), as are the user's
+/// terminals and Butler's `/proc/<pid>/mem`; the home beside them, the task's worktree
+/// (inside Butler's data directory) and system files stay readable, and the home can be listed.
+#[tokio::test]
+async fn credential_stores_are_unreadable_inside_and_the_rest_of_home_is_not() {
+    use butler_worker::sandbox::deny_read::{UserDirs, deny_list};
+    use butler_worker::sandbox::{Network, Policy};
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(tmp.path()).expect("real");
+    let secrets = fake_home(&root);
+    let home = root.join("home");
+    let wt = home.join(".local/share/butler/worktrees/p/task-t1");
+    let agent_dir = home.join(".local/share/butler/worktrees/p/task-t1.agent");
+    let user = UserDirs {
+        home: Some(home.clone()),
+        ..UserDirs::default()
+    };
+    let denied = deny_list(&user, &["~/vault.txt".to_owned()]);
+    let mut policy = Policy::new(
+        SandboxMode::Required,
+        vec![wt.clone(), agent_dir.clone()],
+        Network::Open,
+    );
+    policy.deny_read = denied.iter().map(|d| d.path.clone()).collect();
+    let quoted = |p: &Path| format!("'{}'", p.display());
+    // A file in `/dev/shm`, written outside: nothing of `/dev` but its listed devices is
+    // readable inside.
+    let shm = PathBuf::from(format!("/dev/shm/butler-deny-read-{}", std::process::id()));
+    std::fs::write(&shm, "shared\n").expect("shm");
+    let mut script = String::new();
+    for secret in &secrets {
+        script.push_str(&format!(
+            "cat {0} >/dev/null && echo \"READ {1}\"\n",
+            quoted(secret),
+            secret.display()
+        ));
+    }
+    script.push_str(&format!(
+        "cat ~/.bashrc ~/notes.txt ~/.cargo/config.toml ~/.config/nvim/init.lua {lib} /etc/hosts \
+         >/dev/null && echo 'home: ok'\n\
+         test -x /usr/bin/env && /usr/bin/env true && cat /usr/bin/env >/dev/null && echo 'system: ok'\n\
+         echo 'pub fn two() {{}}' >> {lib} && echo 'worktree: ok'\n\
+         ls -a ~ | tr '\\n' ' '; echo\n\
+         echo x > /dev/null && echo 'dev null: ok'\n\
+         cat /proc/self/status >/dev/null && echo 'proc self: ok'\n\
+         head -c1 /proc/{pid}/mem >/dev/null\n\
+         (exec 3<>/dev/ptmx)\n\
+         (exec 3<>/dev/tty)\n\
+         cat {shm}\n\
+         ls /dev/pts >/dev/null && echo 'dev pts: listed only'\n",
+        lib = quoted(&wt.join("src/lib.rs")),
+        pid = std::process::id(),
+        shm = shm.display(),
+    ));
+    let out = confined_output(&root, &policy, &script).await;
+    let _ = std::fs::remove_file(&shm);
+
+    for secret in &secrets {
+        let line = format!("cat: {}: Permission denied", secret.display());
+        assert!(out.contains(&line), "{line}\n{out}");
+    }
+    assert!(!out.contains("READ "), "{out}");
+    for ok in [
+        "home: ok",
+        "system: ok",
+        "worktree: ok",
+        "dev null: ok",
+        "proc self: ok",
+    ] {
+        assert!(out.contains(ok), "{ok}\n{out}");
+    }
+    assert!(
+        out.contains(" .bashrc ") && out.contains(" .ssh "),
+        "ls ~\n{out}"
+    );
+    // Another process's `/proc/<pid>/mem` is refused by Landlock's ptrace scoping. Its
+    // `environ` is not, on this kernel (Linux 6.18: a same-user process outside the domain
+    // reads it): see docs/sandbox.md, "What the sandbox does not cover".
+    let mem = format!("/proc/{}/mem", std::process::id());
+    assert!(
+        out.lines()
+            .any(|l| l.contains(&mem) && l.contains("Permission denied")),
+        "{mem}\n{out}"
+    );
+    // The user's terminals: not opened (listing `/dev` is the along-the-way right of `/`).
+    for dev in ["/dev/ptmx", "/dev/tty", &*shm.to_string_lossy()] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains(dev) && l.contains("Permission denied")),
+            "{dev}\n{out}"
+        );
+    }
+    let names: Vec<&str> = denied.iter().map(|d| d.name.as_str()).collect();
+    for name in [
+        "~/.ssh",
+        "~/.cargo/credentials.toml",
+        "~/.config/butler",
+        "~/vault.txt",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+}
+
+/// With the user's home writable (`real_home`), the stores in it are neither readable nor
+/// writable: no new file in `~/.ssh`, no append to `~/.netrc`, no renaming the store away;
+/// existing entries beside them stay writable, and new ones can be made inside them.
+#[tokio::test]
+async fn a_writable_home_keeps_its_stores_unwritable() {
+    use butler_worker::sandbox::deny_read::{UserDirs, deny_list};
+    use butler_worker::sandbox::{Network, Policy};
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(tmp.path()).expect("real");
+    fake_home(&root);
+    let home = root.join("home");
+    let user = UserDirs {
+        home: Some(home.clone()),
+        ..UserDirs::default()
+    };
+    let mut policy = Policy::new(SandboxMode::Required, vec![home.clone()], Network::Open);
+    policy.deny_read = deny_list(&user, &[]).into_iter().map(|d| d.path).collect();
+    let out = confined_output(
+        &root,
+        &policy,
+        "echo evil > ~/.ssh/authorized_keys\n\
+         echo evil >> ~/.netrc\n\
+         rm ~/.ssh/secret\n\
+         mv ~/.ssh ~/moved\n\
+         ln ~/.netrc ~/.cache/netrc\n\
+         cat ~/.ssh/secret\n\
+         echo ok >> ~/.bashrc && echo 'bashrc: ok'\n\
+         mkdir ~/.cache/tool && echo x > ~/.cache/tool/f && echo 'cache: ok'\n\
+         touch ~/new-at-top\n\
+         ls ~/.ssh\n",
+    )
+    .await;
+    for refused in [
+        "/.ssh/authorized_keys: Permission denied",
+        "/.netrc: Permission denied",
+        "cannot remove",
+        "cannot move",
+        "failed to create hard link",
+        "/.ssh/secret: Permission denied",
+        // The cost of splitting the home: nothing new directly in it.
+        "/new-at-top': Permission denied",
+    ] {
+        assert!(out.contains(refused), "{refused}\n{out}");
+    }
+    assert!(
+        out.contains("bashrc: ok") && out.contains("cache: ok"),
+        "{out}"
+    );
+    // A denied directory's names can be listed (the right of the directories on the way).
+    assert!(out.lines().any(|l| l == "secret"), "{out}");
+    assert!(!home.join(".ssh/authorized_keys").exists());
+    assert!(home.join(".ssh/secret").is_file() && !home.join("moved").exists());
+    assert_eq!(
+        std::fs::read_to_string(home.join(".netrc")).expect("netrc"),
+        "dummy-secret\n"
+    );
+    assert!(!home.join(".cache/netrc").exists());
+}
+
+/// `[agent] worktrees_dir` set to a directory that also holds the project: other tasks'
+/// worktrees there are denied, yet the task's agent and verify commands still read the
+/// repository (its working tree and git directory are readable on their own).
+#[tokio::test]
+async fn a_worktrees_dir_holding_the_project_leaves_the_repository_readable() {
+    let repo = repo("");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let script = elsewhere.path().join("script.jsonl");
+    std::fs::write(&script, format!("[{GREET}]")).expect("script");
+    let mut ctx = context(&repo, SandboxMode::Required, Arc::new(RunningKernel));
+    ctx.parent_env = vec![
+        ("PATH".into(), std::env::var_os("PATH").expect("PATH")),
+        ("FAKE_AGENT_SCRIPT".into(), script.into()),
+    ];
+    let holder = repo.world.dir().to_path_buf();
+    assert!(repo.root.starts_with(&holder));
+    std::fs::create_dir_all(holder.join("other-task")).expect("mkdir");
+    std::fs::write(holder.join("other-task/secret.rs"), "theirs\n").expect("write");
+    ctx.worktrees_root = Some(holder.clone());
+    let contract = prepare_task(
+        &ctx,
+        ImplementRequest {
+            test_commands: vec![
+                "test -f src/greet.rs && git log --oneline".into(),
+                format!("! cat {}/other-task/secret.rs", holder.display()),
+            ],
+            ..request()
+        },
+        "test",
+    )
+    .await
+    .expect("prepared");
+    let result = run_task(ctx, contract, |_| {}, CancellationToken::new())
+        .await
+        .expect("ran")
+        .implementation()
+        .cloned()
+        .expect("an implementation result");
+    let a = &result.attempts[0];
+    let sandbox = a.sandbox.as_ref().expect("report");
+    assert!(sandbox.applied, "{sandbox:?}");
+    assert!(
+        sandbox.denied_read.contains(&holder.display().to_string()),
+        "{sandbox:?}"
+    );
+    // The agent wrote its file and git read the repository; the other task's file was refused.
+    assert!(
+        sandbox.refused.iter().any(|r| r
+            .target
+            .as_deref()
+            .is_some_and(|t| t.ends_with("other-task/secret.rs"))),
+        "{a:#?}"
+    );
+    // Both test commands passed: git read the repository, the other task's file was refused.
+    assert_eq!(result.outcome, Outcome::Succeeded, "{result:#?}");
+    let git = &a.verify.tests[0];
+    assert!(
+        git.passed && git.output_tail.contains("Initial commit"),
+        "{git:?}"
+    );
+}

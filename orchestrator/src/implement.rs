@@ -250,6 +250,12 @@ fn sandbox_settings(
             ),
         });
     }
+    butler_worker::sandbox::deny_read::check_entries(&file.deny_read).map_err(|e| {
+        WorkError::Config {
+            problem: format!("[agent] deny_read: {e}"),
+        }
+    })?;
+    ctx.sandbox.deny_read = file.deny_read.clone();
     ctx.sandbox.helper = Some(ctx.worker_mcp.program.clone());
     Ok(())
 }
@@ -615,6 +621,25 @@ mod tests {
             context(&[("BUTLER_AGENT", "vim")], &AgentFileConfig::default()),
             Err(WorkError::Config { .. })
         ));
+    }
+
+    #[test]
+    fn deny_read_entries_reach_the_sandbox_and_relative_ones_are_refused() {
+        let ctx = context(
+            &[],
+            &file("[agent]\ndeny_read = [\"~/.vault\", \"/srv/keys\"]\n"),
+        )
+        .expect("context");
+        assert_eq!(ctx.sandbox.deny_read, ["~/.vault", "/srv/keys"]);
+        match context(&[], &file("[agent]\ndeny_read = [\"keys\"]\n")) {
+            Err(WorkError::Config { problem }) => {
+                assert!(
+                    problem.starts_with("[agent] deny_read: `keys`"),
+                    "{problem}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

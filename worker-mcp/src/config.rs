@@ -42,6 +42,7 @@
 //! network = "open"                      # or endpoints agents may reach: ["127.0.0.1:11434"] (guard)
 //! sandbox_writable = []                 # more trees agents and verify commands may write (guard)
 //! worktrees_dir = "/srv/butler/wt"      # else $XDG_DATA_HOME/butler/worktrees (guard)
+//! deny_read = ["~/.vault", "/srv/keys"] # more paths agents may not read (any file may add)
 //!
 //! [delegation]                          # delegated operations (submit_task, teach, …)
 //! promote_after = 3                     # verified successes that make a procedure active
@@ -633,6 +634,10 @@ pub struct AgentFileConfig {
     pub sandbox_writable: Vec<String>,
     /// Where task worktrees live (default: `$XDG_DATA_HOME/butler/worktrees`).
     pub worktrees_dir: Option<String>,
+    /// More paths (absolute, or `~/…` in the user's `HOME`) confined agents and verify commands
+    /// may neither read nor write, besides the credential stores Butler always leaves out.
+    #[serde(default)]
+    pub deny_read: Vec<String>,
 }
 
 /// The `language` of `<project_root>/.butler/config.toml`, as written (`None` when the file or

@@ -12,8 +12,9 @@ use super::{Progress, TaskRun};
 use crate::agent::{AgentAdapter, WorkerMcpCommand};
 use crate::env::prepare_isolated_home;
 use crate::error::MaidError;
-use crate::sandbox::TaskSandbox;
+use crate::sandbox::{TaskDirs, TaskSandbox};
 use crate::worker_channel::WorkerChannel;
+use butler_worker::sandbox::deny_read::UserDirs;
 
 /// The task's worktree and what its agent runs with.
 pub(super) struct Workspace {
@@ -61,12 +62,22 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         let real_home = crate::env::lookup(&env, "HOME")
             .filter(|_| ctx.real_home)
             .map(PathBuf::from);
+        // The user's stores are found from Butler's own environment: the agent's `HOME` is
+        // usually its own directory, but the secrets are the user's.
+        let user = UserDirs::from_lookup(|name| {
+            crate::env::lookup(&ctx.parent_env, name).map(PathBuf::from)
+        });
         let sandbox = TaskSandbox::new(
             &ctx.sandbox,
-            &paths.worktree,
-            &paths.agent_dir,
-            &paths.verify_tmp,
-            real_home.as_deref(),
+            TaskDirs {
+                worktree: &paths.worktree,
+                agent_dir: &paths.agent_dir,
+                verify_tmp: &paths.verify_tmp,
+                real_home: real_home.as_deref(),
+                worktrees_root: ctx.worktrees_root.as_deref(),
+                repository: [self.shared.main.workdir(), self.shared.main.common_dir()],
+            },
+            &user,
             &paths.task_dir,
         )?;
         let channel = WorkerChannel::new(&paths.task_dir, &paths.agent_dir);

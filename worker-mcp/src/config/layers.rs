@@ -6,7 +6,7 @@
 //! | setting | untrusted project file | trusted project file |
 //! |---|---|---|
 //! | `[agent] default`, `provider`, `model`, `stagnation_secs`, `loop_repeats`, `loop_quiet_secs`, `[delegation] promote_after` | the project's, else the user's | the same |
-//! | `[delegation] destructive_commands` | the user's and the project's together | the same |
+//! | `[delegation] destructive_commands`, `[agent] deny_read` | the user's and the project's together | the same |
 //! | `[agent] sandbox` | the stricter of the two (`required` > `auto` > `off`) | the project's, else the user's |
 //! | `[agent] network` | the narrower: the ports both allow | the project's, else the user's |
 //! | `[agent] programs`, `[mcp_servers.*]` | the user's only | the user's, the project's entries winning by name |
@@ -56,7 +56,10 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
         network: u.network,
         sandbox_writable: u.sandbox_writable,
         worktrees_dir: u.worktrees_dir,
+        deny_read: u.deny_read,
     };
+    // More denials only narrow what agents reach: taken from any file, trusted or not.
+    union(&mut agent.deny_read, p.deny_read);
     let mut delegation = DelegationConfig {
         promote_after: (project.delegation.promote_after)
             .or(user.delegation.promote_after)
@@ -221,6 +224,7 @@ sandbox = "auto"
 network = ["443", "11434"]
 sandbox_writable = ["/srv/cache"]
 worktrees_dir = "/srv/wt"
+deny_read = ["~/.vault"]
 [delegation]
 destructive_commands = ["helm uninstall"]
 env_allow = ["KUBECONFIG"]
@@ -239,6 +243,7 @@ sandbox = "off"
 network = "open"
 sandbox_writable = ["/home/me"]
 worktrees_dir = "/home/me/project/wt"
+deny_read = ["/srv/keys", "~/.vault"]
 [delegation]
 promote_after = 1
 destructive_commands = ["docker rm"]
@@ -304,6 +309,11 @@ network = ["11434", "8080"]
         // Settings that decide nothing of the sort, and stricter ones, apply.
         assert_eq!(m.agent.default.as_deref(), Some("claude"));
         assert_eq!(m.delegation.delegation.promote_after, 1);
+        assert_eq!(
+            m.agent.deny_read,
+            ["~/.vault", "/srv/keys"],
+            "denials only add"
+        );
         assert_eq!(
             m.delegation.delegation.destructive_commands,
             ["helm uninstall", "docker rm"]

@@ -11,7 +11,10 @@ use landlock::{
 };
 use serde::{Deserialize, Serialize};
 
+use std::path::{Path, PathBuf};
+
 use super::SandboxError;
+use super::carve::{Grant, carve, resolve};
 use super::policy::Policy;
 
 /// The ABI whose rights Butler asks for: vetted on Linux 6.18 (ABI 7). Newer rights (UDP at ABI
@@ -41,6 +44,9 @@ pub struct Restricted {
     /// Policy paths that did not exist and got no rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// How many read rules the file system was carved into around the denied paths.
+    #[serde(default)]
+    pub read_rules: usize,
 }
 
 fn abi_number(status: &LandlockStatus) -> Option<u8> {
@@ -61,7 +67,8 @@ fn ruleset_error(e: impl std::fmt::Display) -> SandboxError {
 }
 
 /// Restricts the calling thread (and everything it later `exec`s) to `policy`: reading
-/// everywhere, writing under `policy.writable` and to the device files, TCP as
+/// everywhere but `policy.deny_read` and `/dev`, writing under `policy.writable` (but its
+/// denied paths) and to the device files, TCP as
 /// `policy.network` says, no signals to or abstract sockets of processes outside. Best effort
 /// on older kernels; the result says what is enforced.
 pub fn restrict_self(policy: &Policy) -> Result<Restricted, SandboxError> {
@@ -78,38 +85,72 @@ pub fn restrict_self(policy: &Policy) -> Result<Restricted, SandboxError> {
     }
     let mut created = ruleset.create().map_err(ruleset_error)?;
     let mut missing = Vec::new();
-    let mut rule = |created: landlock::RulesetCreated,
-                    path: &std::path::Path,
-                    access: BitFlags<AccessFs>|
+    let rule = |created: landlock::RulesetCreated,
+                path: &Path,
+                dir: bool,
+                access: BitFlags<AccessFs>|
      -> Result<landlock::RulesetCreated, SandboxError> {
+        let access = if dir {
+            access
+        } else {
+            access & AccessFs::from_file(TARGET)
+        };
         match PathFd::new(path) {
-            Ok(fd) => {
-                let access = if path.is_dir() {
-                    access
-                } else {
-                    access & AccessFs::from_file(TARGET)
-                };
-                created
-                    .add_rule(PathBeneath::new(fd, access))
-                    .map_err(ruleset_error)
-            }
-            Err(_) => {
-                missing.push(path.display().to_string());
-                Ok(created)
-            }
+            Ok(fd) => created
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(ruleset_error),
+            // Gone since it was listed: nothing to grant.
+            Err(_) => Ok(created),
         }
     };
-    created = rule(
-        created,
-        std::path::Path::new("/"),
-        AccessFs::from_read(TARGET),
-    )?;
+    // Reading: everywhere but the denied paths and `/dev` (only its listed devices), carved
+    // out of `/`. The directories on the way down to a denied path may be listed only.
+    let denied = resolve(&policy.deny_read);
+    let mut unreadable = denied.clone();
+    unreadable.push(PathBuf::from("/dev"));
+    let read = AccessFs::from_read(TARGET);
+    let mut read_rules = 0;
+    for c in carve(Path::new("/"), &unreadable) {
+        let access = match c.grant {
+            Grant::Tree => read,
+            Grant::Along => AccessFs::ReadDir.into(),
+        };
+        created = rule(created, &c.path, c.dir, access)?;
+        read_rules += 1;
+    }
+    // Trees named readable (the project) even beneath a denied path, carved the same way.
+    for tree in &policy.readable {
+        let Ok(real) = std::fs::canonicalize(tree) else {
+            continue;
+        };
+        for c in carve(&real, &denied) {
+            let access = match c.grant {
+                Grant::Tree => read,
+                Grant::Along => AccessFs::ReadDir.into(),
+            };
+            created = rule(created, &c.path, c.dir, access)?;
+        }
+    }
+    // Writing: each writable tree, carved the same way around the denied paths inside it.
     for tree in &policy.writable {
-        created = rule(created, tree, all)?;
+        let Ok(real) = std::fs::canonicalize(tree) else {
+            missing.push(tree.display().to_string());
+            continue;
+        };
+        for c in carve(&real, &denied) {
+            let access = match c.grant {
+                Grant::Tree => all,
+                Grant::Along => AccessFs::ReadDir.into(),
+            };
+            created = rule(created, &c.path, c.dir, access)?;
+        }
     }
     let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
     for dev in &policy.devices {
-        created = rule(created, dev, device)?;
+        match std::fs::metadata(dev) {
+            Ok(meta) => created = rule(created, dev, meta.is_dir(), device)?,
+            Err(_) => missing.push(dev.display().to_string()),
+        }
     }
     if let Some(ports) = policy.network.connect_ports() {
         for port in ports {
@@ -128,6 +169,7 @@ pub fn restrict_self(policy: &Policy) -> Result<Restricted, SandboxError> {
         landlock_abi: abi_number(&status.landlock),
         no_new_privs: status.no_new_privs,
         missing,
+        read_rules,
     })
 }
 

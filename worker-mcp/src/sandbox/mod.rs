@@ -3,8 +3,10 @@
 //! itself and then `exec`s the command (Butler itself is never confined), under the helper's first stage, a reaper that ends whatever the command leaves
 //! running ([`crate::process::reaper`]) — also when the sandbox is off.
 //!
-//! - [`Policy`]: what one command may do (read everywhere; write only its trees and the
-//!   device files; TCP by port), written by the Maid as JSON for the helper.
+//! - [`Policy`]: what one command may do (read everywhere but the credential stores and
+//!   Butler's own directories ([`deny_read`]) and `/dev`; write only its trees and the device
+//!   files; TCP by port), written by the Maid as JSON for the helper, which carves the read and
+//!   write rules around the denied paths (`carve`).
 //! - [`helper_main`]: the helper itself (parses its arguments; the reaper; restricts, reports,
 //!   `exec`s); [`HelperRun`] builds its command line.
 //! - [`KernelProbe`]: whether the kernel offers Landlock, asked before a task starts.
@@ -13,6 +15,8 @@
 //! - [`SandboxReport`]: what the evidence says the sandbox did, with the refusals found in the
 //!   command's output ([`scan_refusals`]).
 
+mod carve;
+pub mod deny_read;
 mod helper;
 mod landlock_rules;
 mod policy;

@@ -135,22 +135,21 @@ fn endpoint_port(entry: &str) -> Option<u16> {
 }
 
 /// Device files every confined command may read, write, truncate and use `ioctl` on (shells
-/// write to `/dev/null` with `O_TRUNC`; terminals need `ioctl`). Missing ones are skipped.
+/// write to `/dev/null` with `O_TRUNC`); nothing else of `/dev` is readable. No terminal: the
+/// commands' standard streams are pipes, and the user's terminals (`/dev/tty`, `/dev/pts/*`)
+/// are not theirs to read or write. Missing ones are skipped.
 pub const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
 ];
 
-/// What one confined command may do. Reading is allowed everywhere; writing only under
-/// `writable` (each a whole tree) and to [`DEVICES`]; the network as `network` says. Signals to
-/// and abstract UNIX sockets of processes outside the sandbox are refused where the kernel can
-/// (Landlock ABI 6).
+/// What one confined command may do. Reading is allowed everywhere but under `deny_read` and in
+/// `/dev`; writing only under `writable` (each a whole tree, but its denied paths) and to
+/// `devices`; the network as `network` says. Signals to and abstract UNIX sockets of processes
+/// outside the sandbox are refused where the kernel can (Landlock ABI 6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     /// `Auto` or `Required` (`Off` never reaches the helper).
@@ -160,6 +159,16 @@ pub struct Policy {
     pub devices: Vec<PathBuf>,
     #[serde(default)]
     pub network: Network,
+    /// Paths neither read nor written, whatever else the policy grants around them (the
+    /// credential stores, Butler's own directories; see [`super::deny_read`]): globs
+    /// expanded; the helper resolves links and denies both the link and its target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_read: Vec<PathBuf>,
+    /// Trees read even beneath a denied path (the project's working tree and git directory,
+    /// which a configured denial such as `worktrees_dir` may hold); denied paths inside them
+    /// stay denied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readable: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -170,6 +179,8 @@ impl Policy {
             writable,
             devices: DEVICES.iter().map(PathBuf::from).collect(),
             network,
+            deny_read: Vec::new(),
+            readable: Vec::new(),
         }
     }
 
@@ -193,6 +204,8 @@ impl Policy {
             .writable
             .iter()
             .chain(&policy.devices)
+            .chain(&policy.deny_read)
+            .chain(&policy.readable)
             .find(|p| !p.is_absolute())
         {
             return Err(SandboxError::Policy {

@@ -22,7 +22,8 @@ pub struct SandboxReport {
     /// The kernel's Landlock ABI, as the sandbox helper saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landlock_abi: Option<u8>,
-    /// Trees the agent could write (it could read everywhere). Empty when not applied.
+    /// Trees the agent could write (it could read everywhere but `denied_read`). Empty when not
+    /// applied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writable: Vec<String>,
     /// TCP connections it could open (by port, on any host).
@@ -30,6 +31,10 @@ pub struct SandboxReport {
     /// Whether the verify commands ran confined too (writing only the worktree and their own
     /// temp dir).
     pub verify_confined: bool,
+    /// What neither could read or write (credential stores, Butler's own directories, the
+    /// configured `deny_read`), by name (`~/.ssh`), those that existed. Empty when not applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub denied_read: Vec<String>,
     /// Output lines of the agent (and of the verify commands) that show a refused access, at
     /// most [`super::MAX_REFUSALS`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -137,6 +142,11 @@ mod tests {
                 connect_tcp: vec![11434],
             },
             verify_confined: true,
+            denied_read: vec![
+                "~/.ssh".into(),
+                "~/.config/gh".into(),
+                "~/.config/butler".into(),
+            ],
             refused: Vec::new(),
             refused_total: 0,
             syscall_filter: true,
@@ -174,6 +184,7 @@ mod tests {
             writable: vec![],
             network: Network::Open,
             verify_confined: false,
+            denied_read: vec![],
             refused: vec![],
             refused_total: 0,
             syscall_filter: false,
