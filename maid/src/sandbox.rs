@@ -14,10 +14,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use butler_worker::sandbox::{
-    Enforcement, HelperReport, HelperRun, KernelProbe, Network, Policy, RefusalSource,
-    RunningKernel, SandboxMode, SandboxReport, scan_refusals, unmet,
+use butler_worker::egress::{
+    AllowList, Connections, EgressProxy, Endpoint, HostPattern, NO_PROXY_VARS, OwnPorts,
+    PROXY_VARS, ProxySettings,
 };
+use butler_worker::process::ChildEnv;
+use butler_worker::sandbox::{
+    ABI_WITH_TCP, EgressReport, Enforcement, HelperReport, HelperRun, KernelProbe, Network,
+    NetworkChoice, Policy, RefusalSource, RunningKernel, SandboxMode, SandboxReport, scan_refusals,
+    unmet,
+};
+use butler_worker::time::SharedClock;
 
 use crate::error::MaidError;
 use butler_worker::contract::{LeftoverProcesses, StartedBy};
@@ -25,11 +32,17 @@ use butler_worker::process::ChildSpec;
 use butler_worker::process::reaper::Leftovers;
 
 /// How the Maid confines agents and verify commands (`[agent] sandbox`, `network`,
-/// `sandbox_writable`; Butler's program as the helper).
+/// `network_allow`, `sandbox_writable`; Butler's program as the helper).
 #[derive(Debug, Clone)]
 pub struct SandboxSettings {
     pub mode: SandboxMode,
-    pub network: Network,
+    /// `[agent] network`; `None`: not set (the egress proxy where the kernel's Landlock has
+    /// network rules, else open).
+    pub network: Option<NetworkChoice>,
+    /// Hosts the egress proxy admits besides the agent's model endpoints.
+    pub network_allow: Vec<HostPattern>,
+    /// Butler's listening ports, which the egress proxy never connects to.
+    pub own_ports: OwnPorts,
     /// More trees agents and verify commands may write (e.g. a shared build cache).
     pub extra_writable: Vec<PathBuf>,
     /// Butler's program, run as `<helper> sandbox-exec …`. Without it nothing can be confined.
@@ -39,11 +52,13 @@ pub struct SandboxSettings {
 }
 
 impl Default for SandboxSettings {
-    /// `auto`, open network, no helper yet (the edge names Butler's program).
+    /// `auto`, the default network, no helper yet (the edge names Butler's program).
     fn default() -> Self {
         Self {
             mode: SandboxMode::Auto,
-            network: Network::Open,
+            network: None,
+            network_allow: Vec::new(),
+            own_ports: OwnPorts::default(),
             extra_writable: Vec::new(),
             helper: None,
             probe: Arc::new(RunningKernel),
@@ -65,7 +80,18 @@ impl SandboxSettings {
         if self.helper.is_none() {
             return Some("no sandbox helper (Butler's program) is configured".into());
         }
-        unmet(self.probe.landlock_abi(), &self.network)
+        // Only what was asked for explicitly must be enforced; the default proxy falls back to
+        // an open network on a kernel without network rules (and says so in the evidence).
+        let needs = match (&self.network, self.mode) {
+            (Some(NetworkChoice::Ports(ports)), _) => Network::Restricted {
+                connect_tcp: ports.clone(),
+            },
+            (Some(NetworkChoice::Proxy), SandboxMode::Required) => Network::Restricted {
+                connect_tcp: Vec::new(),
+            },
+            _ => Network::Open,
+        };
+        unmet(self.probe.landlock_abi(), &needs)
     }
 
     /// [0] A `required` sandbox that cannot be applied stops the task before anything exists.
@@ -139,6 +165,20 @@ pub(crate) struct TaskSandbox {
     verify_writable: Vec<PathBuf>,
     /// The Maid's evidence directory (read-only to the agent): policies and reports.
     task_dir: PathBuf,
+    egress: Egress,
+}
+
+/// The task's network, once decided.
+#[derive(Debug, Clone)]
+enum Egress {
+    /// `open`, a port list, or nothing confined: no proxy.
+    Rule(Network),
+    /// The egress proxy is to run (see [`TaskSandbox::start_egress`]).
+    Pending,
+    /// The egress proxy runs (stopped when the last handle goes with the task).
+    Proxy(Arc<EgressProxy>, AllowList),
+    /// The proxy was the default, but the kernel's Landlock has no network rules: open.
+    Fallback(String),
 }
 
 impl TaskSandbox {
@@ -164,13 +204,91 @@ impl TaskSandbox {
         agent_writable.extend(settings.extra_writable.iter().cloned());
         let mut verify_writable = vec![worktree.to_path_buf(), verify_tmp.to_path_buf()];
         verify_writable.extend(settings.extra_writable.iter().cloned());
+        let egress = match (&decision, &settings.network) {
+            (Err(_), _) | (_, Some(NetworkChoice::Open)) => Egress::Rule(Network::Open),
+            (_, Some(NetworkChoice::Ports(ports))) => Egress::Rule(Network::Restricted {
+                connect_tcp: ports.clone(),
+            }),
+            (Ok(()), None | Some(NetworkChoice::Proxy)) => match settings.probe.landlock_abi() {
+                Some(abi) if abi >= ABI_WITH_TCP => Egress::Pending,
+                abi => Egress::Fallback(format!(
+                    "the kernel's Landlock has no network rules (ABI {}, network rules need \
+                     {ABI_WITH_TCP}): the network is open, without the egress proxy",
+                    abi.map_or_else(|| "none".to_owned(), |a| a.to_string())
+                )),
+            },
+        };
         Ok(Self {
             settings: settings.clone(),
             decision,
             agent_writable,
             verify_writable,
             task_dir: task_dir.to_path_buf(),
+            egress,
         })
+    }
+
+    /// Starts the task's egress proxy when its network goes through one, admitting the agent's
+    /// model `endpoints` and `[agent] network_allow`; times in its log come from `clock`. Runs
+    /// on the current tokio runtime until the task's sandbox is dropped.
+    pub(crate) fn start_egress(
+        &mut self,
+        endpoints: Vec<Endpoint>,
+        clock: SharedClock,
+    ) -> Result<(), MaidError> {
+        if !matches!(self.egress, Egress::Pending) {
+            return Ok(());
+        }
+        let mut allow = AllowList {
+            endpoints: Vec::new(),
+            hosts: self.settings.network_allow.clone(),
+        };
+        for endpoint in endpoints {
+            allow.add_endpoint(endpoint);
+        }
+        let mut settings = ProxySettings::new(allow.clone());
+        settings.own_ports = self.settings.own_ports.clone();
+        let proxy = EgressProxy::start(settings, clock)
+            .map_err(|e| MaidError::io("starting the egress proxy on", "127.0.0.1", e))?;
+        tracing::debug!(addr = %proxy.addr(), "the task's egress proxy listens");
+        self.egress = Egress::Proxy(Arc::new(proxy), allow);
+        Ok(())
+    }
+
+    /// The network rule of the task's commands.
+    fn network(&self) -> Network {
+        match &self.egress {
+            Egress::Rule(rule) => rule.clone(),
+            Egress::Proxy(proxy, _) => Network::Proxy {
+                proxy: proxy.addr(),
+            },
+            Egress::Pending | Egress::Fallback(_) => Network::Open,
+        }
+    }
+
+    /// Points `env` at the task's proxy (every proxy variable, both spellings) and removes
+    /// what would exempt hosts from it; leaves it alone without a proxy.
+    pub(crate) fn proxy_env(&self, env: &mut ChildEnv) {
+        if let Egress::Proxy(proxy, _) = &self.egress {
+            let url = proxy.url();
+            for name in PROXY_VARS {
+                env.set(*name, &url);
+            }
+            for name in NO_PROXY_VARS {
+                env.remove(name);
+            }
+        }
+    }
+
+    /// The connections made through the proxy since the last call (`None` without a proxy),
+    /// once those still open have ended (at most a second: the helper has ended every process
+    /// that could hold one).
+    pub(crate) async fn take_egress(&self) -> Option<Connections> {
+        let Egress::Proxy(proxy, _) = &self.egress else {
+            return None;
+        };
+        proxy.settle(Duration::from_secs(1)).await;
+        Some(proxy.log().take())
     }
 
     /// Whether the agent runs under Butler's sandbox (an agent with a sandbox of its own
@@ -201,11 +319,14 @@ impl TaskSandbox {
                 leftovers_file,
             }));
         }
-        let policy = Policy::new(
-            self.settings.mode,
-            writable.to_vec(),
-            self.settings.network.clone(),
-        );
+        if matches!(self.egress, Egress::Pending) {
+            return Err(MaidError::io(
+                "starting",
+                "the egress proxy",
+                std::io::Error::other("the task's egress proxy was not started"),
+            ));
+        }
+        let policy = Policy::new(self.settings.mode, writable.to_vec(), self.network());
         let policy_file = file("sandbox.json");
         policy
             .write_to(&policy_file)
@@ -248,14 +369,16 @@ impl TaskSandbox {
         (all.total > 0).then_some(all)
     }
 
-    /// The attempt's report: the rules, what the helper says the kernel enforced, and the
-    /// refusals in the agent's output and the verify commands' output.
+    /// The attempt's report: the rules, what the helper says the kernel enforced, the
+    /// refusals in the agent's output and the verify commands' output, and the connections
+    /// through the egress proxy (`egress`: the agent's, the verify commands').
     pub(crate) fn report(
         &self,
         agent: Option<&Confinement>,
         verify_confined: bool,
         agent_output: &str,
         verify_outputs: &[&str],
+        egress: (Option<Connections>, Option<Connections>),
     ) -> SandboxReport {
         let helper = agent.and_then(Confinement::helper_report);
         let restricted = helper.as_ref().and_then(|h| h.restricted.clone());
@@ -286,13 +409,27 @@ impl TaskSandbox {
                 Vec::new()
             },
             network: if applied {
-                self.settings.network.clone()
+                self.network()
             } else {
                 Network::Open
             },
             verify_confined,
             refused: Vec::new(),
             refused_total: 0,
+            egress: match &self.egress {
+                Egress::Proxy(_, allow) => Some(EgressReport {
+                    not_applied: None,
+                    endpoints: allow.endpoints.clone(),
+                    allowed_hosts: allow.hosts.clone(),
+                    agent: egress.0.unwrap_or_default(),
+                    verify: egress.1.unwrap_or_default(),
+                }),
+                Egress::Fallback(why) => Some(EgressReport {
+                    not_applied: Some(why.clone()),
+                    ..EgressReport::default()
+                }),
+                Egress::Rule(_) | Egress::Pending => None,
+            },
         };
         report.add_refusals(scan_refusals(agent_output, RefusalSource::Agent));
         for output in verify_outputs {
@@ -355,7 +492,7 @@ mod tests {
             .collect();
         assert_eq!(args[..2], ["sandbox-exec", "--unconfined"]);
         assert_eq!(args[4..], ["--grace-ms", "2000", "--", "sh", "-c", "true"]);
-        let report = sandbox.report(None, false, "x: Permission denied", &[]);
+        let report = sandbox.report(None, false, "x: Permission denied", &[], (None, None));
         assert!(!report.applied);
         assert!(report.not_applied.expect("why").contains("no Landlock"));
         assert_eq!(report.refused_total, 1);
@@ -367,6 +504,7 @@ mod tests {
         let p = dir.path();
         let mut s = settings(SandboxMode::Auto);
         s.probe = Arc::new(RunningKernel);
+        s.network = Some(NetworkChoice::Open);
         let sandbox = TaskSandbox::new(&s, &p.join("wt"), &p.join("agent"), &p.join("v"), None, p)
             .expect("sandbox");
         let c = sandbox.agent(2).expect("policy").expect("confined");

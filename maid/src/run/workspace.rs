@@ -61,7 +61,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         let real_home = crate::env::lookup(&env, "HOME")
             .filter(|_| ctx.real_home)
             .map(PathBuf::from);
-        let sandbox = TaskSandbox::new(
+        let mut sandbox = TaskSandbox::new(
             &ctx.sandbox,
             &paths.worktree,
             &paths.agent_dir,
@@ -69,6 +69,10 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             real_home.as_deref(),
             &paths.task_dir,
         )?;
+        // The task's egress proxy, when its network goes through one: it admits the agent's
+        // model endpoints (read from the environment the agent gets) and `network_allow`.
+        sandbox.start_egress(agent.model_endpoints(env.vars()), ctx.clock.clone())?;
+        sandbox.proxy_env(&mut env);
         let channel = WorkerChannel::new(&paths.task_dir, &paths.agent_dir);
         channel.write_task(self.contract())?;
         let worker_mcp = channel.command(&ctx.worker_mcp);

@@ -43,9 +43,9 @@ pub enum Refused {
     BadRequest,
 }
 
-/// Admitted, or refused and why.
+/// Admitted, or refused and why (`"verdict": "refused", "reason": {"kind": …}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(tag = "verdict", content = "reason", rename_all = "snake_case")]
 pub enum Verdict {
     Admitted,
     Refused(Refused),
@@ -60,6 +60,7 @@ pub struct Connection {
     /// The address the proxy connected to (or, refused, the one it would have).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
+    #[serde(flatten)]
     pub verdict: Verdict,
     /// Bytes from the agent to the server.
     pub sent: u64,

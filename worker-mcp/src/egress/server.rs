@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -69,6 +69,8 @@ pub struct EgressProxy {
     addr: SocketAddr,
     log: ConnectionLog,
     stop: CancellationToken,
+    /// Admitted connections not yet ended (and so not yet in the log).
+    open: Arc<AtomicUsize>,
     _registration: Registration,
 }
 
@@ -82,7 +84,9 @@ impl EgressProxy {
         let registration = settings.own_ports.register(addr);
         let log = ConnectionLog::default();
         let stop = CancellationToken::new();
+        let open = Arc::new(AtomicUsize::new(0));
         let shared = Arc::new(Shared {
+            open: open.clone(),
             slots: Arc::new(Semaphore::new(settings.max_connections.max(1))),
             settings,
             clock,
@@ -95,6 +99,7 @@ impl EgressProxy {
             addr,
             log,
             stop,
+            open,
             _registration: registration,
         })
     }
@@ -114,6 +119,14 @@ impl EgressProxy {
         &self.log
     }
 
+    /// Waits until every admitted connection has ended and is in the log, at most `limit`.
+    pub async fn settle(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while self.open.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Stops accepting and ends every connection.
     pub fn stop(&self) {
         self.stop.cancel();
@@ -128,6 +141,7 @@ impl Drop for EgressProxy {
 
 struct Shared {
     settings: ProxySettings,
+    open: Arc<AtomicUsize>,
     clock: SharedClock,
     log: ConnectionLog,
     stop: CancellationToken,
@@ -232,6 +246,7 @@ async fn handle(
         Err((refused, address)) => return refuse(host, port, refused, address),
     };
     let counters = Arc::new(Counters::new(shared.epoch));
+    shared.open.fetch_add(1, Ordering::AcqRel);
     let upstream = Counted {
         inner: upstream,
         counters: counters.clone(),
@@ -250,6 +265,7 @@ async fn handle(
                 started,
                 ended: shared.clock.now(),
             });
+            shared.open.fetch_sub(1, Ordering::AcqRel);
         }
     };
     match method {

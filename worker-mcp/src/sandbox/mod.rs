@@ -23,9 +23,9 @@ pub use helper::{
     HelperRun, helper_main,
 };
 pub use landlock_rules::{Enforcement, Restricted, kernel_abi};
-pub use policy::{DEVICES, Network, NetworkSetting, Policy, SandboxMode};
+pub use policy::{DEVICES, Network, NetworkChoice, NetworkSetting, Policy, SandboxMode};
 pub use refusals::{MAX_REFUSALS, scan_refusals};
-pub use report::{Refusal, RefusalSource, SandboxReport};
+pub use report::{EgressReport, Refusal, RefusalSource, SandboxReport};
 
 use std::path::PathBuf;
 

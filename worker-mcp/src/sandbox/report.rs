@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::landlock_rules::Enforcement;
 use super::policy::{Network, SandboxMode};
+use crate::egress::{Connections, Endpoint, HostPattern};
 
 /// The sandbox of one attempt: the mode, whether the agent ran confined (and if not, why),
 /// the kernel's Landlock ABI, the rules, and the refused accesses seen in the output.
@@ -36,6 +37,29 @@ pub struct SandboxReport {
     /// How many such lines there were in all.
     #[serde(default)]
     pub refused_total: usize,
+    /// The task's egress proxy: what it admitted and every connection through it. Absent when
+    /// the network is `open` or a port list by choice, or nothing was confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<EgressReport>,
+}
+
+/// The egress section of the evidence: the hosts the proxy admitted and the connections of
+/// the attempt's agent and verify commands (each listed up to [`crate::egress::MAX_LOGGED`],
+/// all counted).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EgressReport {
+    /// Why no proxy ran although it is the default (a kernel without network rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applied: Option<String>,
+    /// The agent's model endpoints (`configured`: named by the user, so they may be on this
+    /// machine).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<Endpoint>,
+    /// `[agent] network_allow`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<HostPattern>,
+    pub agent: Connections,
+    pub verify: Connections,
 }
 
 /// Whose output a refusal was seen in.
@@ -75,6 +99,77 @@ impl SandboxReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::egress::{AddressClass, Connection, Method, Refused, Verdict};
+    use crate::time::Timestamp;
+
+    #[test]
+    fn the_egress_section_shape_is_stable() {
+        let at = Timestamp::parse("2026-04-15T10:20:00+09:00").expect("ts");
+        let later = Timestamp::parse("2026-04-15T10:20:03+09:00").expect("ts");
+        let connection =
+            |host: &str, port, address: Option<&str>, verdict, sent, received| Connection {
+                method: Method::Connect,
+                host: host.into(),
+                port,
+                address: address.map(str::to_owned),
+                verdict,
+                sent,
+                received,
+                started: at,
+                ended: later,
+            };
+        let report = EgressReport {
+            not_applied: None,
+            endpoints: vec![Endpoint {
+                host: "127.0.0.1".into(),
+                port: 11434,
+                configured: true,
+            }],
+            allowed_hosts: vec![
+                HostPattern::parse("pypi.org").expect("p"),
+                HostPattern::parse("*.npmjs.org").expect("p"),
+            ],
+            agent: Connections {
+                listed: vec![
+                    connection(
+                        "127.0.0.1",
+                        11434,
+                        Some("127.0.0.1:11434"),
+                        Verdict::Admitted,
+                        812,
+                        20480,
+                    ),
+                    connection(
+                        "evil.example",
+                        443,
+                        None,
+                        Verdict::Refused(Refused::NotAllowed),
+                        0,
+                        0,
+                    ),
+                    connection(
+                        "localhost",
+                        8765,
+                        Some("127.0.0.1:8765"),
+                        Verdict::Refused(Refused::Address {
+                            class: AddressClass::Loopback,
+                        }),
+                        0,
+                        0,
+                    ),
+                ],
+                total: 3,
+                refused: 2,
+            },
+            verify: Connections::default(),
+        };
+        insta::assert_json_snapshot!(report);
+        let fallback = EgressReport {
+            not_applied: Some("the kernel's Landlock has no network rules".into()),
+            ..EgressReport::default()
+        };
+        insta::assert_json_snapshot!(fallback);
+    }
 
     #[test]
     fn the_report_shape_is_stable() {
@@ -94,6 +189,7 @@ mod tests {
             verify_confined: true,
             refused: Vec::new(),
             refused_total: 0,
+            egress: None,
         };
         report.add_refusals(super::super::scan_refusals(
             "touch: cannot touch '/home/me/.bashrc': Permission denied\n\
@@ -114,6 +210,7 @@ mod tests {
             verify_confined: false,
             refused: vec![],
             refused_total: 0,
+            egress: None,
         };
         insta::assert_json_snapshot!(unavailable);
     }
