@@ -498,6 +498,99 @@ mod tests {
         assert_eq!(report.refused_total, 1);
     }
 
+    #[derive(Debug)]
+    struct NoNetworkRules;
+
+    impl KernelProbe for NoNetworkRules {
+        fn landlock_abi(&self) -> Option<u8> {
+            Some(3)
+        }
+    }
+
+    #[test]
+    fn without_network_rules_the_default_proxy_falls_back_to_open_and_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        let mut s = settings(SandboxMode::Auto);
+        s.probe = Arc::new(NoNetworkRules);
+        let mut sandbox =
+            TaskSandbox::new(&s, &p.join("wt"), &p.join("agent"), &p.join("v"), None, p)
+                .expect("sandbox");
+        assert!(sandbox.confines(), "the files are still confined");
+        sandbox
+            .start_egress(Vec::new(), butler_worker::time::SystemClock::shared())
+            .expect("nothing to start");
+        sandbox.agent(1).expect("policy").expect("confined");
+        let policy = Policy::read_from(&p.join("attempt-1-agent-sandbox.json")).expect("policy");
+        assert_eq!(policy.network, Network::Open);
+        let mut env = ChildEnv::new();
+        env.set("NO_PROXY", "x");
+        sandbox.proxy_env(&mut env);
+        assert!(env.get("HTTPS_PROXY").is_none());
+        let report = sandbox.report(None, true, "", &[], (None, None));
+        let egress = report.egress.expect("the egress section");
+        assert!(
+            egress
+                .not_applied
+                .expect("why")
+                .contains("no network rules (ABI 3"),
+        );
+        // Asked for explicitly with a required sandbox, it is refused instead.
+        s.mode = SandboxMode::Required;
+        s.network = Some(NetworkChoice::Proxy);
+        let err = s.check().expect_err("refused");
+        assert!(err.to_string().contains("ABI 4"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_default_network_is_the_tasks_proxy_in_the_policy_and_the_environment() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        let mut s = settings(SandboxMode::Auto);
+        s.probe = Arc::new(RunningKernel);
+        s.own_ports = OwnPorts::new();
+        s.network_allow = vec![HostPattern::parse("pypi.org").expect("pattern")];
+        let mut sandbox =
+            TaskSandbox::new(&s, &p.join("wt"), &p.join("agent"), &p.join("v"), None, p)
+                .expect("sandbox");
+        let endpoint = Endpoint::parse("http://127.0.0.1:4000", 443, true).expect("endpoint");
+        sandbox
+            .start_egress(
+                vec![endpoint.clone()],
+                butler_worker::time::SystemClock::shared(),
+            )
+            .expect("started");
+        sandbox.verify(1).expect("policy").expect("confined");
+        let policy = Policy::read_from(&p.join("attempt-1-verify-sandbox.json")).expect("policy");
+        let Network::Proxy { proxy } = policy.network else {
+            panic!("{:?}", policy.network);
+        };
+        assert!(proxy.ip().is_loopback());
+        assert_eq!(policy.network.connect_ports(), Some(vec![proxy.port()]));
+        assert!(s.own_ports.is_butler(proxy), "the proxy's port is Butler's");
+        let mut env = ChildEnv::new();
+        env.set("NO_PROXY", "*")
+            .set("no_proxy", "*")
+            .set("HTTP_PROXY", "http://corp:3128");
+        sandbox.proxy_env(&mut env);
+        for name in PROXY_VARS {
+            assert_eq!(
+                env.get(name).and_then(|v| v.to_str()),
+                Some(format!("http://{proxy}").as_str()),
+                "{name}"
+            );
+        }
+        assert!(env.get("NO_PROXY").is_none() && env.get("no_proxy").is_none());
+        let taken = sandbox.take_egress().await.expect("a proxy");
+        assert_eq!(taken.total, 0);
+        let report = sandbox.report(None, true, "", &[], (Some(taken), None));
+        let egress = report.egress.expect("egress");
+        assert_eq!(egress.endpoints, vec![endpoint]);
+        assert_eq!(egress.allowed_hosts, s.network_allow);
+        drop(sandbox);
+        assert!(!s.own_ports.is_butler(proxy), "stopped with the task");
+    }
+
     #[test]
     fn the_wrapped_command_runs_through_the_helper() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -275,6 +275,63 @@ mod tests {
     }
 
     #[test]
+    fn model_endpoints_are_the_users_else_the_agents_defaults() {
+        let env = |pairs: &[(&str, &str)]| -> Vec<(OsString, OsString)> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect()
+        };
+        let shown = |list: Vec<Endpoint>| -> Vec<String> {
+            list.iter()
+                .map(|e| {
+                    format!(
+                        "{e} {}",
+                        if e.configured {
+                            "configured"
+                        } else {
+                            "default"
+                        }
+                    )
+                })
+                .collect()
+        };
+        let claude = adapter(AgentKind::Claude, AgentConfig::default());
+        assert_eq!(
+            shown(claude.model_endpoints(&env(&[]))),
+            ["api.anthropic.com:443 default"]
+        );
+        assert_eq!(
+            shown(claude.model_endpoints(&env(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/x")]))),
+            ["127.0.0.1:9 configured"]
+        );
+        let goose = adapter(AgentKind::Goose, AgentConfig::default());
+        assert_eq!(
+            shown(goose.model_endpoints(&env(&[("GOOSE_PROVIDER", "ollama")]))),
+            ["localhost:11434 configured"]
+        );
+        assert_eq!(
+            shown(goose.model_endpoints(&env(&[
+                ("GOOSE_PROVIDER", "ollama"),
+                ("OLLAMA_HOST", "10.0.0.2")
+            ]))),
+            ["10.0.0.2:11434 configured"]
+        );
+        assert_eq!(
+            shown(goose.model_endpoints(&env(&[("GOOSE_PROVIDER", "openai")]))),
+            ["api.openai.com:443 default"]
+        );
+        assert!(goose.model_endpoints(&env(&[])).is_empty());
+        let codex = adapter(AgentKind::Codex, AgentConfig::default());
+        assert_eq!(
+            shown(codex.model_endpoints(&env(&[("OPENAI_BASE_URL", "https://llm.corp/v1")]))),
+            ["llm.corp:443 configured"]
+        );
+        let aider = adapter(AgentKind::Aider, AgentConfig::default());
+        assert_eq!(aider.model_endpoints(&env(&[])).len(), 2);
+    }
+
+    #[test]
     fn every_kind_has_an_adapter() {
         for kind in [
             AgentKind::Goose,
