@@ -131,7 +131,7 @@ fn curl(what: &str, args: &str, format: &str) -> Value {
     )})
 }
 
-fn connections<'a>(section: &'a Value) -> &'a Vec<Value> {
+fn connections(section: &Value) -> &Vec<Value> {
     section["listed"].as_array().expect("listed")
 }
 
@@ -205,7 +205,11 @@ fn the_model_is_reached_through_the_proxy_and_everything_else_is_refused_and_sho
     assert_eq!(sandbox["applied"], true, "{sandbox:#}");
     assert_eq!(sandbox["network"]["kind"], "proxy", "{sandbox:#}");
     let proxy = sandbox["network"]["proxy"].as_str().expect("proxy address");
-    let proxy_port = proxy.rsplit(':').next().expect("port");
+    let proxy_port: u64 = proxy
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
     let egress = &sandbox["egress"];
     assert_eq!(
         egress["endpoints"],
@@ -246,7 +250,7 @@ fn the_model_is_reached_through_the_proxy_and_everything_else_is_refused_and_sho
     );
     let own = agent
         .iter()
-        .find(|c| c["host"] == "localhost" && c["port"].to_string() == proxy_port)
+        .find(|c| c["host"] == "localhost" && c["port"] == proxy_port)
         .expect("Butler's port");
     assert_eq!(own["reason"]["kind"], "butler_port");
     // The verify command went through the same proxy.

@@ -592,3 +592,22 @@ async fn expire_idle(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_servers_port_is_one_of_butlers_own_while_it_lives() {
+        let own = butler_worker::egress::OwnPorts::default();
+        let options = HttpOptions::new(
+            "127.0.0.1:0".parse().expect("addr"),
+            butler_worker::config::Secret::new("tok-test"),
+        );
+        let server = HttpServer::bind(options).await.expect("bound");
+        let addr = server.local_addr();
+        assert!(own.is_butler(addr), "no agent reaches it through the proxy");
+        drop(server);
+        assert!(!own.is_butler(addr));
+    }
+}

@@ -152,6 +152,11 @@ struct Shared {
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
+/// A tunnel's buffer each way. With tokio's default of 8 KiB a 1 MB download through a tunnel
+/// took a median 3.9 ms against 0.87 ms direct; with this, 1.1 ms against 0.66 ms
+/// (`benches/egress_proxy.rs`, same machine).
+const TUNNEL_BUFFER: usize = 64 * 1024;
+
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     loop {
         let accepted = tokio::select! {
@@ -277,7 +282,12 @@ async fn handle(
                     let mut agent = TokioIo::new(upgraded);
                     let mut upstream = upstream;
                     tokio::select! {
-                        _ = tokio::io::copy_bidirectional(&mut agent, &mut upstream) => {}
+                        _ = tokio::io::copy_bidirectional_with_sizes(
+                            &mut agent,
+                            &mut upstream,
+                            TUNNEL_BUFFER,
+                            TUNNEL_BUFFER,
+                        ) => {}
                         () = idle(&counters, shared.settings.idle_timeout) => {}
                         () = shared.stop.cancelled() => {}
                     }

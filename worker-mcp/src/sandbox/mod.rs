@@ -5,7 +5,8 @@
 //! running ([`crate::process::reaper`]) — also when the sandbox is off.
 //!
 //! - [`Policy`]: what one command may do (read everywhere; write only its trees and the
-//!   device files; TCP by port), written by the Maid as JSON for the helper.
+//!   device files; TCP by port, or to the task's egress proxy only, see [`crate::egress`]),
+//!   written by the Maid as JSON for the helper.
 //! - [`helper_main`]: the helper itself (parses its arguments; the reaper; restricts, reports,
 //!   `exec`s); [`HelperRun`] builds its command line.
 //! - [`KernelProbe`]: whether the kernel offers Landlock, asked before a task starts.
