@@ -14,11 +14,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use butler_worker::egress::{
+    AllowList, Connections, EgressProxy, Endpoint, HostPattern, NO_PROXY_VARS, OwnPorts,
+    PROXY_VARS, ProxySettings,
+};
+use butler_worker::process::ChildEnv;
 use butler_worker::sandbox::deny_read::{Denied, UserDirs, deny_list};
 use butler_worker::sandbox::{
-    Enforcement, HelperReport, HelperRun, KernelProbe, Network, Policy, RefusalSource,
-    RunningKernel, SandboxMode, SandboxReport, scan_refusals, unmet,
+    ABI_WITH_TCP, EgressReport, Enforcement, HelperReport, HelperRun, KernelProbe, Network,
+    NetworkChoice, Policy, RefusalSource, RunningKernel, SandboxMode, SandboxReport, scan_refusals,
+    unmet,
 };
+use butler_worker::time::SharedClock;
 
 use crate::error::MaidError;
 use butler_worker::contract::{LeftoverProcesses, StartedBy};
@@ -27,11 +34,17 @@ use butler_worker::process::reaper::Leftovers;
 use butler_worker::sandbox::syscalls::SyscallRefusals;
 
 /// How the Maid confines agents and verify commands (`[agent] sandbox`, `network`,
-/// `sandbox_writable`; Butler's program as the helper).
+/// `network_allow`, `sandbox_writable`; Butler's program as the helper).
 #[derive(Debug, Clone)]
 pub struct SandboxSettings {
     pub mode: SandboxMode,
-    pub network: Network,
+    /// `[agent] network`; `None`: not set (the egress proxy where the kernel's Landlock has
+    /// network rules, else open).
+    pub network: Option<NetworkChoice>,
+    /// Hosts the egress proxy admits besides the agent's model endpoints.
+    pub network_allow: Vec<HostPattern>,
+    /// Butler's listening ports, which the egress proxy never connects to.
+    pub own_ports: OwnPorts,
     /// More trees agents and verify commands may write (e.g. a shared build cache).
     pub extra_writable: Vec<PathBuf>,
     /// More paths they may neither read nor write (`[agent] deny_read`: absolute, or `~/…` in
@@ -44,11 +57,13 @@ pub struct SandboxSettings {
 }
 
 impl Default for SandboxSettings {
-    /// `auto`, open network, no helper yet (the edge names Butler's program).
+    /// `auto`, the default network, no helper yet (the edge names Butler's program).
     fn default() -> Self {
         Self {
             mode: SandboxMode::Auto,
-            network: Network::Open,
+            network: None,
+            network_allow: Vec::new(),
+            own_ports: OwnPorts::default(),
             extra_writable: Vec::new(),
             deny_read: Vec::new(),
             helper: None,
@@ -71,7 +86,18 @@ impl SandboxSettings {
         if self.helper.is_none() {
             return Some("no sandbox helper (Butler's program) is configured".into());
         }
-        unmet(self.probe.landlock_abi(), &self.network)
+        // Only what was asked for explicitly must be enforced; the default proxy falls back to
+        // an open network on a kernel without network rules (and says so in the evidence).
+        let needs = match (&self.network, self.mode) {
+            (Some(NetworkChoice::Ports(ports)), _) => Network::Restricted {
+                connect_tcp: ports.clone(),
+            },
+            (Some(NetworkChoice::Proxy), SandboxMode::Required) => Network::Restricted {
+                connect_tcp: Vec::new(),
+            },
+            _ => Network::Open,
+        };
+        unmet(self.probe.landlock_abi(), &needs)
     }
 
     /// [0] A `required` sandbox that cannot be applied stops the task before anything exists.
@@ -177,6 +203,20 @@ pub(crate) struct TaskSandbox {
     readable: Vec<PathBuf>,
     /// The Maid's evidence directory (read-only to the agent): policies and reports.
     task_dir: PathBuf,
+    egress: Egress,
+}
+
+/// The task's network, once decided.
+#[derive(Debug, Clone)]
+enum Egress {
+    /// `open`, a port list, or nothing confined: no proxy.
+    Rule(Network),
+    /// The egress proxy is to run (see [`TaskSandbox::start_egress`]).
+    Pending,
+    /// The egress proxy runs (stopped when the last handle goes with the task).
+    Proxy(Arc<EgressProxy>, AllowList),
+    /// The proxy was the default, but the kernel's Landlock has no network rules: open.
+    Fallback(String),
 }
 
 impl TaskSandbox {
@@ -204,6 +244,20 @@ impl TaskSandbox {
         verify_writable.extend(settings.extra_writable.iter().cloned());
         let mut entries = settings.deny_read.clone();
         entries.extend(dirs.worktrees_root.map(|root| root.display().to_string()));
+        let egress = match (&decision, &settings.network) {
+            (Err(_), _) | (_, Some(NetworkChoice::Open)) => Egress::Rule(Network::Open),
+            (_, Some(NetworkChoice::Ports(ports))) => Egress::Rule(Network::Restricted {
+                connect_tcp: ports.clone(),
+            }),
+            (Ok(()), None | Some(NetworkChoice::Proxy)) => match settings.probe.landlock_abi() {
+                Some(abi) if abi >= ABI_WITH_TCP => Egress::Pending,
+                abi => Egress::Fallback(format!(
+                    "the kernel's Landlock has no network rules (ABI {}, network rules need \
+                     {ABI_WITH_TCP}): the network is open, without the egress proxy",
+                    abi.map_or_else(|| "none".to_owned(), |a| a.to_string())
+                )),
+            },
+        };
         Ok(Self {
             settings: settings.clone(),
             decision,
@@ -212,7 +266,71 @@ impl TaskSandbox {
             denied: deny_list(user, &entries),
             readable: dirs.repository.iter().map(|p| p.to_path_buf()).collect(),
             task_dir: task_dir.to_path_buf(),
+            egress,
         })
+    }
+
+    /// Starts the task's egress proxy when its network goes through one, admitting the agent's
+    /// model `endpoints` and `[agent] network_allow`; times in its log come from `clock`. Runs
+    /// on the current tokio runtime until the task's sandbox is dropped.
+    pub(crate) fn start_egress(
+        &mut self,
+        endpoints: Vec<Endpoint>,
+        clock: SharedClock,
+    ) -> Result<(), MaidError> {
+        if !matches!(self.egress, Egress::Pending) {
+            return Ok(());
+        }
+        let mut allow = AllowList {
+            endpoints: Vec::new(),
+            hosts: self.settings.network_allow.clone(),
+        };
+        for endpoint in endpoints {
+            allow.add_endpoint(endpoint);
+        }
+        let mut settings = ProxySettings::new(allow.clone());
+        settings.own_ports = self.settings.own_ports.clone();
+        let proxy = EgressProxy::start(settings, clock)
+            .map_err(|e| MaidError::io("starting the egress proxy on", "127.0.0.1", e))?;
+        tracing::debug!(addr = %proxy.addr(), "the task's egress proxy listens");
+        self.egress = Egress::Proxy(Arc::new(proxy), allow);
+        Ok(())
+    }
+
+    /// The network rule of the task's commands.
+    fn network(&self) -> Network {
+        match &self.egress {
+            Egress::Rule(rule) => rule.clone(),
+            Egress::Proxy(proxy, _) => Network::Proxy {
+                proxy: proxy.addr(),
+            },
+            Egress::Pending | Egress::Fallback(_) => Network::Open,
+        }
+    }
+
+    /// Points `env` at the task's proxy (every proxy variable, both spellings) and removes
+    /// what would exempt hosts from it; leaves it alone without a proxy.
+    pub(crate) fn proxy_env(&self, env: &mut ChildEnv) {
+        if let Egress::Proxy(proxy, _) = &self.egress {
+            let url = proxy.url();
+            for name in PROXY_VARS {
+                env.set(*name, &url);
+            }
+            for name in NO_PROXY_VARS {
+                env.remove(name);
+            }
+        }
+    }
+
+    /// The connections made through the proxy since the last call (`None` without a proxy),
+    /// once those still open have ended (at most a second: the helper has ended every process
+    /// that could hold one).
+    pub(crate) async fn take_egress(&self) -> Option<Connections> {
+        let Egress::Proxy(proxy, _) = &self.egress else {
+            return None;
+        };
+        proxy.settle(Duration::from_secs(1)).await;
+        Some(proxy.log().take())
     }
 
     /// Whether the agent runs under Butler's sandbox (an agent with a sandbox of its own
@@ -246,11 +364,14 @@ impl TaskSandbox {
                 syscalls_file,
             }));
         }
-        let mut policy = Policy::new(
-            self.settings.mode,
-            writable.to_vec(),
-            self.settings.network.clone(),
-        );
+        if matches!(self.egress, Egress::Pending) {
+            return Err(MaidError::io(
+                "starting",
+                "the egress proxy",
+                std::io::Error::other("the task's egress proxy was not started"),
+            ));
+        }
+        let mut policy = Policy::new(self.settings.mode, writable.to_vec(), self.network());
         policy.deny_read = self.denied.iter().map(|d| d.path.clone()).collect();
         if !policy.deny_read.is_empty() {
             policy.readable = self.readable.clone();
@@ -298,14 +419,16 @@ impl TaskSandbox {
         (all.total > 0).then_some(all)
     }
 
-    /// The attempt's report: the rules, what the helper says the kernel enforced, and the
-    /// refusals in the agent's output and the verify commands' output.
+    /// The attempt's report: the rules, what the helper says the kernel enforced, the
+    /// refusals in the agent's output and the verify commands' output, and the connections
+    /// through the egress proxy (`egress`: the agent's, the verify commands').
     pub(crate) fn report(
         &self,
         agent: Option<&Confinement>,
         verify: Option<&Confinement>,
         agent_output: &str,
         verify_outputs: &[&str],
+        egress: (Option<Connections>, Option<Connections>),
     ) -> SandboxReport {
         let helper = agent.and_then(Confinement::helper_report);
         let restricted = helper.as_ref().and_then(|h| h.restricted.clone());
@@ -336,7 +459,7 @@ impl TaskSandbox {
                 Vec::new()
             },
             network: if applied {
-                self.settings.network.clone()
+                self.network()
             } else {
                 Network::Open
             },
@@ -358,6 +481,20 @@ impl TaskSandbox {
             syscalls_refused: Vec::new(),
             syscalls_refused_total: 0,
             proxied_connections: 0,
+            egress: match &self.egress {
+                Egress::Proxy(_, allow) => Some(EgressReport {
+                    not_applied: None,
+                    endpoints: allow.endpoints.clone(),
+                    allowed_hosts: allow.hosts.clone(),
+                    agent: egress.0.unwrap_or_default(),
+                    verify: egress.1.unwrap_or_default(),
+                }),
+                Egress::Fallback(why) => Some(EgressReport {
+                    not_applied: Some(why.clone()),
+                    ..EgressReport::default()
+                }),
+                Egress::Rule(_) | Egress::Pending => None,
+            },
         };
         for (source, confinement) in [
             (RefusalSource::Agent, agent),
@@ -455,10 +592,101 @@ mod tests {
             .collect();
         assert_eq!(args[..2], ["sandbox-exec", "--unconfined"]);
         assert_eq!(args[4..], ["--grace-ms", "2000", "--", "sh", "-c", "true"]);
-        let report = sandbox.report(None, None, "x: Permission denied", &[]);
+        let report = sandbox.report(None, None, "x: Permission denied", &[], (None, None));
         assert!(!report.applied);
         assert!(report.not_applied.expect("why").contains("no Landlock"));
         assert_eq!(report.refused_total, 1);
+    }
+
+    #[derive(Debug)]
+    struct NoNetworkRules;
+
+    impl KernelProbe for NoNetworkRules {
+        fn landlock_abi(&self) -> Option<u8> {
+            Some(3)
+        }
+    }
+
+    #[test]
+    fn without_network_rules_the_default_proxy_falls_back_to_open_and_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        let mut s = settings(SandboxMode::Auto);
+        s.probe = Arc::new(NoNetworkRules);
+        let mut sandbox =
+            TaskSandbox::new(&s, Dirs::under(p).task(), &UserDirs::default(), p).expect("sandbox");
+        assert!(sandbox.confines(), "the files are still confined");
+        sandbox
+            .start_egress(Vec::new(), butler_worker::time::SystemClock::shared())
+            .expect("nothing to start");
+        sandbox.agent(1).expect("policy").expect("confined");
+        let policy = Policy::read_from(&p.join("attempt-1-agent-sandbox.json")).expect("policy");
+        assert_eq!(policy.network, Network::Open);
+        let mut env = ChildEnv::new();
+        env.set("NO_PROXY", "x");
+        sandbox.proxy_env(&mut env);
+        assert!(env.get("HTTPS_PROXY").is_none());
+        let report = sandbox.report(None, None, "", &[], (None, None));
+        let egress = report.egress.expect("the egress section");
+        assert!(
+            egress
+                .not_applied
+                .expect("why")
+                .contains("no network rules (ABI 3"),
+        );
+        // Asked for explicitly with a required sandbox, it is refused instead.
+        s.mode = SandboxMode::Required;
+        s.network = Some(NetworkChoice::Proxy);
+        let err = s.check().expect_err("refused");
+        assert!(err.to_string().contains("ABI 4"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_default_network_is_the_tasks_proxy_in_the_policy_and_the_environment() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        let mut s = settings(SandboxMode::Auto);
+        s.probe = Arc::new(RunningKernel);
+        s.own_ports = OwnPorts::new();
+        s.network_allow = vec![HostPattern::parse("pypi.org").expect("pattern")];
+        let mut sandbox =
+            TaskSandbox::new(&s, Dirs::under(p).task(), &UserDirs::default(), p).expect("sandbox");
+        let endpoint = Endpoint::parse("http://127.0.0.1:4000", 443, true).expect("endpoint");
+        sandbox
+            .start_egress(
+                vec![endpoint.clone()],
+                butler_worker::time::SystemClock::shared(),
+            )
+            .expect("started");
+        sandbox.verify(1).expect("policy").expect("confined");
+        let policy = Policy::read_from(&p.join("attempt-1-verify-sandbox.json")).expect("policy");
+        let Network::Proxy { proxy } = policy.network else {
+            panic!("{:?}", policy.network);
+        };
+        assert!(proxy.ip().is_loopback());
+        assert_eq!(policy.network.connect_ports(), Some(vec![proxy.port()]));
+        assert!(s.own_ports.is_butler(proxy), "the proxy's port is Butler's");
+        let mut env = ChildEnv::new();
+        env.set("NO_PROXY", "*")
+            .set("no_proxy", "*")
+            .set("HTTP_PROXY", "http://corp:3128");
+        sandbox.proxy_env(&mut env);
+        for name in PROXY_VARS {
+            assert_eq!(
+                env.get(name).and_then(|v| v.to_str()),
+                Some(format!("http://{proxy}").as_str()),
+                "{name}"
+            );
+        }
+        assert!(env.get("NO_PROXY").is_none() && env.get("no_proxy").is_none());
+        let taken = sandbox.take_egress().await.expect("a proxy");
+        assert_eq!(taken.total, 0);
+        let report = sandbox.report(None, None, "", &[], (Some(taken), None));
+        let egress = report.egress.expect("egress");
+        assert_eq!(egress.endpoints, vec![endpoint]);
+        assert_eq!(egress.allowed_hosts, s.network_allow);
+        drop(sandbox);
+        assert!(!s.own_ports.is_butler(proxy), "stopped with the task");
     }
 
     #[test]
@@ -474,6 +702,7 @@ mod tests {
             home: Some(p.join("home")),
             ..UserDirs::default()
         };
+        s.network = Some(NetworkChoice::Open);
         let sandbox = TaskSandbox::new(&s, Dirs::under(p).task(), &user, p).expect("sandbox");
         let c = sandbox.agent(2).expect("policy").expect("confined");
         let spec = c.wrap(

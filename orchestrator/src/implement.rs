@@ -220,14 +220,16 @@ pub fn butler_program(env: &Environment) -> Result<PathBuf, WorkError> {
     }
 }
 
-/// The sandbox settings: mode (`BUTLER_SANDBOX` over `[agent] sandbox`), network, extra
-/// writable trees, and Butler's program as the helper.
+/// The sandbox settings: mode (`BUTLER_SANDBOX` over `[agent] sandbox`), network (unset: the
+/// egress proxy where the kernel allows), the hosts the proxy admits, extra writable trees,
+/// and Butler's program as the helper.
 fn sandbox_settings(
     ctx: &mut MaidContext,
     file: &AgentFileConfig,
     env_mode: Option<String>,
 ) -> Result<(), WorkError> {
-    use butler_worker::sandbox::{Network, SandboxMode};
+    use butler_worker::egress::HostPattern;
+    use butler_worker::sandbox::{NetworkChoice, SandboxMode};
     let mode = env_mode
         .map(|v| ("BUTLER_SANDBOX", v))
         .or_else(|| file.sandbox.clone().map(|v| ("[agent] sandbox", v)));
@@ -237,10 +239,21 @@ fn sandbox_settings(
         })?;
     }
     if let Some(setting) = &file.network {
-        ctx.sandbox.network = Network::from_setting(setting).map_err(|e| WorkError::Config {
-            problem: format!("[agent] network: {e}"),
-        })?;
+        ctx.sandbox.network =
+            Some(
+                NetworkChoice::from_setting(setting).map_err(|e| WorkError::Config {
+                    problem: format!("[agent] network: {e}"),
+                })?,
+            );
     }
+    ctx.sandbox.network_allow = file
+        .network_allow
+        .iter()
+        .map(|entry| HostPattern::parse(entry))
+        .collect::<Result<_, _>>()
+        .map_err(|e| WorkError::Config {
+            problem: format!("[agent] network_allow: {e}"),
+        })?;
     ctx.sandbox.extra_writable = file.sandbox_writable.iter().map(PathBuf::from).collect();
     if let Some(relative) = ctx.sandbox.extra_writable.iter().find(|p| !p.is_absolute()) {
         return Err(WorkError::Config {

@@ -5,7 +5,7 @@
 //! project ([`ProjectConfig::load`]); nothing below reads them again.
 //!
 //! **Who may lower a guard.** Settings that decide what runs and where it may reach (`[agent]
-//! sandbox`, `network`, `programs`, `env_allow`, `sandbox_writable`, `worktrees_dir`,
+//! sandbox`, `network`, `network_allow`, `programs`, `env_allow`, `sandbox_writable`, `worktrees_dir`,
 //! `[delegation] env_allow`, `[mcp_servers.*]`) are taken from the user's file, and from the
 //! project's only when the user trusted that exact content (`butler trust`, see [`trust`]):
 //! a repository's committed file, or an agent's change to it, never lowers one. An untrusted
@@ -39,7 +39,8 @@
 //! loop_repeats = 5                      # the same tool call this often, no file change: stop (0: off)
 //! loop_quiet_secs = 600                 # activity without a file change this long: stop (0: off)
 //! sandbox = "auto"                      # "required" | "auto" (default) | "off" (guard)
-//! network = "open"                      # or endpoints agents may reach: ["127.0.0.1:11434"] (guard)
+//! network = "proxy"                     # default: by name through Butler's proxy; "open"; or ports: ["127.0.0.1:11434"] (guard)
+//! network_allow = ["pypi.org", "*.npmjs.org"]  # hosts the proxy admits besides the model endpoint (guard)
 //! sandbox_writable = []                 # more trees agents and verify commands may write (guard)
 //! worktrees_dir = "/srv/butler/wt"      # else $XDG_DATA_HOME/butler/worktrees (guard)
 //! deny_read = ["~/.vault", "/srv/keys"] # more paths agents may not read (any file may add)
@@ -627,8 +628,14 @@ pub struct AgentFileConfig {
     pub loop_quiet_secs: Option<u64>,
     /// `required`, `auto` (default) or `off`: the Landlock sandbox of agents and verify commands.
     pub sandbox: Option<String>,
-    /// `"open"` (default) or the endpoints (their TCP ports) a confined agent may connect to.
+    /// `"proxy"` (the default where Landlock has network rules: everything through the task's
+    /// egress proxy), `"open"`, or the endpoints (their TCP ports) a confined agent may
+    /// connect to.
     pub network: Option<crate::sandbox::NetworkSetting>,
+    /// Hosts the egress proxy admits besides the agent's model endpoint: `"pypi.org"`,
+    /// `"*.npmjs.org"` (the names below it).
+    #[serde(default)]
+    pub network_allow: Vec<String>,
     /// More trees confined agents and verify commands may write (e.g. a build cache).
     #[serde(default)]
     pub sandbox_writable: Vec<String>,
@@ -832,11 +839,8 @@ mod agent_tests {
             "stricter applies"
         );
         assert_eq!(
-            cfg.agent.network,
-            Some(crate::sandbox::NetworkSetting::Endpoints(vec![
-                "127.0.0.1:11434".into()
-            ])),
-            "narrower applies"
+            cfg.agent.network, None,
+            "a port list is not narrower than the default proxy"
         );
         assert!(cfg.agent.sandbox_writable.is_empty());
         assert_eq!(cfg.agent.worktrees_dir, None);
@@ -846,7 +850,8 @@ mod agent_tests {
                 "[agent] programs",
                 "[agent] env_allow",
                 "[agent] sandbox_writable",
-                "[agent] worktrees_dir"
+                "[agent] worktrees_dir",
+                "[agent] network"
             ]
         );
 

@@ -9,6 +9,7 @@ pub mod agent_mcp;
 pub mod agent_notes;
 pub mod config;
 pub mod contract;
+pub mod egress;
 mod file_lock;
 pub mod git;
 pub mod issues;

@@ -38,6 +38,17 @@ impl AgentAdapter for Aider {
         }
     }
 
+    fn default_endpoints(
+        &self,
+        _env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Vec<butler_worker::egress::Endpoint> {
+        // Aider's model decides the provider; without an endpoint of the user's, the two it
+        // is mostly run against.
+        let mut list = super::public("https://api.openai.com");
+        list.extend(super::public("https://api.anthropic.com"));
+        list
+    }
+
     fn command(&self, launch: &Launch<'_>) -> Result<AgentCommand, MaidError> {
         let program =
             resolve_program(AgentKind::Aider, self.config.program.as_deref(), launch.env)?;

@@ -112,6 +112,13 @@ impl AgentAdapter for Claude {
         self.config.git_hook_command.is_some()
     }
 
+    fn default_endpoints(
+        &self,
+        _env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Vec<butler_worker::egress::Endpoint> {
+        super::public("https://api.anthropic.com")
+    }
+
     fn output_format(&self) -> Format {
         Format::ClaudeStreamJson
     }

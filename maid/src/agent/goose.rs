@@ -123,6 +123,34 @@ impl AgentAdapter for Goose {
     fn output_format(&self) -> Format {
         Format::GooseStreamJson
     }
+
+    /// The provider's public host (configured or `GOOSE_PROVIDER`); ollama's default is a
+    /// model on this machine, which choosing that provider configures.
+    fn default_endpoints(
+        &self,
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Vec<butler_worker::egress::Endpoint> {
+        let provider = self.config.provider.clone().or_else(|| {
+            lookup(env, "GOOSE_PROVIDER")
+                .and_then(|v| v.to_str())
+                .map(str::to_owned)
+        });
+        let url = match provider.as_deref().map(str::trim) {
+            Some("openai") => "https://api.openai.com",
+            Some("anthropic") => "https://api.anthropic.com",
+            Some("openrouter") => "https://openrouter.ai",
+            Some("google" | "gemini") => "https://generativelanguage.googleapis.com",
+            Some("groq") => "https://api.groq.com",
+            Some("xai") => "https://api.x.ai",
+            Some("ollama") => {
+                return butler_worker::egress::Endpoint::parse("localhost", 11434, true)
+                    .into_iter()
+                    .collect();
+            }
+            _ => return Vec::new(),
+        };
+        super::public(url)
+    }
 }
 
 /// Writes the worker MCP command in goose's `--with-extension` syntax: leading `KEY=VAL`

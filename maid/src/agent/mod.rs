@@ -6,6 +6,8 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use butler_worker::egress::Endpoint;
+
 use crate::activity::Format;
 use crate::contract::AgentKind;
 use crate::env::AgentEnvNeeds;
@@ -116,6 +118,50 @@ pub trait AgentAdapter: Send + Sync {
     fn has_mcp_client(&self) -> bool {
         true
     }
+
+    /// The model endpoints the agent uses when the user configured none in its environment
+    /// (see [`AgentAdapter::model_endpoints`]): its provider's public host.
+    fn default_endpoints(&self, _env: &[(OsString, OsString)]) -> Vec<Endpoint> {
+        Vec::new()
+    }
+
+    /// The model endpoints the task's egress proxy admits for the agent: those the user
+    /// configured in the agent's environment `env` ([`ENDPOINT_VARS`], passed by the adapter
+    /// or by `env_allow`), else the agent's defaults.
+    fn model_endpoints(&self, env: &[(OsString, OsString)]) -> Vec<Endpoint> {
+        let configured: Vec<Endpoint> = ENDPOINT_VARS
+            .iter()
+            .filter_map(|(name, bare_port)| {
+                let value = crate::env::lookup(env, name)?.to_str()?;
+                Endpoint::parse(value, *bare_port, true)
+            })
+            .collect();
+        if configured.is_empty() {
+            self.default_endpoints(env)
+        } else {
+            configured
+        }
+    }
+}
+
+/// Variables that name a model endpoint (a URL, or `host[:port]` meaning the port given here),
+/// as the agents and their providers read them.
+pub const ENDPOINT_VARS: &[(&str, u16)] = &[
+    ("OPENAI_BASE_URL", 443),
+    ("OPENAI_API_BASE", 443),
+    ("OPENAI_HOST", 443),
+    ("ANTHROPIC_BASE_URL", 443),
+    ("ANTHROPIC_HOST", 443),
+    ("OLLAMA_HOST", 11434),
+    ("OPENROUTER_HOST", 443),
+    ("AZURE_OPENAI_ENDPOINT", 443),
+    ("DATABRICKS_HOST", 443),
+    ("GOOGLE_HOST", 443),
+];
+
+/// A provider's public endpoint (not configured: only an ordinary address of it is admitted).
+pub(crate) fn public(url: &str) -> Vec<Endpoint> {
+    Endpoint::parse(url, 443, false).into_iter().collect()
 }
 
 /// The adapter for `kind`.
@@ -226,6 +272,63 @@ mod tests {
         let configured = dir.path().join("my-goose");
         let found = resolve_program(AgentKind::Goose, Some(&configured), &[]).expect("found");
         assert_eq!(found, configured);
+    }
+
+    #[test]
+    fn model_endpoints_are_the_users_else_the_agents_defaults() {
+        let env = |pairs: &[(&str, &str)]| -> Vec<(OsString, OsString)> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect()
+        };
+        let shown = |list: Vec<Endpoint>| -> Vec<String> {
+            list.iter()
+                .map(|e| {
+                    format!(
+                        "{e} {}",
+                        if e.configured {
+                            "configured"
+                        } else {
+                            "default"
+                        }
+                    )
+                })
+                .collect()
+        };
+        let claude = adapter(AgentKind::Claude, AgentConfig::default());
+        assert_eq!(
+            shown(claude.model_endpoints(&env(&[]))),
+            ["api.anthropic.com:443 default"]
+        );
+        assert_eq!(
+            shown(claude.model_endpoints(&env(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/x")]))),
+            ["127.0.0.1:9 configured"]
+        );
+        let goose = adapter(AgentKind::Goose, AgentConfig::default());
+        assert_eq!(
+            shown(goose.model_endpoints(&env(&[("GOOSE_PROVIDER", "ollama")]))),
+            ["localhost:11434 configured"]
+        );
+        assert_eq!(
+            shown(goose.model_endpoints(&env(&[
+                ("GOOSE_PROVIDER", "ollama"),
+                ("OLLAMA_HOST", "10.0.0.2")
+            ]))),
+            ["10.0.0.2:11434 configured"]
+        );
+        assert_eq!(
+            shown(goose.model_endpoints(&env(&[("GOOSE_PROVIDER", "openai")]))),
+            ["api.openai.com:443 default"]
+        );
+        assert!(goose.model_endpoints(&env(&[])).is_empty());
+        let codex = adapter(AgentKind::Codex, AgentConfig::default());
+        assert_eq!(
+            shown(codex.model_endpoints(&env(&[("OPENAI_BASE_URL", "https://llm.corp/v1")]))),
+            ["llm.corp:443 configured"]
+        );
+        let aider = adapter(AgentKind::Aider, AgentConfig::default());
+        assert_eq!(aider.model_endpoints(&env(&[])).len(), 2);
     }
 
     #[test]

@@ -32,6 +32,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         let Checked {
             verification: verify,
             confined: verify_confined,
+            egress: verify_egress,
             ..
         } = checked;
         let verify_outputs: Vec<&str> = verify
@@ -44,6 +45,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             verify_confined.as_ref(),
             &run.output,
             &verify_outputs,
+            (run.egress.clone(), verify_egress),
         );
         let leftovers = TaskSandbox::leftovers(run.confined.as_ref(), verify_confined.as_ref());
         let worker_mcp_reached = notes.iter().any(|n| n.kind == NoteKind::Connected);

@@ -29,6 +29,8 @@ pub(super) struct AgentRun {
     /// Permissions it took away from Butler's state or its worktree, put back right after it
     /// ended.
     pub modes_restored: Vec<DirectGitFinding>,
+    /// Its connections through the task's egress proxy (`None` without one).
+    pub egress: Option<butler_worker::egress::Connections>,
 }
 
 impl AgentRun {
@@ -103,6 +105,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             attempt,
             ending: run.ending.clone(),
         });
+        let egress = workspace.sandbox.take_egress().await;
         let log = paths.task_dir.join(format!("attempt-{attempt}.log"));
         let output = run.stdout.text() + &run.stderr.text();
         std::fs::write(&log, &output).map_err(|e| MaidError::io("writing", &log, e))?;
@@ -113,6 +116,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             started,
             activity,
             modes_restored,
+            egress,
         })
     }
 }

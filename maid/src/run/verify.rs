@@ -22,6 +22,8 @@ pub(super) struct Checked {
     /// What the verify commands did that they must not, undone (the attempt's evidence lists
     /// it with the agent's).
     pub findings: Vec<DirectGitFinding>,
+    /// Their connections through the task's egress proxy (`None` without one).
+    pub egress: Option<butler_worker::egress::Connections>,
 }
 
 impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
@@ -43,6 +45,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                 },
                 confined: None,
                 findings: Vec::new(),
+                egress: None,
             });
         }
         let confined = workspace.sandbox.verify(attempt)?;
@@ -56,6 +59,8 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         std::fs::create_dir_all(&paths.verify_tmp)
             .map_err(|e| MaidError::io("creating", &paths.verify_tmp, e))?;
         verify_env.set("TMPDIR", &paths.verify_tmp);
+        // The same egress proxy as the agent's.
+        workspace.sandbox.proxy_env(&mut verify_env);
         let wt = workspace.wt.clone();
         let (before, git_before) = self
             .blocking(move |s| {
@@ -75,6 +80,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             self.cancel,
         )
         .await;
+        let egress = workspace.sandbox.take_egress().await;
         let file_checks = check_files(&paths.worktree, &contract.success_criteria.file_checks);
         let wt = workspace.wt.clone();
         let modes = start.modes.clone();
@@ -107,6 +113,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             },
             confined,
             findings,
+            egress,
         })
     }
 }

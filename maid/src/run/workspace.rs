@@ -67,7 +67,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         let user = UserDirs::from_lookup(|name| {
             crate::env::lookup(&ctx.parent_env, name).map(PathBuf::from)
         });
-        let sandbox = TaskSandbox::new(
+        let mut sandbox = TaskSandbox::new(
             &ctx.sandbox,
             TaskDirs {
                 worktree: &paths.worktree,
@@ -80,6 +80,10 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             &user,
             &paths.task_dir,
         )?;
+        // The task's egress proxy, when its network goes through one: it admits the agent's
+        // model endpoints (read from the environment the agent gets) and `network_allow`.
+        sandbox.start_egress(agent.model_endpoints(env.vars()), ctx.clock.clone())?;
+        sandbox.proxy_env(&mut env);
         let channel = WorkerChannel::new(&paths.task_dir, &paths.agent_dir);
         channel.write_task(self.contract())?;
         let worker_mcp = channel.command(&ctx.worker_mcp);

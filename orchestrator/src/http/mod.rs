@@ -129,6 +129,9 @@ pub enum HttpError {
 pub struct HttpServer {
     listener: TcpListener,
     local: SocketAddr,
+    /// Its address on the list of Butler's ports, which no agent reaches through the egress
+    /// proxy, while it lives.
+    _own: butler_worker::egress::Registration,
     options: HttpOptions,
     origins: Vec<String>,
     hosts: Vec<String>,
@@ -151,6 +154,7 @@ impl HttpServer {
         })?;
         Ok(Self {
             listener,
+            _own: butler_worker::egress::OwnPorts::default().register(local),
             local,
             options,
             origins,
@@ -177,11 +181,13 @@ impl HttpServer {
         env: Arc<Environment>,
         stop: impl Future<Output = ()>,
     ) {
+        // The registration lives until the server has stopped.
         let HttpServer {
             listener,
             options,
             origins,
             hosts,
+            _own: _registered,
             ..
         } = self;
         // Ends every session and open stream at the very end.
@@ -584,5 +590,24 @@ async fn expire_idle(
                 "session expired after {timeout:?} idle"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_servers_port_is_one_of_butlers_own_while_it_lives() {
+        let own = butler_worker::egress::OwnPorts::default();
+        let options = HttpOptions::new(
+            "127.0.0.1:0".parse().expect("addr"),
+            butler_worker::config::Secret::new("tok-test"),
+        );
+        let server = HttpServer::bind(options).await.expect("bound");
+        let addr = server.local_addr();
+        assert!(own.is_butler(addr), "no agent reaches it through the proxy");
+        drop(server);
+        assert!(!own.is_butler(addr));
     }
 }

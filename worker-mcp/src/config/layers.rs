@@ -8,7 +8,8 @@
 //! | `[agent] default`, `provider`, `model`, `stagnation_secs`, `loop_repeats`, `loop_quiet_secs`, `[delegation] promote_after` | the project's, else the user's | the same |
 //! | `[delegation] destructive_commands`, `[agent] deny_read` | the user's and the project's together | the same |
 //! | `[agent] sandbox` | the stricter of the two (`required` > `auto` > `off`) | the project's, else the user's |
-//! | `[agent] network` | the narrower: the ports both allow | the project's, else the user's |
+//! | `[agent] network` | the narrower: the proxy (the default) over a port list over `open`; the ports both allow | the project's, else the user's |
+//! | `[agent] network_allow` | the narrower: the project's entries the user's admit | the user's and the project's together |
 //! | `[agent] programs`, `[mcp_servers.*]` | the user's only | the user's, the project's entries winning by name |
 //! | `[agent] env_allow`, `sandbox_writable`, `[delegation] env_allow` | the user's only | the user's and the project's together |
 //! | `[agent] worktrees_dir` | the user's only | the project's, else the user's |
@@ -20,7 +21,8 @@ use std::collections::BTreeMap;
 
 use super::McpServerConfig;
 use super::{AgentFileConfig, DelegationConfig, DelegationFileConfig, FileDelegation};
-use crate::sandbox::{Network, NetworkSetting, SandboxMode};
+use crate::egress::HostPattern;
+use crate::sandbox::{NetworkChoice, NetworkSetting, SandboxMode};
 
 /// The sections of one file that the two layers share.
 #[derive(Debug, Clone, Default)]
@@ -54,6 +56,7 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
         env_allow: u.env_allow,
         sandbox: u.sandbox,
         network: u.network,
+        network_allow: u.network_allow,
         sandbox_writable: u.sandbox_writable,
         worktrees_dir: u.worktrees_dir,
         deny_read: u.deny_read,
@@ -78,6 +81,7 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
         union(&mut agent.sandbox_writable, p.sandbox_writable);
         agent.sandbox = p.sandbox.or(agent.sandbox);
         agent.network = p.network.or(agent.network);
+        union(&mut agent.network_allow, p.network_allow);
         agent.worktrees_dir = p.worktrees_dir.or(agent.worktrees_dir);
         union(&mut delegation.env_allow, project.delegation.env_allow);
         mcp_servers.extend(project.mcp_servers);
@@ -97,6 +101,7 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
         );
         agent.sandbox = stricter_sandbox(agent.sandbox, p.sandbox, &mut ignored);
         agent.network = narrower_network(agent.network, p.network, &mut ignored);
+        agent.network_allow = narrower_hosts(agent.network_allow, p.network_allow, &mut ignored);
         for name in project.mcp_servers.keys() {
             ignored.push(format!("[mcp_servers.{name}]"));
         }
@@ -157,8 +162,11 @@ fn stricter_sandbox(
     }
 }
 
-/// An untrusted project's `[agent] network` can only narrow the user's (default `open`): the
-/// ports both allow. A value that does not parse is kept (reported as an error later).
+/// An untrusted project's `[agent] network` can only narrow the user's (default: the egress
+/// proxy). The proxy admits hosts by name, a port list any host on those ports: neither is
+/// narrower than the other, so a project may choose the proxy over `open` or a port list, a
+/// port list over `open`, and fewer ports; never `open` or ports over the proxy. A value that
+/// does not parse is kept (reported as an error later).
 fn narrower_network(
     user: Option<NetworkSetting>,
     project: Option<NetworkSetting>,
@@ -167,31 +175,25 @@ fn narrower_network(
     let Some(wanted) = project else {
         return user;
     };
-    let Ok(wanted_rule) = Network::from_setting(&wanted) else {
+    let Ok(wanted_rule) = NetworkChoice::from_setting(&wanted) else {
         return Some(wanted);
     };
     let current = match &user {
-        None => Network::Open,
-        Some(setting) => match Network::from_setting(setting) {
+        None => NetworkChoice::default(),
+        Some(setting) => match NetworkChoice::from_setting(setting) {
             Ok(rule) => rule,
             Err(_) => return user,
         },
     };
     match (current, wanted_rule) {
-        (Network::Open, Network::Open) => user,
-        // Never read from a setting: the proxy's address is the Maid's, per task.
-        (Network::Proxy { .. }, _) | (_, Network::Proxy { .. }) => user,
-        (Network::Open, Network::Restricted { .. }) => Some(wanted),
-        (Network::Restricted { .. }, Network::Open) => {
+        (NetworkChoice::Proxy, NetworkChoice::Proxy)
+        | (NetworkChoice::Open, NetworkChoice::Open) => user,
+        (NetworkChoice::Open, _) | (NetworkChoice::Ports(_), NetworkChoice::Proxy) => Some(wanted),
+        (NetworkChoice::Proxy, _) | (NetworkChoice::Ports(_), NetworkChoice::Open) => {
             ignored.push("[agent] network".to_owned());
             user
         }
-        (
-            Network::Restricted { connect_tcp: mine },
-            Network::Restricted {
-                connect_tcp: theirs,
-            },
-        ) => {
+        (NetworkChoice::Ports(mine), NetworkChoice::Ports(theirs)) => {
             let both: Vec<u16> = theirs
                 .iter()
                 .copied()
@@ -205,6 +207,43 @@ fn narrower_network(
             ))
         }
     }
+}
+
+/// An untrusted project's `[agent] network_allow` can only narrow the user's: of its entries,
+/// those the user's list admits (`registry.npmjs.org` or `*.a.npmjs.org` under the user's
+/// `*.npmjs.org`). An entry that does not parse is kept (reported as an error later).
+fn narrower_hosts(
+    user: Vec<String>,
+    project: Vec<String>,
+    ignored: &mut Vec<String>,
+) -> Vec<String> {
+    if project.is_empty() {
+        return user;
+    }
+    let mine: Vec<HostPattern> = user
+        .iter()
+        .filter_map(|entry| HostPattern::parse(entry).ok())
+        .collect();
+    let admitted = |wanted: &HostPattern| {
+        mine.iter().any(|p| match wanted {
+            HostPattern::Exact(name) => p.matches(name),
+            HostPattern::Below(domain) => {
+                p == wanted || matches!(p, HostPattern::Below(_)) && p.matches(domain)
+            }
+        })
+    };
+    let mut kept = Vec::new();
+    for entry in project {
+        match HostPattern::parse(&entry) {
+            Ok(wanted) if !admitted(&wanted) => {
+                if !ignored.iter().any(|i| i == "[agent] network_allow") {
+                    ignored.push("[agent] network_allow".to_owned());
+                }
+            }
+            _ => kept.push(entry),
+        }
+    }
+    kept
 }
 
 #[cfg(test)]
@@ -222,6 +261,7 @@ programs = { goose = "/opt/goose" }
 env_allow = ["OPENAI_HOST"]
 sandbox = "auto"
 network = ["443", "11434"]
+network_allow = ["pypi.org", "*.npmjs.org"]
 sandbox_writable = ["/srv/cache"]
 worktrees_dir = "/srv/wt"
 deny_read = ["~/.vault"]
@@ -241,6 +281,7 @@ programs = { goose = "./script", claude = "./claude" }
 env_allow = ["AWS_SECRET_ACCESS_KEY"]
 sandbox = "off"
 network = "open"
+network_allow = ["evil.example", "*.evil.example"]
 sandbox_writable = ["/home/me"]
 worktrees_dir = "/home/me/project/wt"
 deny_read = ["/srv/keys", "~/.vault"]
@@ -259,6 +300,7 @@ command = "/bin/sh"
 [agent]
 sandbox = "required"
 network = ["11434", "8080"]
+network_allow = ["registry.npmjs.org", "*.a.npmjs.org", "pypi.org", "files.pypi.org"]
 "#;
 
     fn case(user: &str, project: &str, trusted: bool) -> serde_json::Value {
@@ -329,7 +371,32 @@ network = ["11434", "8080"]
             Some(NetworkSetting::Endpoints(vec!["11434".into()])),
             "only the port both allow"
         );
-        assert_eq!(m.ignored, ["[agent] network"]);
+        assert_eq!(
+            m.agent.network_allow,
+            ["registry.npmjs.org", "*.a.npmjs.org", "pypi.org"],
+            "only what the user's list admits"
+        );
+        assert_eq!(m.ignored, ["[agent] network", "[agent] network_allow"]);
+        // The default is the proxy: a port list or `open` is not narrower.
+        for wider in ["network = \"open\"", "network = [\"443\"]"] {
+            let m = merge(
+                Sections::default(),
+                sections(&format!("[agent]\n{wider}\n")),
+                false,
+            );
+            assert_eq!(m.agent.network, None, "{wider}");
+            assert_eq!(m.ignored, ["[agent] network"]);
+        }
+        let proxy = merge(
+            sections(USER),
+            sections("[agent]\nnetwork = \"proxy\"\n"),
+            false,
+        );
+        assert_eq!(
+            proxy.agent.network,
+            Some(NetworkSetting::Word("proxy".into())),
+            "the proxy over a port list"
+        );
         let off = merge(
             sections("[agent]\nsandbox = \"off\"\n"),
             sections(STRICTER),

@@ -5,8 +5,9 @@
 //!
 //! - [`Policy`]: what one command may do (read everywhere but the credential stores and
 //!   Butler's own directories ([`deny_read`]) and `/dev`; write only its trees and the device
-//!   files; TCP by port), written by the Maid as JSON for the helper, which carves the read and
-//!   write rules around the denied paths (`carve`).
+//!   files; TCP by port, or to the task's egress proxy only, see [`crate::egress`]), written by
+//!   the Maid as JSON for the helper, which carves the read and write rules around the denied
+//!   paths (`carve`).
 //! - [`helper_main`]: the helper itself (parses its arguments; the reaper; restricts, reports,
 //!   `exec`s); [`HelperRun`] builds its command line.
 //! - [`KernelProbe`]: whether the kernel offers Landlock, asked before a task starts.
@@ -29,9 +30,9 @@ pub use helper::{
     HelperRun, helper_main,
 };
 pub use landlock_rules::{Enforcement, Restricted, kernel_abi};
-pub use policy::{DEVICES, Network, NetworkSetting, Policy, SandboxMode};
+pub use policy::{DEVICES, Network, NetworkChoice, NetworkSetting, Policy, SandboxMode};
 pub use refusals::{MAX_REFUSALS, scan_refusals};
-pub use report::{Refusal, RefusalSource, SandboxReport, SyscallRefusalSeen};
+pub use report::{EgressReport, Refusal, RefusalSource, SandboxReport, SyscallRefusalSeen};
 
 use std::path::PathBuf;
 

@@ -40,7 +40,7 @@ impl SandboxMode {
     }
 }
 
-/// The `[agent] network` setting as written: `"open"`, or a list of endpoints.
+/// The `[agent] network` setting as written: `"proxy"`, `"open"`, or a list of endpoints.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum NetworkSetting {
@@ -52,7 +52,7 @@ pub enum NetworkSetting {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Network {
-    /// No network rule (the default).
+    /// No network rule.
     #[default]
     Open,
     /// TCP `connect` only to these ports (on any host: Landlock filters by port alone); TCP
@@ -64,17 +64,30 @@ pub enum Network {
     Proxy { proxy: std::net::SocketAddr },
 }
 
-impl Network {
-    /// Reads the `[agent] network` setting: `"open"`, or endpoints such as `"11434"`,
-    /// `"127.0.0.1:11434"`, `"[::1]:8080"` or `"https://api.example.com/v1"` (its port, or the
-    /// scheme's default). The error names the entry that could not be read.
+/// The `[agent] network` setting, read: through the task's egress proxy (the default, and
+/// `"proxy"`), `"open"`, or TCP to a list of ports.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum NetworkChoice {
+    #[default]
+    Proxy,
+    Open,
+    Ports(Vec<u16>),
+}
+
+impl NetworkChoice {
+    /// Reads `"proxy"`, `"open"`, or endpoints such as `"11434"`, `"127.0.0.1:11434"`,
+    /// `"[::1]:8080"` or `"https://api.example.com/v1"` (its port, or the scheme's default).
+    /// The error names the entry that could not be read.
     pub fn from_setting(setting: &NetworkSetting) -> Result<Self, String> {
         match setting {
             NetworkSetting::Word(word) if word.trim().eq_ignore_ascii_case("open") => {
                 Ok(Self::Open)
             }
+            NetworkSetting::Word(word) if word.trim().eq_ignore_ascii_case("proxy") => {
+                Ok(Self::Proxy)
+            }
             NetworkSetting::Word(word) => Err(format!(
-                "`{}` is neither `open` nor a list of endpoints",
+                "`{}` is neither `proxy`, `open` nor a list of endpoints",
                 word.chars().take(60).collect::<String>()
             )),
             NetworkSetting::Endpoints(list) => {
@@ -91,11 +104,13 @@ impl Network {
                     }
                 }
                 ports.sort_unstable();
-                Ok(Self::Restricted { connect_tcp: ports })
+                Ok(Self::Ports(ports))
             }
         }
     }
+}
 
+impl Network {
     /// Whether TCP is restricted by Landlock (needs ABI 4).
     pub fn is_restricted(&self) -> bool {
         !matches!(self, Self::Open)
@@ -228,32 +243,32 @@ mod tests {
     #[test]
     fn network_settings_are_read_by_port() {
         assert_eq!(
-            Network::from_setting(&NetworkSetting::Word("Open".into())),
-            Ok(Network::Open)
+            NetworkChoice::from_setting(&NetworkSetting::Word("Open".into())),
+            Ok(NetworkChoice::Open)
         );
         assert_eq!(
-            Network::from_setting(&endpoints(&[
+            NetworkChoice::from_setting(&NetworkSetting::Word(" proxy".into())),
+            Ok(NetworkChoice::Proxy)
+        );
+        assert_eq!(
+            NetworkChoice::from_setting(&endpoints(&[
                 "127.0.0.1:11434",
                 "11434",
                 "[::1]:8080",
                 "https://api.example.com/v1",
                 "http://localhost:3000/x",
             ])),
-            Ok(Network::Restricted {
-                connect_tcp: vec![443, 3000, 8080, 11434]
-            })
+            Ok(NetworkChoice::Ports(vec![443, 3000, 8080, 11434]))
         );
         assert_eq!(
-            Network::from_setting(&endpoints(&[])),
-            Ok(Network::Restricted {
-                connect_tcp: vec![]
-            })
+            NetworkChoice::from_setting(&endpoints(&[])),
+            Ok(NetworkChoice::Ports(vec![]))
         );
         for bad in ["closed", "all"] {
-            assert!(Network::from_setting(&NetworkSetting::Word(bad.into())).is_err());
+            assert!(NetworkChoice::from_setting(&NetworkSetting::Word(bad.into())).is_err());
         }
         for bad in ["host:", ":80", "0", "70000", "example.com", "ftp://"] {
-            let err = Network::from_setting(&endpoints(&[bad])).expect_err(bad);
+            let err = NetworkChoice::from_setting(&endpoints(&[bad])).expect_err(bad);
             assert!(err.contains("is not a port"), "{err}");
         }
     }

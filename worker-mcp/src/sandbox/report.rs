@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::landlock_rules::Enforcement;
 use super::policy::{Network, SandboxMode};
 use super::syscalls::{SyscallRefusal, SyscallRefusals};
+use crate::egress::{Connections, Endpoint, HostPattern};
 
 /// The sandbox of one attempt: the mode, whether the agent ran confined (and if not, why),
 /// the kernel's Landlock ABI, the rules, and the refused accesses seen in the output.
@@ -55,6 +56,10 @@ pub struct SandboxReport {
     /// Connections to the egress proxy the supervisor opened for the commands.
     #[serde(default)]
     pub proxied_connections: u32,
+    /// The task's egress proxy: what it admitted and every connection through it. Absent when
+    /// the network is `open` or a port list by choice, or nothing was confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<EgressReport>,
 }
 
 /// One kind of refused system call, with whose run it was seen in.
@@ -63,6 +68,25 @@ pub struct SyscallRefusalSeen {
     pub source: RefusalSource,
     #[serde(flatten)]
     pub refusal: SyscallRefusal,
+}
+
+/// The egress section of the evidence: the hosts the proxy admitted and the connections of
+/// the attempt's agent and verify commands (each listed up to [`crate::egress::MAX_LOGGED`],
+/// all counted).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EgressReport {
+    /// Why no proxy ran although it is the default (a kernel without network rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applied: Option<String>,
+    /// The agent's model endpoints (`configured`: named by the user, so they may be on this
+    /// machine).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<Endpoint>,
+    /// `[agent] network_allow`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<HostPattern>,
+    pub agent: Connections,
+    pub verify: Connections,
 }
 
 /// Whose output a refusal was seen in.
@@ -125,6 +149,77 @@ impl SandboxReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::egress::{AddressClass, Connection, Method, Refused, Verdict};
+    use crate::time::Timestamp;
+
+    #[test]
+    fn the_egress_section_shape_is_stable() {
+        let at = Timestamp::parse("2026-04-15T10:20:00+09:00").expect("ts");
+        let later = Timestamp::parse("2026-04-15T10:20:03+09:00").expect("ts");
+        let connection =
+            |host: &str, port, address: Option<&str>, verdict, sent, received| Connection {
+                method: Method::Connect,
+                host: host.into(),
+                port,
+                address: address.map(str::to_owned),
+                verdict,
+                sent,
+                received,
+                started: at,
+                ended: later,
+            };
+        let report = EgressReport {
+            not_applied: None,
+            endpoints: vec![Endpoint {
+                host: "127.0.0.1".into(),
+                port: 11434,
+                configured: true,
+            }],
+            allowed_hosts: vec![
+                HostPattern::parse("pypi.org").expect("p"),
+                HostPattern::parse("*.npmjs.org").expect("p"),
+            ],
+            agent: Connections {
+                listed: vec![
+                    connection(
+                        "127.0.0.1",
+                        11434,
+                        Some("127.0.0.1:11434"),
+                        Verdict::Admitted,
+                        812,
+                        20480,
+                    ),
+                    connection(
+                        "evil.example",
+                        443,
+                        None,
+                        Verdict::Refused(Refused::NotAllowed),
+                        0,
+                        0,
+                    ),
+                    connection(
+                        "localhost",
+                        8765,
+                        Some("127.0.0.1:8765"),
+                        Verdict::Refused(Refused::Address {
+                            class: AddressClass::Loopback,
+                        }),
+                        0,
+                        0,
+                    ),
+                ],
+                total: 3,
+                refused: 2,
+            },
+            verify: Connections::default(),
+        };
+        insta::assert_json_snapshot!(report);
+        let fallback = EgressReport {
+            not_applied: Some("the kernel's Landlock has no network rules".into()),
+            ..EgressReport::default()
+        };
+        insta::assert_json_snapshot!(fallback);
+    }
 
     #[test]
     fn the_report_shape_is_stable() {
@@ -153,6 +248,7 @@ mod tests {
             syscalls_refused: Vec::new(),
             syscalls_refused_total: 0,
             proxied_connections: 0,
+            egress: None,
         };
         report.add_syscall_refusals(
             RefusalSource::Agent,
@@ -191,6 +287,7 @@ mod tests {
             syscalls_refused: vec![],
             syscalls_refused_total: 0,
             proxied_connections: 0,
+            egress: None,
         };
         insta::assert_json_snapshot!(unavailable);
     }
