@@ -357,6 +357,10 @@ fn confine_and_exec(args: &Args) -> i32 {
             false
         }
     };
+    // Past Landlock's ptrace scoping, these would read other processes' environments.
+    if let Err(e) = syscalls::drop_capabilities() {
+        problem.get_or_insert(e);
+    }
     let refuse = policy.mode == SandboxMode::Required && problem.is_some();
     write_report(
         &mut report_file,

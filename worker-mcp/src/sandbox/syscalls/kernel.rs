@@ -145,3 +145,30 @@ pub(super) fn adopt(fd: RawFd) -> io::Result<OwnedFd> {
     // line; nothing else in the process owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
+
+/// Removes `cap` from the calling process's bounding set (so no program it `exec`s holds it,
+/// root included) and clears its ambient set. Needs `CAP_SETPCAP`: a process without it holds
+/// none of these anyway, and gets `EPERM`.
+pub(super) fn drop_bounding(cap: i32) -> io::Result<()> {
+    let cap =
+        libc::c_ulong::try_from(cap).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: no pointer is passed; the arguments are plain integers.
+    if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    let zero: libc::c_ulong = 0;
+    if unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            zero,
+            zero,
+            zero,
+        )
+    } < 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

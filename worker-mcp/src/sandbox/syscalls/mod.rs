@@ -156,6 +156,43 @@ pub(crate) fn rules(network: &Network) -> Vec<CallRule> {
     rules
 }
 
+/// Capabilities a confined command never holds, even as root: with `CAP_SYS_ADMIN` or
+/// `CAP_PERFMON` the kernel (Linux 6.18, checked here) lets a Landlock-confined process read
+/// another process's `/proc/<pid>/environ`, `maps` and `auxv` — Butler's own environment, with
+/// its tokens — past Landlock's ptrace scoping; `CAP_SYS_PTRACE` goes with them.
+const NEVER_HELD: [i32; 3] = [21, 38, 19];
+
+/// Drops [`NEVER_HELD`] from the bounding set before the command is executed (an `exec` as root
+/// then grants everything but them). Fails only when the process holds one and cannot drop it.
+pub fn drop_capabilities() -> Result<(), String> {
+    for cap in NEVER_HELD {
+        if let Err(e) = kernel::drop_bounding(cap) {
+            if e.raw_os_error() == Some(libc::EPERM) && !holds(cap) {
+                continue;
+            }
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                // A kernel that does not know the capability (CAP_PERFMON before 5.8).
+                continue;
+            }
+            return Err(format!("cannot drop capability {cap}: {e}"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the process holds `cap`: permitted or ambient (from `/proc/self/status`).
+fn holds(cap: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return true;
+    };
+    status
+        .lines()
+        .filter(|l| l.starts_with("CapPrm:") || l.starts_with("CapAmb:"))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter_map(|hex| u64::from_str_radix(hex, 16).ok())
+        .any(|set| set & (1u64 << cap) != 0)
+}
+
 /// Installs the filter for `network` on the calling thread and returns its listener, for the
 /// supervisor. `no_new_privs` must be set (the Landlock restriction sets it).
 pub fn install(network: &Network) -> Result<OwnedFd, String> {
