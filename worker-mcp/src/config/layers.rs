@@ -8,7 +8,7 @@
 //! | `[agent] default`, `provider`, `model`, `stagnation_secs`, `loop_repeats`, `loop_quiet_secs`, `[delegation] promote_after` | the project's, else the user's | the same |
 //! | `[delegation] destructive_commands` | the user's and the project's together | the same |
 //! | `[agent] sandbox` | the stricter of the two (`required` > `auto` > `off`) | the project's, else the user's |
-//! | `[agent] network` | the narrower: the ports both allow | the project's, else the user's |
+//! | `[agent] network`, `[delegation] network` | the narrower: the ports both allow | the project's, else the user's |
 //! | `[agent] programs`, `[mcp_servers.*]` | the user's only | the user's, the project's entries winning by name |
 //! | `[agent] env_allow`, `sandbox_writable`, `[delegation] env_allow` | the user's only | the user's and the project's together |
 //! | `[agent] worktrees_dir` | the user's only | the project's, else the user's |
@@ -63,6 +63,7 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
             .unwrap_or(DelegationConfig::DEFAULT_PROMOTE_AFTER),
         destructive_commands: user.delegation.destructive_commands,
         env_allow: user.delegation.env_allow,
+        network: user.delegation.network,
     };
     union(
         &mut delegation.destructive_commands,
@@ -77,6 +78,7 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
         agent.network = p.network.or(agent.network);
         agent.worktrees_dir = p.worktrees_dir.or(agent.worktrees_dir);
         union(&mut delegation.env_allow, project.delegation.env_allow);
+        delegation.network = project.delegation.network.or(delegation.network);
         mcp_servers.extend(project.mcp_servers);
     } else {
         let mut skip = |name: &str, set: bool| {
@@ -93,7 +95,13 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
             !project.delegation.env_allow.is_empty(),
         );
         agent.sandbox = stricter_sandbox(agent.sandbox, p.sandbox, &mut ignored);
-        agent.network = narrower_network(agent.network, p.network, &mut ignored);
+        agent.network = narrower_network(agent.network, p.network, "[agent] network", &mut ignored);
+        delegation.network = narrower_network(
+            delegation.network,
+            project.delegation.network,
+            "[delegation] network",
+            &mut ignored,
+        );
         for name in project.mcp_servers.keys() {
             ignored.push(format!("[mcp_servers.{name}]"));
         }
@@ -159,6 +167,7 @@ fn stricter_sandbox(
 fn narrower_network(
     user: Option<NetworkSetting>,
     project: Option<NetworkSetting>,
+    name: &str,
     ignored: &mut Vec<String>,
 ) -> Option<NetworkSetting> {
     let Some(wanted) = project else {
@@ -180,7 +189,7 @@ fn narrower_network(
         (Network::Proxy { .. }, _) | (_, Network::Proxy { .. }) => user,
         (Network::Open, Network::Restricted { .. }) => Some(wanted),
         (Network::Restricted { .. }, Network::Open) => {
-            ignored.push("[agent] network".to_owned());
+            ignored.push(name.to_owned());
             user
         }
         (
@@ -195,7 +204,7 @@ fn narrower_network(
                 .filter(|p| mine.contains(p))
                 .collect();
             if both.len() < theirs.len() {
-                ignored.push("[agent] network".to_owned());
+                ignored.push(name.to_owned());
             }
             Some(NetworkSetting::Endpoints(
                 both.iter().map(u16::to_string).collect(),
@@ -224,6 +233,7 @@ worktrees_dir = "/srv/wt"
 [delegation]
 destructive_commands = ["helm uninstall"]
 env_allow = ["KUBECONFIG"]
+network = ["443", "6443"]
 [mcp_servers.kb]
 command = "/usr/local/bin/kb-mcp"
 "#;
@@ -243,6 +253,7 @@ worktrees_dir = "/home/me/project/wt"
 promote_after = 1
 destructive_commands = ["docker rm"]
 env_allow = ["GITHUB_TOKEN"]
+network = "open"
 [mcp_servers.kb]
 command = "./evil"
 [mcp_servers.shell]
@@ -254,6 +265,8 @@ command = "/bin/sh"
 [agent]
 sandbox = "required"
 network = ["11434", "8080"]
+[delegation]
+network = ["443"]
 "#;
 
     fn case(user: &str, project: &str, trusted: bool) -> serde_json::Value {
