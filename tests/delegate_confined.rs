@@ -538,6 +538,14 @@ async fn approvals_over_ten_runs(program: &Path, declares: bool) -> usize {
                 .clone();
         }
         assert_eq!(shared["status"], "ok", "run {run}: {shared}");
+        if declares {
+            // The capability's run is logged as a step is: its record can be undone.
+            let last = shared["steps"]
+                .as_array()
+                .and_then(|s| s.last())
+                .expect("steps");
+            assert!(last["undo"].is_u64(), "run {run}: {shared}");
+        }
     }
     approvals
 }

@@ -215,8 +215,23 @@ impl Engine {
                     progress: progress.clone(),
                     cancel: token.clone(),
                 };
-                match capability.run(call).await? {
-                    CapabilityOutcome::Done { steps, output } => {
+                // Logged as every step is: one `work_undo` puts back what it recorded or pulled.
+                let logged = self
+                    .log_begin(
+                        format!("{} ({})", capability.name(), contract.intent()),
+                        format!("task {}", id.as_str()),
+                        true,
+                    )
+                    .await
+                    .map_err(OpsError::Internal)?;
+                let ran = capability.run(call).await;
+                let entry = self.log_finish(logged).await;
+                match ran? {
+                    CapabilityOutcome::Done { mut steps, output } => {
+                        if let (Some(entry), Some(last)) = (entry, steps.last_mut()) {
+                            last.changed = entry.files;
+                            last.undo = Some(entry.id);
+                        }
                         evidence.steps.extend(steps);
                         evidence.output = output;
                     }
