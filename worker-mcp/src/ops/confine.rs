@@ -19,7 +19,9 @@
 //! refuses it otherwise). The network is `[delegation] network`.
 //!
 //! With `[agent] sandbox = "off"`, no Landlock in the kernel, or no helper, the step runs
-//! unconfined and its evidence says so (`unconfined`); `required` refuses to run it.
+//! unconfined and its evidence says so (`unconfined`); `required` refuses to run it. Once a step
+//! is to be confined, its policy is `required` whatever the mode: the gate judged it as confined,
+//! so the helper runs nothing it cannot confine.
 
 use std::path::{Path, PathBuf};
 
@@ -160,7 +162,9 @@ impl StepSandbox {
             (_, Some(why)) => return Decision::Unconfined(why),
             (_, None) => {}
         }
-        let policy = Policy::new(self.mode, writable, self.network.clone());
+        // Once the gate counted on the sandbox (`rm` and the like not asked for), a step that
+        // cannot be confined after all must not run: the helper refuses it as `required`.
+        let policy = Policy::new(SandboxMode::Required, writable, self.network.clone());
         let (file, report) = (dir.file("policy.json"), dir.file("report.json"));
         match policy.write_to(&file) {
             Ok(()) => Decision::Confined {
