@@ -436,17 +436,18 @@ async fn with_the_sandbox_off_a_step_says_it_ran_unconfined_and_file_commands_as
 /// built from main>` runs the same on that build (without `writes`, which it does not know).
 #[tokio::test]
 async fn approvals_of_a_realistic_procedure_run_ten_times() {
-    let after = approvals_over_ten_runs(Path::new(common::BUTLER), true).await;
-    eprintln!("approvals over 10 runs, this build: {after}");
+    let (after, asked) = approvals_over_ten_runs(Path::new(common::BUTLER), true).await;
+    eprintln!("approvals over 10 runs, this build: {after}; the first run asked:\n{asked}");
     if let Some(before) = std::env::var_os("BUTLER_BEFORE") {
-        let before = approvals_over_ten_runs(Path::new(&before), false).await;
-        eprintln!("approvals over 10 runs, BUTLER_BEFORE: {before}");
+        let (before, asked) = approvals_over_ten_runs(Path::new(&before), false).await;
+        eprintln!("approvals over 10 runs, BUTLER_BEFORE: {before}; the first run asked:\n{asked}");
         assert!(after < before, "{after} < {before}");
     }
     assert_eq!(after, 20, "the restart and the push, each run");
 }
 
-async fn approvals_over_ten_runs(program: &Path, declares: bool) -> usize {
+/// How many approvals ten runs asked, and the questions of the first run.
+async fn approvals_over_ten_runs(program: &Path, declares: bool) -> (usize, String) {
     let w = World::published();
     std::fs::create_dir_all(w.project.join("src")).expect("src");
     std::fs::create_dir_all(w.project.join("logs")).expect("logs");
@@ -499,6 +500,7 @@ async fn approvals_over_ten_runs(program: &Path, declares: bool) -> usize {
         .await;
     assert_eq!(taught.status(), "ok", "{}", taught.envelope);
     let mut approvals = 0;
+    let mut asked = Vec::new();
     for run in 0..10 {
         w.write("src/app.sh", &format!("echo hello {run}   \n"));
         let mut answer = brain
@@ -511,6 +513,9 @@ async fn approvals_over_ten_runs(program: &Path, declares: bool) -> usize {
             .clone();
         while answer["status"] == "need_approval" {
             approvals += 1;
+            if run == 0 {
+                asked.push(answer["approval"]["operation"].to_string());
+            }
             let task = answer["task_id"].as_str().expect("id").to_owned();
             answer = brain
                 .call("approve", json!({"task_id": task, "decision": "approve"}))
@@ -530,6 +535,9 @@ async fn approvals_over_ten_runs(program: &Path, declares: bool) -> usize {
             .clone();
         while shared["status"] == "need_approval" {
             approvals += 1;
+            if run == 0 {
+                asked.push(shared["approval"]["operation"].to_string());
+            }
             let task = shared["task_id"].as_str().expect("id").to_owned();
             shared = brain
                 .call("approve", json!({"task_id": task, "decision": "approve"}))
@@ -547,5 +555,5 @@ async fn approvals_over_ten_runs(program: &Path, declares: bool) -> usize {
             assert!(last["undo"].is_u64(), "run {run}: {shared}");
         }
     }
-    approvals
+    (approvals, asked.join("\n"))
 }
