@@ -55,7 +55,7 @@ fn shape(value: Value, w: &World) -> Value {
 /// The stamp procedure: writes the target's name into `out/stamp.txt` and checks it.
 fn stamp_steps() -> Value {
     json!([
-        {"kind": "cmd", "argv": ["mkdir", "-p", "out"]},
+        {"kind": "cmd", "argv": ["mkdir", "-p", "out"], "writes": ["out/"]},
         {"kind": "cmd", "shell": "printf '%s\\n' \"$TARGET_NAME\" > out/stamp.txt"},
         {"kind": "check", "path": "out/stamp.txt", "contains": "{target.name}"}
     ])
@@ -339,14 +339,21 @@ async fn git_push_waits_for_approval_runs_after_approve_and_does_nothing_after_d
 #[tokio::test]
 async fn a_destructive_step_needs_approval_on_every_run_even_when_active() {
     let w = World::published();
-    configure(&w, "[delegation]\npromote_after = 1\n");
+    configure(
+        &w,
+        "[delegation]\npromote_after = 1\ndestructive_commands = [\"rm\"]\n",
+    );
+    std::fs::create_dir_all(w.project.join("tmp")).expect("tmp");
+    w.write("tmp/.keep", "");
     let brain = w.session().await;
+    // Butler's list no longer has `rm` (a confined step's deletions are undone by the operation
+    // log); the user's own list does, and asks every time.
     let taught = brain
         .call(
             "teach",
             json!({"intent": "clean", "target": {},
-                   "steps": [{"kind": "cmd", "shell": "touch junk.txt"},
-                             {"kind": "cmd", "argv": ["rm", "-f", "junk.txt"]}]}),
+                   "steps": [{"kind": "cmd", "shell": "touch tmp/junk.txt"},
+                             {"kind": "cmd", "argv": ["rm", "-f", "tmp/junk.txt"]}]}),
         )
         .await;
     assert_eq!(taught.status(), "ok", "{}", taught.envelope);
@@ -370,14 +377,14 @@ async fn a_destructive_step_needs_approval_on_every_run_even_when_active() {
             Some(1),
             "step 1 ran"
         );
-        assert!(w.project.join("junk.txt").exists());
+        assert!(w.project.join("tmp/junk.txt").exists());
         let task = asked.data()["task_id"].as_str().expect("id").to_owned();
         let done = brain
             .call("approve", json!({"task_id": task, "decision": "approve"}))
             .await;
         assert_eq!(done.data()["status"], "ok", "{}", done.envelope);
         assert_eq!(done.data()["steps"].as_array().map(Vec::len), Some(2));
-        assert!(!w.project.join("junk.txt").exists());
+        assert!(!w.project.join("tmp/junk.txt").exists());
         assert_eq!(done.data()["by"]["status"], "active");
     }
     // A task waiting for approval is ended by cancel_task; its approval never works after.
@@ -399,7 +406,7 @@ async fn a_destructive_step_needs_approval_on_every_run_even_when_active() {
         .await;
     assert_eq!(late.error_code(), "policy_blocked", "{}", late.envelope);
     assert!(
-        w.project.join("junk.txt").exists(),
+        w.project.join("tmp/junk.txt").exists(),
         "the cancelled step never ran"
     );
 }
@@ -470,11 +477,16 @@ fn worker_mcp_config(w: &World) -> PathBuf {
         .expect("valid");
     let task_file = dir.join("task.json");
     std::fs::write(&task_file, serde_json::to_string(&contract).expect("json")).expect("write");
-    let notes = dir.join("notes.jsonl");
+    // The server is confined as a step is: it writes its notes in a tree the user lets
+    // confined commands write.
+    let notes_dir = dir.join("notes");
+    std::fs::create_dir_all(&notes_dir).expect("notes dir");
+    let notes = notes_dir.join("notes.jsonl");
     configure(
         w,
         &format!(
-            "[mcp_servers.notes]\ncommand = {:?}\nargs = [\"worker-mcp\", \"--task-file\", {:?}, \"--notes\", {:?}]\n",
+            "[agent]\nsandbox_writable = [{:?}]\n[mcp_servers.notes]\ncommand = {:?}\nargs = [\"worker-mcp\", \"--task-file\", {:?}, \"--notes\", {:?}]\n",
+            notes_dir.to_string_lossy(),
             BUTLER,
             task_file.to_string_lossy(),
             notes.to_string_lossy()
@@ -596,7 +608,7 @@ async fn teach_sleeper(brain: &Brain) {
         .call(
             "teach",
             json!({"intent": "sleep_long", "target": {},
-                   "steps": [{"kind": "cmd", "argv": ["mkdir", "-p", "run"]},
+                   "steps": [{"kind": "cmd", "argv": ["mkdir", "-p", "run"], "writes": ["run/"]},
                              {"kind": "cmd", "shell": "echo $$ > run/pid; exec sleep 300",
                               "timeout_s": 600},
                              {"kind": "cmd", "argv": ["touch", "run/after"]}]}),
@@ -617,7 +629,7 @@ async fn a_daemon_a_step_leaves_running_is_ended_with_the_step_and_named_in_its_
         .call(
             "teach",
             json!({"intent": "start_daemon", "target": {},
-                   "steps": [{"kind": "cmd", "argv": ["mkdir", "-p", "run"]},
+                   "steps": [{"kind": "cmd", "argv": ["mkdir", "-p", "run"], "writes": ["run/"]},
                              {"kind": "cmd", "shell": daemon}]}),
         )
         .await;
@@ -814,7 +826,7 @@ async fn bad_steps_are_clear_envelopes_and_a_hanging_step_is_ended_at_its_limit(
             "teach",
             json!({"intent": "hang", "target": {},
                    "steps": [{"kind": "cmd", "shell": "mkdir -p run; echo $$ > run/hang; exec sleep 300",
-                              "timeout_s": 1}]}),
+                              "timeout_s": 1, "writes": ["run/"]}]}),
         )
         .await;
     assert_eq!(taught.status(), "ok", "{}", taught.envelope);
@@ -841,13 +853,14 @@ async fn bad_steps_are_clear_envelopes_and_a_hanging_step_is_ended_at_its_limit(
 #[tokio::test]
 async fn concurrent_approvals_run_an_approved_step_at_most_once() {
     let w = World::published();
+    configure(&w, "[delegation]\ndestructive_commands = [\"rm\"]\n");
     let brains = [w.session().await, w.session().await, w.session().await];
     let taught = brains[0]
         .call(
             "teach",
             json!({"intent": "sweep", "target": {},
-                   "steps": [{"kind": "cmd", "argv": ["rm", "-f", "junk.txt"]},
-                             {"kind": "cmd", "shell": "echo ran >> runs.txt"}]}),
+                   "steps": [{"kind": "cmd", "argv": ["rm", "-f", "run/junk.txt"], "writes": ["run/"]},
+                             {"kind": "cmd", "shell": "echo ran >> run/runs.txt"}]}),
         )
         .await;
     assert_eq!(taught.status(), "ok", "{}", taught.envelope);
@@ -877,7 +890,7 @@ async fn concurrent_approvals_run_an_approved_step_at_most_once() {
             "round {round}: {} {} {}",
             a.envelope, b.envelope, c.envelope
         );
-        let runs = std::fs::read_to_string(w.project.join("runs.txt")).expect("runs");
+        let runs = std::fs::read_to_string(w.project.join("run/runs.txt")).expect("runs");
         assert_eq!(
             runs.lines().count(),
             round,
@@ -939,7 +952,7 @@ async fn every_problem_of_a_contract_is_named_at_once() {
                 "intent": "Restart!",
                 "target": {"Service": "api", "env": 3},
                 "delegation_mode": "known_only",
-                "success_criteria": {"commands": [{"command": "rm -rf build"}]}
+                "success_criteria": {"commands": [{"command": "kubectl delete pod web"}]}
             }}),
         )
         .await;

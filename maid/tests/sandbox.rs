@@ -716,3 +716,59 @@ async fn a_worktrees_dir_holding_the_project_leaves_the_repository_readable() {
         "{git:?}"
     );
 }
+
+/// A confined command cannot read the environment of a process outside the sandbox — the
+/// helper's own reaper here, Butler in real use — even as root: the helper drops the
+/// capabilities that would let it past Landlock's ptrace scoping. Unconfined, it can.
+#[tokio::test]
+async fn a_confined_command_reads_no_environment_outside_the_sandbox() {
+    use butler_worker::process::{ChildEnv, ChildSpec, Limits, supervise};
+    use butler_worker::sandbox::{HelperRun, Network, Policy};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("policy.json");
+    Policy::new(
+        SandboxMode::Required,
+        vec![dir.path().into()],
+        Network::Open,
+    )
+    .write_to(&policy)
+    .expect("policy");
+    let report = dir.path().join("report.json");
+    let limits = Limits::new(Duration::from_secs(30));
+    let mut env = ChildEnv::new();
+    env.set("PATH", std::env::var_os("PATH").expect("PATH"));
+    env.set("SECRET_MARK", "mark-4b1e");
+    let never = CancellationToken::new();
+    let script = "for f in environ maps auxv; do \
+                    if head -c 100000 /proc/$PPID/$f > /dev/null 2>&1; then echo \"$f read\"; \
+                    else echo \"$f refused\"; fi; done; \
+                  tr '\\0' '\\n' < /proc/$PPID/environ 2>/dev/null | grep SECRET_MARK; \
+                  grep -E '^Cap(Eff|Bnd)' /proc/self/status";
+    let mut seen = Vec::new();
+    for confined in [false, true] {
+        let spec = HelperRun {
+            policy: confined.then_some((policy.as_path(), report.as_path())),
+            leftovers: None,
+            syscalls: None,
+            grace: limits.grace,
+        }
+        .wrap(
+            Path::new(HELPER),
+            ChildSpec::shell(script, dir.path(), env.clone()),
+        );
+        seen.push(supervise(spec, &limits, &never).await.stdout.text());
+    }
+    assert!(seen[0].contains("SECRET_MARK=mark-4b1e"), "{}", seen[0]);
+    let confined = &seen[1];
+    assert!(!confined.contains("mark-4b1e"), "{confined}");
+    for f in ["environ", "maps", "auxv"] {
+        assert!(confined.contains(&format!("{f} refused")), "{confined}");
+    }
+    // CAP_SYS_ADMIN (21), CAP_PERFMON (38), CAP_SYS_PTRACE (19) in neither set.
+    for line in confined.lines().filter(|l| l.starts_with("Cap")) {
+        let set =
+            u64::from_str_radix(line.split_whitespace().nth(1).expect("set"), 16).expect("hex");
+        assert_eq!(set & ((1 << 21) | (1 << 38) | (1 << 19)), 0, "{line}");
+    }
+}

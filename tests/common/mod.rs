@@ -61,6 +61,14 @@ impl Brain {
         Brain::with(client)
     }
 
+    /// Starts `program mcp` (another build of Butler) in `cwd` with `env` added.
+    pub async fn spawn_program(program: &Path, cwd: &Path, env: &[(String, String)]) -> Brain {
+        let client = BrainClient::spawn(program, cwd, &server_env(env))
+            .await
+            .expect("butler mcp starts");
+        Brain::with(client)
+    }
+
     /// Starts `butler mcp` in `cwd` with `env` added, keeping its log for [`Brain::close`].
     pub async fn spawn_logged(cwd: &Path, env: &[(String, String)]) -> Brain {
         let client = BrainClient::spawn_logged(Path::new(BUTLER), cwd, &server_env(env))

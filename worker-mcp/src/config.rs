@@ -548,6 +548,7 @@ struct FileDelegation {
     destructive_commands: Vec<String>,
     #[serde(default)]
     env_allow: Vec<String>,
+    network: Option<crate::sandbox::NetworkSetting>,
 }
 
 /// The `[delegation]` settings in force: how delegated operations run.
@@ -560,6 +561,9 @@ pub struct DelegationConfig {
     pub destructive_commands: Vec<String>,
     /// Extra variables procedure steps inherit from Butler's environment (secrets never).
     pub env_allow: Vec<String>,
+    /// What confined steps may reach: `"open"` (when unset) or endpoints (their TCP ports), as
+    /// `[agent] network` is written.
+    pub network: Option<crate::sandbox::NetworkSetting>,
 }
 
 impl DelegationConfig {
@@ -573,6 +577,7 @@ impl Default for DelegationConfig {
             promote_after: Self::DEFAULT_PROMOTE_AFTER,
             destructive_commands: Vec::new(),
             env_allow: Vec::new(),
+            network: None,
         }
     }
 }

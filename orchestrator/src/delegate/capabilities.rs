@@ -56,6 +56,9 @@ fn action(step: u32, what: impl Into<String>, started: Instant) -> StepEvidence 
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         detail: None,
         leftovers: None,
+        unconfined: None,
+        changed: Vec::new(),
+        undo: None,
     }
 }
 

@@ -115,7 +115,7 @@ mod tests {
     }
 
     fn decide(j: &ProjectJudge, command: CommandLine) -> Assessment {
-        assess(&command, j, &DestructiveCommands::with_extra(&[]))
+        assess(&command, j, &DestructiveCommands::with_extra(&[]), false)
     }
 
     #[test]

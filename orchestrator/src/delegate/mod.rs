@@ -16,7 +16,9 @@ use std::sync::Arc;
 use butler_worker::contract::{
     Evidence, Handler, Needed, OperationEvidence, ResultContract, ResultStatus, StopReason,
 };
+use butler_worker::ops::confine::StepSandbox;
 use butler_worker::ops::{Engine, EngineParts, Progress, TeachRequest};
+use butler_worker::sandbox::{Network, SandboxMode};
 use rmcp::RoleServer;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
@@ -39,9 +41,66 @@ async fn engine(project: &Arc<Project>) -> Result<Engine, WorkError> {
         judge: Arc::new(judge::ProjectJudge::new(project.repo.clone())),
         capabilities: capabilities::registry(project),
         helper: Some(crate::implement::butler_program(&project.env)?),
+        sandbox: step_sandbox(project)?,
+        retention: crate::work::oplog::retention(|name| project.env.get(name).map(str::to_owned)),
     })
     .await
     .map_err(WorkError::Delegation)
+}
+
+/// How the project's steps are confined: the agents' mode (`BUTLER_SANDBOX` over `[agent]
+/// sandbox`) and extra writable trees (`[agent] sandbox_writable`), the procedures' network
+/// (`[delegation] network`, default open).
+fn step_sandbox(project: &Project) -> Result<StepSandbox, WorkError> {
+    let mut s = StepSandbox::default();
+    let agent = &project.config.agent;
+    let mode = project
+        .env
+        .get("BUTLER_SANDBOX")
+        .map(|v| ("BUTLER_SANDBOX", v.to_owned()))
+        .or_else(|| agent.sandbox.clone().map(|v| ("[agent] sandbox", v)));
+    if let Some((origin, value)) = mode {
+        s.mode = SandboxMode::parse(&value).ok_or_else(|| WorkError::Config {
+            problem: format!("{origin}: `{value}` is not one of `required`, `auto`, `off`"),
+        })?;
+    }
+    if let Some(setting) = &project.config.delegation.delegation.network {
+        let problem = |e: String| WorkError::Config {
+            problem: format!("[delegation] network: {e}"),
+        };
+        s.network =
+            match butler_worker::sandbox::NetworkChoice::from_setting(setting).map_err(problem)? {
+                butler_worker::sandbox::NetworkChoice::Open => Network::Open,
+                butler_worker::sandbox::NetworkChoice::Ports(connect_tcp) => {
+                    Network::Restricted { connect_tcp }
+                }
+                // A procedure's steps have no egress proxy of their own (yet).
+                butler_worker::sandbox::NetworkChoice::Proxy => {
+                    return Err(problem(
+                        "`proxy` is for agents; procedures take `open` or a list of ports".into(),
+                    ));
+                }
+            };
+    }
+    // The same deny list as the agents': the user's stores, found from Butler's environment.
+    let user = butler_worker::sandbox::deny_read::UserDirs::from_lookup(|name| {
+        project.env.get(name).map(std::path::PathBuf::from)
+    });
+    s.deny_read = butler_worker::sandbox::deny_read::deny_list(&user, &agent.deny_read)
+        .into_iter()
+        .map(|d| d.path)
+        .collect();
+    s.readable = vec![
+        project.repo.workdir().to_path_buf(),
+        project.repo.common_dir().to_path_buf(),
+    ];
+    s.extra_writable = agent
+        .sandbox_writable
+        .iter()
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .collect();
+    Ok(s)
 }
 
 /// Progress of a call as MCP progress notifications (when the client asked for them).

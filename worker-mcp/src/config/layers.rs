@@ -10,6 +10,7 @@
 //! | `[agent] sandbox` | the stricter of the two (`required` > `auto` > `off`) | the project's, else the user's |
 //! | `[agent] network` | the narrower: the proxy (the default) over a port list over `open`; the ports both allow | the project's, else the user's |
 //! | `[agent] network_allow` | the narrower: the project's entries the user's admit | the user's and the project's together |
+//! | `[delegation] network` | the narrower, as `[agent] network` (default `open`) | the project's, else the user's |
 //! | `[agent] programs`, `[mcp_servers.*]` | the user's only | the user's, the project's entries winning by name |
 //! | `[agent] env_allow`, `sandbox_writable`, `[delegation] env_allow` | the user's only | the user's and the project's together |
 //! | `[agent] worktrees_dir` | the user's only | the project's, else the user's |
@@ -69,6 +70,7 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
             .unwrap_or(DelegationConfig::DEFAULT_PROMOTE_AFTER),
         destructive_commands: user.delegation.destructive_commands,
         env_allow: user.delegation.env_allow,
+        network: user.delegation.network,
     };
     union(
         &mut delegation.destructive_commands,
@@ -84,6 +86,7 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
         union(&mut agent.network_allow, p.network_allow);
         agent.worktrees_dir = p.worktrees_dir.or(agent.worktrees_dir);
         union(&mut delegation.env_allow, project.delegation.env_allow);
+        delegation.network = project.delegation.network.or(delegation.network);
         mcp_servers.extend(project.mcp_servers);
     } else {
         let mut skip = |name: &str, set: bool| {
@@ -100,8 +103,21 @@ pub(super) fn merge(user: Sections, project: Sections, trusted: bool) -> Merged 
             !project.delegation.env_allow.is_empty(),
         );
         agent.sandbox = stricter_sandbox(agent.sandbox, p.sandbox, &mut ignored);
-        agent.network = narrower_network(agent.network, p.network, &mut ignored);
+        agent.network = narrower_network(
+            agent.network,
+            p.network,
+            NetworkChoice::default(),
+            "[agent] network",
+            &mut ignored,
+        );
         agent.network_allow = narrower_hosts(agent.network_allow, p.network_allow, &mut ignored);
+        delegation.network = narrower_network(
+            delegation.network,
+            project.delegation.network,
+            NetworkChoice::Open,
+            "[delegation] network",
+            &mut ignored,
+        );
         for name in project.mcp_servers.keys() {
             ignored.push(format!("[mcp_servers.{name}]"));
         }
@@ -170,6 +186,8 @@ fn stricter_sandbox(
 fn narrower_network(
     user: Option<NetworkSetting>,
     project: Option<NetworkSetting>,
+    default: NetworkChoice,
+    name: &str,
     ignored: &mut Vec<String>,
 ) -> Option<NetworkSetting> {
     let Some(wanted) = project else {
@@ -179,7 +197,7 @@ fn narrower_network(
         return Some(wanted);
     };
     let current = match &user {
-        None => NetworkChoice::default(),
+        None => default,
         Some(setting) => match NetworkChoice::from_setting(setting) {
             Ok(rule) => rule,
             Err(_) => return user,
@@ -190,7 +208,7 @@ fn narrower_network(
         | (NetworkChoice::Open, NetworkChoice::Open) => user,
         (NetworkChoice::Open, _) | (NetworkChoice::Ports(_), NetworkChoice::Proxy) => Some(wanted),
         (NetworkChoice::Proxy, _) | (NetworkChoice::Ports(_), NetworkChoice::Open) => {
-            ignored.push("[agent] network".to_owned());
+            ignored.push(name.to_owned());
             user
         }
         (NetworkChoice::Ports(mine), NetworkChoice::Ports(theirs)) => {
@@ -200,7 +218,7 @@ fn narrower_network(
                 .filter(|p| mine.contains(p))
                 .collect();
             if both.len() < theirs.len() {
-                ignored.push("[agent] network".to_owned());
+                ignored.push(name.to_owned());
             }
             Some(NetworkSetting::Endpoints(
                 both.iter().map(u16::to_string).collect(),
@@ -268,6 +286,7 @@ deny_read = ["~/.vault"]
 [delegation]
 destructive_commands = ["helm uninstall"]
 env_allow = ["KUBECONFIG"]
+network = ["443", "6443"]
 [mcp_servers.kb]
 command = "/usr/local/bin/kb-mcp"
 "#;
@@ -289,6 +308,7 @@ deny_read = ["/srv/keys", "~/.vault"]
 promote_after = 1
 destructive_commands = ["docker rm"]
 env_allow = ["GITHUB_TOKEN"]
+network = "open"
 [mcp_servers.kb]
 command = "./evil"
 [mcp_servers.shell]
@@ -301,6 +321,8 @@ command = "/bin/sh"
 sandbox = "required"
 network = ["11434", "8080"]
 network_allow = ["registry.npmjs.org", "*.a.npmjs.org", "pypi.org", "files.pypi.org"]
+[delegation]
+network = ["443"]
 "#;
 
     fn case(user: &str, project: &str, trusted: bool) -> serde_json::Value {

@@ -168,6 +168,17 @@ pub struct StepEvidence {
     /// …), which Butler's reaper ended when the step ended; absent when there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leftovers: Option<crate::process::reaper::Leftovers>,
+    /// Why its program ran outside the sandbox (`sandbox = "off"`, no Landlock); absent when it
+    /// was confined (or ran no program).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unconfined: Option<String>,
+    /// The project's files it changed (working tree or index), as the operation log saw them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// The operation-log entry that undoes it (`work_undo(operation)`), when it changed
+    /// anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<u64>,
 }
 
 /// The contract's `success_criteria` as judged: commands and file checks.
@@ -271,6 +282,9 @@ mod tests {
             duration_ms: 1200,
             detail: None,
             leftovers: None,
+            unconfined: None,
+            changed: Vec::new(),
+            undo: None,
         });
         e.stopped = Some(Stopped {
             step: Some(1),

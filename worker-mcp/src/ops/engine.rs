@@ -46,8 +46,14 @@ pub struct EngineParts {
     pub clock: SharedClock,
     pub judge: Arc<dyn CommandJudge>,
     pub capabilities: Registry,
-    /// Butler's program, whose sandbox helper reaps what each step leaves running.
+    /// Butler's program, whose sandbox helper confines each step and reaps what it leaves
+    /// running.
     pub helper: Option<PathBuf>,
+    /// How steps are confined.
+    pub sandbox: super::confine::StepSandbox,
+    /// How many operation-log entries are kept (a step's entry prunes the log as the Brain's
+    /// tools do).
+    pub retention: crate::git::Retention,
 }
 
 /// The delegated-operations engine of one project.
@@ -61,6 +67,8 @@ pub struct Engine {
     pub(super) capabilities: Registry,
     pub(super) destructive: DestructiveCommands,
     pub(super) helper: Option<PathBuf>,
+    pub(super) sandbox: super::confine::StepSandbox,
+    pub(super) retention: crate::git::Retention,
 }
 
 /// `approve`'s decision: exactly one of the two words.
@@ -108,6 +116,10 @@ pub struct ProcedureSummary {
     pub steps: usize,
     /// Verified runs so far.
     pub successes: u32,
+    /// What its steps may write besides the project's files (`step 2: dist/, ~/.cache/x`):
+    /// paths outside the project are asked for on every run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
 }
 
 impl From<&ProcedureRow> for ProcedureSummary {
@@ -119,6 +131,17 @@ impl From<&ProcedureRow> for ProcedureSummary {
             status: p.status,
             steps: p.steps.len(),
             successes: p.successes,
+            writes: p
+                .steps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| match s {
+                    Step::Cmd(c) if !c.writes.is_empty() => {
+                        Some(format!("step {}: {}", i + 1, c.writes.join(", ")))
+                    }
+                    _ => None,
+                })
+                .collect(),
         }
     }
 }
@@ -175,7 +198,28 @@ impl Engine {
             capabilities: parts.capabilities,
             destructive,
             helper: parts.helper,
+            sandbox: parts.sandbox,
+            retention: parts.retention,
         })
+    }
+
+    /// Whether the project's steps run in the sandbox.
+    pub(super) fn confined(&self) -> bool {
+        self.sandbox.applies(self.helper.as_deref())
+    }
+
+    /// The declared `writes` of a step that are outside the project, as taught.
+    pub(super) fn outside_writes(&self, writes: &[String]) -> Vec<String> {
+        writes
+            .iter()
+            .filter(|w| {
+                !matches!(
+                    super::procedure::Declared::of(w),
+                    super::procedure::Declared::Project(_)
+                )
+            })
+            .cloned()
+            .collect()
     }
 
     /// Runs `f` on the ledger off the async executor.
@@ -288,7 +332,12 @@ impl Engine {
                 continue;
             };
             let line = CommandLine::Shell(command.to_owned());
-            let problem = match assess(&line, self.judge.as_ref(), &self.destructive) {
+            let problem = match assess(
+                &line,
+                self.judge.as_ref(),
+                &self.destructive,
+                self.confined(),
+            ) {
                 Assessment::Run => None,
                 Assessment::Git { loss, .. } if loss.is_empty() => None,
                 Assessment::Git { .. } => {
@@ -548,7 +597,22 @@ impl Engine {
                         }),
                 );
             }
-            match assess(&line, self.judge.as_ref(), &self.destructive) {
+            if let Step::Cmd(cmd) = step {
+                let outside = self.outside_writes(&cmd.writes);
+                if !outside.is_empty() {
+                    approval.push(format!(
+                        "step {}: writes outside the project ({}), which cannot be undone",
+                        i + 1,
+                        outside.join(", ")
+                    ));
+                }
+            }
+            match assess(
+                &line,
+                self.judge.as_ref(),
+                &self.destructive,
+                self.confined(),
+            ) {
                 Assessment::Run | Assessment::Git { .. } => {}
                 Assessment::NeedsApproval { why } => {
                     approval.push(format!("step {}: {why}", i + 1));

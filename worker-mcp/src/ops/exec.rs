@@ -1,7 +1,8 @@
 //! Running one step: `cmd` and `check` programs under the supervisor (a process group of their
-//! own, the step's time limit, bounded output, the environment built on purpose), `git` steps
-//! through the git worker, file checks inside the project, and `wait` loops. The gate (what
-//! needs approval) was passed before anything here is called.
+//! own, the step's time limit, bounded output, the environment built on purpose) inside the
+//! agents' sandbox (see [`super::confine`]), `git` steps through the git worker, file checks
+//! inside the project, and `wait` loops. The gate (what needs approval) was passed before
+//! anything here is called.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::procedure::{CmdStep, CommandLine, Verifier, WaitStep};
+use super::confine::{Access, Decision, StepDir, StepSandbox, not_applied, tree_writable};
+use super::procedure::{CmdStep, CommandLine, Declared, Verifier, WaitStep};
 use crate::contract::{
     CommandCheck, Ending, FileCheck, FileCheckResult, FileExpectation, OperationTarget,
     StepEvidence, StepKind, StepOutcome, TestRun,
@@ -37,10 +39,12 @@ pub struct StepPlace {
     pub target: OperationTarget,
     /// Every program a step starts gets exactly this environment.
     pub env: ChildEnv,
-    /// Butler's program, whose sandbox helper runs each step's program (unconfined) as a
+    /// Butler's program, whose sandbox helper runs each step's program confined, and as a
     /// reaper: what the step leaves running, `setsid` or not, is ended with it. `None`: the
-    /// supervisor's process group alone.
+    /// supervisor's process group alone, unconfined.
     pub helper: Option<PathBuf>,
+    /// How steps are confined.
+    pub sandbox: StepSandbox,
 }
 
 impl StepPlace {
@@ -71,7 +75,35 @@ impl StepPlace {
             target,
             env: vars,
             helper: None,
+            sandbox: StepSandbox::default(),
         }
+    }
+
+    /// A step's declared `writes` as paths: project-relative under the root (resolved through
+    /// links, inside the project and out of its git data), absolute, or `~/…` under the steps'
+    /// `HOME`. A path that resolves to the project's git data or holds the project is refused:
+    /// nothing a step writes may reach what undoes it.
+    pub fn declared(&self, writes: &[String]) -> Result<Vec<PathBuf>, String> {
+        let git = self.root.join(".git");
+        let mut out = Vec::new();
+        for entry in writes {
+            let path = match Declared::of(entry) {
+                Declared::Project(rel) => self.inside(&rel, false)?,
+                Declared::Absolute(path) => path,
+                Declared::Home(rest) => match self.env.get("HOME") {
+                    Some(home) => PathBuf::from(home).join(rest),
+                    None => return Err(format!("`{entry}`: the steps have no HOME")),
+                },
+            };
+            let resolved = path.canonicalize().unwrap_or_else(|_| path.clone());
+            if resolved.starts_with(&git) || self.root.starts_with(&resolved) {
+                return Err(format!(
+                    "`{entry}` reaches the project's git data: a step never writes there"
+                ));
+            }
+            out.push(path);
+        }
+        Ok(out)
     }
 
     /// `text` with every `{target.NAME}` replaced by the target's value.
@@ -138,6 +170,9 @@ fn evidence(step: u32, kind: StepKind, what: String) -> StepEvidence {
         duration_ms: 0,
         detail: None,
         leftovers: None,
+        unconfined: None,
+        changed: Vec::new(),
+        undo: None,
     }
 }
 
@@ -152,24 +187,46 @@ struct Ran {
     duration: Duration,
     /// What it left running, ended by the helper.
     leftovers: Option<Leftovers>,
+    /// Why it ran outside the sandbox, when it did.
+    unconfined: Option<String>,
+}
+
+impl Ran {
+    /// A run that never started.
+    fn not_started(reason: String) -> Self {
+        Ran {
+            ending: Ending::SpawnFailed { reason },
+            output: String::new(),
+            duration: Duration::ZERO,
+            leftovers: None,
+            unconfined: None,
+        }
+    }
 }
 
 /// A distinct name for each run's account of what it left.
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
-/// Runs `line` in `cwd` under the supervisor.
+/// Runs `line` in `cwd` under the supervisor, confined to `access` (and the `declared` paths
+/// a `cmd` step may write), with a temp dir of its own.
 async fn run_program(
     place: &StepPlace,
     line: &CommandLine,
     cwd: &Path,
     limit: Duration,
     cancel: &CancellationToken,
+    access: Access,
+    declared: &[PathBuf],
 ) -> Ran {
+    let dir = match StepDir::new() {
+        Ok(dir) => dir,
+        Err(e) => return Ran::not_started(format!("the step's temp dir cannot be made: {e}")),
+    };
+    let mut env = place.env.clone();
+    env.set("TMPDIR", dir.tmp());
     let spec = match line {
-        CommandLine::Argv(argv) => {
-            ChildSpec::new(&argv[0], cwd, place.env.clone()).args(&argv[1..])
-        }
-        CommandLine::Shell(script) => ChildSpec::shell(script, cwd, place.env.clone()),
+        CommandLine::Argv(argv) => ChildSpec::new(&argv[0], cwd, env).args(&argv[1..]),
+        CommandLine::Shell(script) => ChildSpec::shell(script, cwd, env),
     };
     let mut limits = Limits::new(limit).keep(0, KEEP_TAIL);
     limits.grace = GRACE;
@@ -179,9 +236,29 @@ async fn run_program(
         std::process::id(),
         RUNS.fetch_add(1, Ordering::Relaxed)
     ));
+    let writable = match access {
+        Access::Tree => match tree_writable(&place.root, declared, &place.sandbox.extra_writable) {
+            Ok(mut trees) => {
+                trees.push(dir.tmp());
+                trees
+            }
+            Err(e) => {
+                return Ran::not_started(format!("what the step may write cannot be listed: {e}"));
+            }
+        },
+        Access::Look => vec![dir.tmp()],
+    };
+    let decision = place
+        .sandbox
+        .decide(place.helper.as_deref(), &dir, writable);
+    let (policy, mut unconfined) = match &decision {
+        Decision::Refused(why) => return Ran::not_started(why.clone()),
+        Decision::Unconfined(why) => (None, Some(why.clone())),
+        Decision::Confined { policy, report } => (Some((policy.as_path(), report.as_path())), None),
+    };
     let spec = match &place.helper {
         Some(helper) if account.parent().is_some_and(Path::is_dir) => HelperRun {
-            policy: None,
+            policy,
             leftovers: Some(&account),
             syscalls: None,
             grace: GRACE,
@@ -202,11 +279,16 @@ async fn run_program(
         }
         output.push_str(&errors);
     }
+    if let Decision::Confined { report, .. } = &decision {
+        unconfined = not_applied(report);
+    }
+    drop(dir);
     Ran {
         ending: done.ending,
         output,
         duration: done.duration,
         leftovers,
+        unconfined,
     }
 }
 
@@ -232,6 +314,7 @@ async fn run_git(place: &StepPlace, args: Vec<String>) -> Ran {
                 output,
                 duration,
                 leftovers: None,
+                unconfined: None,
             }
         }
         Ok(Err(e)) => Ran {
@@ -241,6 +324,7 @@ async fn run_git(place: &StepPlace, args: Vec<String>) -> Ran {
             output: String::new(),
             duration,
             leftovers: None,
+            unconfined: None,
         },
         Err(e) => Ran {
             ending: Ending::SpawnFailed {
@@ -249,6 +333,7 @@ async fn run_git(place: &StepPlace, args: Vec<String>) -> Ran {
             output: String::new(),
             duration,
             leftovers: None,
+            unconfined: None,
         },
     }
 }
@@ -285,12 +370,21 @@ pub async fn cmd(
     };
     let ran = match how {
         HowToRun::Program => {
+            let declared = match place.declared(&cmd.writes) {
+                Ok(paths) => paths,
+                Err(why) => {
+                    e.detail = Some(format!("writes: {why}"));
+                    return e;
+                }
+            };
             run_program(
                 place,
                 &line,
                 &cwd,
                 Duration::from_secs(cmd.timeout_s),
                 cancel,
+                Access::Tree,
+                &declared,
             )
             .await
         }
@@ -314,6 +408,7 @@ pub async fn cmd(
     };
     e.ending = Some(ran.ending);
     e.leftovers = ran.leftovers;
+    e.unconfined = ran.unconfined;
     e
 }
 
@@ -325,6 +420,8 @@ pub struct Checked {
     pub output_tail: String,
     pub detail: Option<String>,
     pub duration: Duration,
+    /// Why its program ran outside the sandbox, when it did.
+    pub unconfined: Option<String>,
 }
 
 /// Runs one verifier (a command check in the project root, or a file check).
@@ -345,6 +442,7 @@ pub async fn check(
                 output_tail: String::new(),
                 detail,
                 duration: started.elapsed(),
+                unconfined: None,
             }
         }
     }
@@ -358,7 +456,18 @@ async fn command_check(
 ) -> Checked {
     let line = CommandLine::Shell(c.command.clone());
     let ran = match how {
-        HowToRun::Program => run_program(place, &line, &place.root, CHECK_TIMEOUT, cancel).await,
+        HowToRun::Program => {
+            run_program(
+                place,
+                &line,
+                &place.root,
+                CHECK_TIMEOUT,
+                cancel,
+                Access::Look,
+                &[],
+            )
+            .await
+        }
         HowToRun::Git(args) => run_git(place, args.clone()).await,
     };
     let searched = crate::process::tail_of(&ran.output, CommandCheck::OUTPUT_SEARCHED_BYTES);
@@ -376,6 +485,7 @@ async fn command_check(
         ending: Some(ran.ending),
         detail,
         duration: ran.duration,
+        unconfined: ran.unconfined,
     }
 }
 
@@ -430,6 +540,7 @@ fn fill(e: &mut StepEvidence, found: Checked) {
     e.ending = found.ending;
     e.output_tail = found.output_tail;
     e.detail = found.detail;
+    e.unconfined = found.unconfined;
 }
 
 /// A `wait` step: the check again every `interval_s` until it passes or `timeout_s` is up.
@@ -532,6 +643,7 @@ mod tests {
             cwd: ".".into(),
             timeout_s: 10,
             exit_code: 0,
+            writes: Vec::new(),
         }
     }
 

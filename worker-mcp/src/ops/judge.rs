@@ -9,10 +9,15 @@
 //!   same policy, run by the git worker; an operation that would lose work needs approval.
 //! - git anywhere else (inside a shell line, behind a wrapper) is refused: it cannot be vetted.
 //! - A command whose programs are all known runs, unless one of them is on the destructive list
-//!   (Butler's own and the configured `[delegation] destructive_commands`): then it needs the
-//!   user's approval each time it runs, even inside an active procedure.
+//!   for effects beyond the project's files (services, containers, clusters, databases,
+//!   devices, processes: Butler's own and the configured `[delegation] destructive_commands`):
+//!   then it needs the user's approval each time it runs, even inside an active procedure.
+//!   What a confined step does to the project's files is undone by one `work_undo` (the
+//!   operation log takes a snapshot before it), so the names that only protected files (`rm`,
+//!   `truncate`, `rsync --delete`, …) count only for a step that would run unconfined.
 //! - A command whose programs are only known at run time (`$CMD`, code of another language, a
-//!   script read from standard input) needs approval each time.
+//!   script read from standard input) needs approval each time it would run unconfined; confined,
+//!   it is judged as any program is: by what the sandbox lets it do.
 
 use crate::git::LossQuery;
 use crate::ops::procedure::CommandLine;
@@ -106,16 +111,17 @@ pub trait CommandJudge: Send + Sync {
 
 /// Commands that need the user's approval each time a step runs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DestructiveCommands(Vec<Vec<String>>);
+pub struct DestructiveCommands {
+    /// Effects beyond the project's files: asked for every time.
+    beyond: Vec<Vec<String>>,
+    /// Deleting or overwriting files: asked for only when the step would run unconfined (a
+    /// confined step's writes stay in the project's tree, where one `work_undo` restores them).
+    files: Vec<Vec<String>>,
+}
 
-/// Butler's own list: commands that delete, overwrite, stop or kill.
-const DESTRUCTIVE: &[&str] = &[
-    "rm",
-    "rmdir",
-    "unlink",
-    "shred",
-    "dd",
-    "truncate",
+/// Butler's list of commands whose effects are beyond the project's files: they stop, kill,
+/// remove or wipe services, containers, clusters, databases, devices and processes.
+const BEYOND_FILES: &[&str] = &[
     "mkfs",
     "wipefs",
     "fdisk",
@@ -127,8 +133,6 @@ const DESTRUCTIVE: &[&str] = &[
     "shutdown",
     "poweroff",
     "halt",
-    "find -delete",
-    "rsync --delete",
     "systemctl stop",
     "systemctl disable",
     "systemctl mask",
@@ -149,33 +153,93 @@ const DESTRUCTIVE: &[&str] = &[
     "redis-cli flushdb",
 ];
 
+/// Commands that delete or overwrite files: in a confined step only the project's tree (undone
+/// by the operation log) or declared paths (asked for) are writable, so these matter only
+/// unconfined.
+const FILES: &[&str] = &[
+    "rm",
+    "rmdir",
+    "unlink",
+    "shred",
+    "dd",
+    "truncate",
+    "find -delete",
+    "rsync --delete",
+];
+
+fn entries<'a>(list: impl Iterator<Item = &'a str>) -> Vec<Vec<String>> {
+    list.map(|e| e.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|words| !words.is_empty())
+        .collect()
+}
+
+/// Whether `arg` is the long option `option` as option parsers read it: the option itself,
+/// with a value (`--delete=x`), a longer option of the same family (`--delete-after`), or an
+/// unambiguous abbreviation of at least three letters (`--del`).
+fn is_option(arg: &str, option: &str) -> bool {
+    if arg == option {
+        return true;
+    }
+    if let Some(rest) = arg.strip_prefix(option) {
+        return rest.starts_with('-') || rest.starts_with('=');
+    }
+    option.starts_with("--") && arg.len() >= 5 && option.starts_with(arg)
+}
+
+/// Whether `argv` falls under `entry`: the program's base name is the entry's first word and
+/// the entry's other words appear among the arguments in order (an option word as
+/// [`is_option`] reads it, up to a `--` that ends options).
+fn falls_under(entry: &[String], argv: &[String]) -> bool {
+    let Some(program) = argv.first() else {
+        return false;
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if entry[0] != name {
+        return false;
+    }
+    let mut args = argv[1..].iter();
+    let mut options_end = false;
+    entry[1..].iter().all(|w| {
+        args.any(|a| {
+            if a == "--" {
+                options_end = true;
+                return false;
+            }
+            if w.starts_with("--") {
+                !options_end && is_option(a, w)
+            } else {
+                a == w
+            }
+        })
+    })
+}
+
 impl DestructiveCommands {
-    /// Butler's own list and `extra` (each `"program word…"`).
+    /// Butler's own lists and `extra` (each `"program word…"`, counted as beyond the files:
+    /// the user listed it).
     pub fn with_extra(extra: &[String]) -> Self {
-        let entries = DESTRUCTIVE
-            .iter()
-            .map(|e| (*e).to_owned())
-            .chain(extra.iter().cloned())
-            .map(|e| e.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
-            .filter(|words| !words.is_empty())
-            .collect();
-        Self(entries)
+        Self {
+            beyond: entries(
+                BEYOND_FILES
+                    .iter()
+                    .copied()
+                    .chain(extra.iter().map(String::as_str)),
+            ),
+            files: entries(FILES.iter().copied()),
+        }
     }
 
-    /// The entry `argv` falls under: its program's name (`/usr/bin/rm` is `rm`) is the entry's
-    /// first word and the entry's other words appear among its arguments in order. Options
-    /// between them do not matter (`docker -H x rm c` is `docker rm`).
-    pub fn matching(&self, argv: &[String]) -> Option<String> {
-        let program = argv.first()?;
-        let name = program.rsplit('/').next().unwrap_or(program);
-        self.0
+    /// The entry `argv` falls under, when its step runs `confined` or not: its program's name
+    /// (`/usr/bin/rm` is `rm`) is the entry's first word and the entry's other words appear
+    /// among its arguments in order. Options between them do not matter (`docker -H x rm c` is
+    /// `docker rm`); options are read as their parsers read them (`rsync --delete-after` is
+    /// `rsync --delete`).
+    pub fn matching(&self, argv: &[String], confined: bool) -> Option<String> {
+        let files: &[Vec<String>] = if confined { &[] } else { &self.files };
+        self.beyond
             .iter()
-            .find(|entry| {
-                entry[0] == name && {
-                    let mut args = argv[1..].iter();
-                    entry[1..].iter().all(|w| args.any(|a| a == w))
-                }
-            })
+            .chain(files)
+            .find(|entry| falls_under(entry, argv))
             .map(|entry| entry.join(" "))
     }
 }
@@ -198,11 +262,13 @@ pub enum Assessment {
     Refused { reason: String },
 }
 
-/// The decision for one command line.
+/// The decision for one command line, for a step that runs `confined` (in the sandbox, its
+/// writes to the project's tree undone by the operation log) or not.
 pub fn assess(
     command: &CommandLine,
     judge: &dyn CommandJudge,
     destructive: &DestructiveCommands,
+    confined: bool,
 ) -> Assessment {
     match judge.read(command) {
         Reading::Git(args) => match judge.vet_git(&args) {
@@ -228,11 +294,15 @@ pub fn assess(
                  `argv: [\"git\", …]`, so Butler can judge it"
             ),
         },
+        Reading::Opaque(_) if confined => Assessment::Run,
         Reading::Opaque(shown) => Assessment::NeedsApproval {
             why: format!("what it runs is known only when it runs (`{shown}`)"),
         },
         Reading::Programs(programs) => {
-            match programs.iter().find_map(|argv| destructive.matching(argv)) {
+            match programs
+                .iter()
+                .find_map(|argv| destructive.matching(argv, confined))
+            {
                 Some(entry) => Assessment::NeedsApproval {
                     why: format!("`{entry}` deletes, overwrites or stops things"),
                 },
@@ -320,8 +390,65 @@ mod tests {
     }
 
     fn decide(command: CommandLine) -> Assessment {
+        decide_as(command, false)
+    }
+
+    fn decide_as(command: CommandLine, confined: bool) -> Assessment {
         let list = DestructiveCommands::with_extra(&["helm uninstall".into()]);
-        assess(&command, &Plain, &list)
+        assess(&command, &Plain, &list, confined)
+    }
+
+    #[test]
+    fn options_are_read_as_their_parsers_read_them() {
+        let list = DestructiveCommands::with_extra(&[]);
+        for line in [
+            "rsync -a --delete-after src/ dst/",
+            "rsync --delete=x a b",
+            "rsync --del a b",
+            "rsync --delete-excluded a b",
+        ] {
+            assert_eq!(
+                list.matching(&words(line), false).as_deref(),
+                Some("rsync --delete"),
+                "{line}"
+            );
+        }
+        for line in [
+            "rsync -a src/ dst/",
+            "rsync --de a b",
+            "rsync -- --delete b",
+        ] {
+            assert_eq!(list.matching(&words(line), false), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn file_commands_count_only_unconfined_and_effects_beyond_the_files_always() {
+        for line in [
+            "rm -rf build",
+            "truncate -s0 a.txt",
+            "rsync --delete-after a b",
+        ] {
+            assert_eq!(
+                decide_as(CommandLine::Argv(words(line)), true),
+                Assessment::Run,
+                "{line}"
+            );
+        }
+        for line in ["docker rm web", "sudo kill 1", "helm uninstall api"] {
+            assert!(
+                matches!(
+                    decide_as(CommandLine::Argv(words(line)), true),
+                    Assessment::NeedsApproval { .. }
+                ),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            decide_as(CommandLine::Shell("$CMD".into()), true),
+            Assessment::Run,
+            "confined, a run-time program is judged by what the sandbox lets it do"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `mcp_call`: a tool of another MCP server named in `[mcp_servers.<name>]`, reached with the
 //! rmcp client over stdio. The server is started for the step under the supervisor (its own
 //! process group, an environment built from the allow-lists plus the entry's `env_allow`,
-//! never Butler's secrets) and taken down when the step ends, is stopped, or is cancelled.
+//! never Butler's secrets), in the sandbox a `cmd` step gets (see [`super::confine`]), and
+//! taken down when the step ends, is stopped, or is cancelled.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -11,6 +12,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::confine::{Decision, StepDir, not_applied, tree_writable};
 use super::exec::{OUTPUT_TAIL_BYTES, StepPlace};
 use super::procedure::McpCallStep;
 use crate::config::McpServerConfig;
@@ -40,6 +42,9 @@ pub async fn mcp_call(
         duration_ms: 0,
         detail: None,
         leftovers: None,
+        unconfined: None,
+        changed: Vec::new(),
+        undo: None,
     };
     let Some(server) = servers.get(&call.server) else {
         e.detail = Some(format!(
@@ -50,14 +55,41 @@ pub async fn mcp_call(
         return e;
     };
     let limit = Duration::from_secs(call.timeout_s);
+    let dir = match StepDir::new() {
+        Ok(dir) => dir,
+        Err(err) => {
+            e.detail = Some(format!("the step's temp dir cannot be made: {err}"));
+            return e;
+        }
+    };
+    let mut writable = match tree_writable(&place.root, &[], &place.sandbox.extra_writable) {
+        Ok(trees) => trees,
+        Err(err) => {
+            e.detail = Some(format!("what the server may write cannot be listed: {err}"));
+            return e;
+        }
+    };
+    writable.push(dir.tmp());
+    let decision = place
+        .sandbox
+        .decide(place.helper.as_deref(), &dir, writable);
+    if let Decision::Refused(why) = &decision {
+        e.detail = Some(why.clone());
+        return e;
+    }
     let outcome = tokio::select! {
-        r = tokio::time::timeout(limit, talk(place, server, call)) => match r {
+        r = tokio::time::timeout(limit, talk(place, server, call, &dir, &decision)) => match r {
             Ok(r) => r,
             Err(_) => Err(Stop::Ending(Ending::WallClockLimit { limit_s: call.timeout_s })),
         },
         () = cancel.cancelled() => Err(Stop::Ending(Ending::Cancelled)),
     };
     e.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    e.unconfined = match &decision {
+        Decision::Confined { report, .. } => not_applied(report),
+        Decision::Unconfined(why) => Some(why.clone()),
+        Decision::Refused(why) => Some(why.clone()),
+    };
     match outcome {
         Ok(answer) => {
             e.output_tail = tail_of(&answer.text, OUTPUT_TAIL_BYTES).to_owned();
@@ -102,6 +134,8 @@ async fn talk(
     place: &StepPlace,
     server: &McpServerConfig,
     call: &McpCallStep,
+    dir: &StepDir,
+    decision: &Decision,
 ) -> Result<Answer, Stop> {
     let mut vars = ChildEnv::new();
     let parent = env::inherited();
@@ -109,12 +143,17 @@ async fn talk(
     let allow: Vec<&str> = server.env_allow.iter().map(String::as_str).collect();
     vars.inherit(parent, &allow);
     vars.set_default("PATH", env::DEFAULT_PATH);
+    vars.set("TMPDIR", dir.tmp());
     let spec = ChildSpec::new(&server.command, &place.root, vars).args(&server.args);
     // Under the reaper: what the server starts, `setsid` or not, is taken down with it (not
     // listed: its workers are not left behind when it is stopped at the step's end).
+    let policy = match decision {
+        Decision::Confined { policy, report } => Some((policy.as_path(), report.as_path())),
+        _ => None,
+    };
     let spec = match &place.helper {
         Some(helper) => HelperRun {
-            policy: None,
+            policy,
             leftovers: None,
             syscalls: None,
             grace: GRACE,

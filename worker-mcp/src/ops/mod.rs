@@ -12,10 +12,12 @@
 //! - [`runner`]: one task's run: gates, steps, verifiers, lifecycle, evidence.
 //! - [`judge`]: what a step's command starts and which need approval every time.
 //! - [`exec`] and [`mcp_call`]: one step, under the supervisor.
+//! - [`confine`]: the sandbox each step's program runs in.
 //! - [`running`]: the tasks running in this process, for cancellation.
 //! - [`skills`]: `list_skills` and `get_skill_usage`.
 
 pub mod capability;
+pub mod confine;
 pub mod engine;
 pub mod error;
 pub mod exec;

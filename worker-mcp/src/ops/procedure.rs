@@ -5,7 +5,7 @@
 //!
 //! | kind | fields |
 //! |---|---|
-//! | `cmd` | `argv` (a program and its arguments, no shell) or `shell` (a script for `sh -c`, only when the step says so); `cwd` (inside the project, default its root), `timeout_s` (default 60), `exit_code` (default 0) |
+//! | `cmd` | `argv` (a program and its arguments, no shell) or `shell` (a script for `sh -c`, only when the step says so); `cwd` (inside the project, default its root), `timeout_s` (default 60), `exit_code` (default 0), `writes` (paths it may write besides the project's files: project-relative, absolute or `~/…`) |
 //! | `check` | a verifier: `command` (a shell line) with `exit_code`, `output_contains`, `output_matches`; or `path` with `exists`/`absent: true` or `contains` |
 //! | `wait` | `until` (a check), `timeout_s` (default 60), `interval_s` (default 2) |
 //! | `mcp_call` | `server` (named in `[mcp_servers]`), `tool`, `params` (an object), `timeout_s` (default 60), `output_contains` |
@@ -32,6 +32,8 @@ const MAX_WORD_CHARS: usize = 4096;
 const MAX_SHELL_CHARS: usize = 16 * 1024;
 const MAX_PARAMS_BYTES: usize = 64 * 1024;
 const MAX_INTERVAL_S: u64 = 60;
+/// Most paths one step may declare in `writes`.
+const MAX_WRITES: usize = 32;
 
 /// The step kinds a procedure may use, as the Brain writes them.
 pub const STEP_KINDS: &[&str] = &["cmd", "check", "wait", "mcp_call"];
@@ -96,6 +98,34 @@ pub struct CmdStep {
     pub cwd: String,
     pub timeout_s: u64,
     pub exit_code: i32,
+    /// Paths the step may write besides the project's own files, as taught: project-relative
+    /// (a new top-level directory such as `dist/`), absolute, or `~/…`. Writes outside the
+    /// project cannot be undone: a step declaring any waits for the user's approval each run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
+}
+
+/// Where a declared path is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Declared {
+    /// Inside the project, relative to its root.
+    Project(String),
+    /// Outside: an absolute path, or one under the user's home (`~/…`).
+    Absolute(std::path::PathBuf),
+    Home(String),
+}
+
+impl Declared {
+    /// Reads one `writes` entry as taught (already checked by `teach`).
+    pub fn of(entry: &str) -> Declared {
+        if let Some(rest) = entry.strip_prefix("~/") {
+            Declared::Home(rest.trim_end_matches('/').to_owned())
+        } else if entry.starts_with('/') {
+            Declared::Absolute(std::path::PathBuf::from(entry))
+        } else {
+            Declared::Project(entry.trim_end_matches('/').to_owned())
+        }
+    }
 }
 
 /// `check`: a verifier of the project's state.
@@ -209,7 +239,15 @@ impl Place<'_> {
         let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
         let before = self.problems.len();
         let allowed: &[&str] = match kind {
-            "cmd" => &["kind", "argv", "shell", "cwd", "timeout_s", "exit_code"],
+            "cmd" => &[
+                "kind",
+                "argv",
+                "shell",
+                "cwd",
+                "timeout_s",
+                "exit_code",
+                "writes",
+            ],
             "check" => &[
                 "kind",
                 "command",
@@ -338,12 +376,76 @@ impl Place<'_> {
                 }
             },
         };
+        let writes = self.writes(map.get("writes"));
         Some(CmdStep {
             run: run?,
             cwd,
             timeout_s,
             exit_code,
+            writes,
         })
+    }
+
+    /// `writes`: paths, each project-relative (inside the project, never its git data),
+    /// absolute, or `~/…`, without `..`, globs or placeholders (where a step may write is the
+    /// procedure's, never the target's).
+    fn writes(&mut self, value: Option<&Value>) -> Vec<String> {
+        let items = match value {
+            None | Some(Value::Null) => return Vec::new(),
+            Some(Value::Array(items)) if items.len() <= MAX_WRITES => items,
+            Some(_) => {
+                self.add(
+                    "writes",
+                    format!("give at most {MAX_WRITES} paths the step writes, as texts"),
+                );
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let field = format!("writes[{i}]");
+            let Some(path) = item.as_str() else {
+                self.add(&field, "give the path as text");
+                continue;
+            };
+            let problem = if path.is_empty() || path.len() > MAX_WORD_CHARS || path.contains('\0') {
+                Some("give a path of 1 to 4096 bytes".to_owned())
+            } else if path.contains("{target.") {
+                Some(
+                    "where a step writes is the procedure's, never the target's: name the path \
+                     itself"
+                        .to_owned(),
+                )
+            } else if path.contains(['*', '?', '[']) {
+                Some("name a path, not a glob".to_owned())
+            } else if path
+                .split('/')
+                .any(|c| c == ".." || (c == "." && path != "."))
+            {
+                Some("give the path without `.` or `..` components".to_owned())
+            } else if path == "/" || path == "~" || path == "~/" {
+                Some("name a directory or file, not the whole file system or home".to_owned())
+            } else if path.starts_with('~') && !path.starts_with("~/") {
+                Some("write the home as `~/…`".to_owned())
+            } else if !path.starts_with('/') && !path.starts_with("~/") {
+                match relative_path(path) {
+                    Ok(p) if p == "." || p.split('/').next() == Some(".git") => Some(
+                        "the project's files are writable already and its git data never is: \
+                         name a new top-level directory (`dist/`) or a path outside"
+                            .to_owned(),
+                    ),
+                    Ok(_) => None,
+                    Err(e) => Some(e),
+                }
+            } else {
+                None
+            };
+            match problem {
+                Some(problem) => self.add(&field, problem),
+                None => out.push(path.to_owned()),
+            }
+        }
+        out
     }
 
     fn argv(&mut self, value: &Value) -> Option<Vec<String>> {
@@ -662,6 +764,41 @@ mod tests {
             problems[5].problem.contains("not configured"),
             "{:?}",
             problems[5]
+        );
+    }
+
+    #[test]
+    fn declared_writes_are_checked_and_named_by_place() {
+        let steps = parse(json!([
+            {"kind": "cmd", "argv": ["make"], "writes": ["dist/", "/var/cache/app", "~/.cache/tool"]}
+        ]))
+        .expect("valid");
+        let Step::Cmd(cmd) = &steps[0] else {
+            panic!("cmd")
+        };
+        assert_eq!(cmd.writes, ["dist/", "/var/cache/app", "~/.cache/tool"]);
+        assert_eq!(Declared::of("dist/"), Declared::Project("dist".into()));
+        assert_eq!(
+            Declared::of("~/.cache/tool"),
+            Declared::Home(".cache/tool".into())
+        );
+        let problems = parse(json!([
+            {"kind": "cmd", "argv": ["make"],
+             "writes": ["../up", ".git/hooks", "/", "~", "{target.service}", "/a/../b", "src/*", "~x/y", 3, "."]}
+        ]))
+        .expect_err("refused");
+        assert_eq!(
+            fields(&problems),
+            (0..10)
+                .map(|i| format!("steps[0].writes[{i}]"))
+                .collect::<Vec<_>>()
+        );
+        assert!(
+            fields(
+                &parse(json!([{"kind": "check", "command": "true", "writes": ["x/"]}]))
+                    .expect_err("a check writes nothing")
+            )
+            .contains(&"steps[0].writes")
         );
     }
 

@@ -22,7 +22,7 @@ use crate::contract::{
     ApprovalRequest, Handler, OperationChecks, OperationEvidence, ResultContract, ResultStatus,
     StepOutcome, StopReason, Stopped, TaskContract, TaskId, TestRun,
 };
-use crate::git::Lost;
+use crate::git::{Begun, Lost, OpEntry, OpInfo};
 use crate::ledger::{ProcedureRow, TaskEnd};
 
 /// Who runs a task.
@@ -91,6 +91,7 @@ impl Engine {
             &self.config.delegation.env_allow,
         );
         place.helper = self.helper.clone();
+        place.sandbox = self.sandbox.clone();
         place
     }
 
@@ -214,8 +215,23 @@ impl Engine {
                     progress: progress.clone(),
                     cancel: token.clone(),
                 };
-                match capability.run(call).await? {
-                    CapabilityOutcome::Done { steps, output } => {
+                // Logged as every step is: one `work_undo` puts back what it recorded or pulled.
+                let logged = self
+                    .log_begin(
+                        format!("{} ({})", capability.name(), contract.intent()),
+                        format!("task {}", id.as_str()),
+                        true,
+                    )
+                    .await
+                    .map_err(OpsError::Internal)?;
+                let ran = capability.run(call).await;
+                let entry = self.log_finish(logged).await;
+                match ran? {
+                    CapabilityOutcome::Done { mut steps, output } => {
+                        if let (Some(entry), Some(last)) = (entry, steps.last_mut()) {
+                            last.changed = entry.files;
+                            last.undo = Some(entry.id);
+                        }
                         evidence.steps.extend(steps);
                         evidence.output = output;
                     }
@@ -253,7 +269,20 @@ impl Engine {
         }
         if evidence.stopped.is_none() {
             progress("verifying".into(), 0.95);
+            // Verifiers only look; unconfined, they could write: logged all the same.
+            let logged = self
+                .log_begin(
+                    "the contract's verifiers".into(),
+                    format!("task {}", contract.task_id.as_str()),
+                    !contract.success_criteria.commands.is_empty(),
+                )
+                .await
+                .ok()
+                .flatten();
             evidence.verify = self.verify(contract, &place, token).await;
+            if let Some(entry) = self.log_finish(logged).await {
+                tracing::warn!(id = entry.id, files = ?entry.files, "the verifiers changed the project");
+            }
         }
         let status = match &evidence.stopped {
             Some(s) if s.reason == StopReason::Cancelled => ResultStatus::Cancelled,
@@ -358,19 +387,45 @@ impl Engine {
                 })
             }
         };
-        match assess(&line, self.judge.as_ref(), &self.destructive) {
-            Assessment::Run => Gate::Run(HowToRun::Program),
-            Assessment::Refused { reason } => Gate::Refuse(reason),
-            Assessment::NeedsApproval { why } => {
-                match ask(
-                    format!("step {}: run `{shown}`: {why}", index + 1),
-                    vec![shown.clone()],
-                    json!(why),
-                ) {
-                    Some(a) => Gate::Ask(a),
-                    None => Gate::Run(HowToRun::Program),
-                }
+        // Writes outside the project cannot be undone: asked for every run.
+        let outside = match step {
+            Step::Cmd(cmd) => self.outside_writes(&cmd.writes),
+            _ => Vec::new(),
+        };
+        let assessed = assess(
+            &line,
+            self.judge.as_ref(),
+            &self.destructive,
+            self.confined(),
+        );
+        let outside_why = (!outside.is_empty()).then(|| {
+            format!(
+                "it writes outside the project ({}), which cannot be undone",
+                outside.join(", ")
+            )
+        });
+        let ask_program = |why: String| {
+            let mut details = vec![shown.clone()];
+            details.extend(outside.iter().map(|p| format!("writes {p}")));
+            match ask(
+                format!("step {}: run `{shown}`: {why}", index + 1),
+                details,
+                json!({"why": why, "writes": outside}),
+            ) {
+                Some(a) => Gate::Ask(a),
+                None => Gate::Run(HowToRun::Program),
             }
+        };
+        match assessed {
+            Assessment::Run => match outside_why {
+                Some(why) => ask_program(why),
+                None => Gate::Run(HowToRun::Program),
+            },
+            Assessment::NeedsApproval { why } => ask_program(match outside_why {
+                Some(more) => format!("{why}; {more}"),
+                None => why,
+            }),
+            Assessment::Refused { reason } => Gate::Refuse(reason),
             Assessment::Git {
                 args,
                 loss,
@@ -474,7 +529,32 @@ impl Engine {
                 ),
                 index as f64 / (total as f64 + 1.0),
             );
-            let e = match step {
+            // The project as it was before the step, so that one `work_undo` restores it.
+            let logged = match self
+                .log_begin(
+                    shown_step(place, step),
+                    format!(
+                        "procedure {} step {number} (task {})",
+                        procedure.id,
+                        id.as_str()
+                    ),
+                    changes_project(step),
+                )
+                .await
+            {
+                Ok(begun) => begun,
+                Err(why) => {
+                    let mut e = refused_step(number, step, place);
+                    e.detail = Some(why);
+                    evidence.steps.push(e);
+                    evidence.stopped = Some(Stopped {
+                        step: Some(number),
+                        reason: StopReason::Refused,
+                    });
+                    break;
+                }
+            };
+            let mut e = match step {
                 Step::Cmd(c) => exec::cmd(place, number, c, &how, token).await,
                 Step::Check(v) => exec::check_step(place, number, v, &how, token).await,
                 Step::Wait(w) => exec::wait_step(place, number, w, &how, token).await,
@@ -482,6 +562,10 @@ impl Engine {
                     mcp_call(place, &self.config.mcp_servers, number, m, token).await
                 }
             };
+            if let Some(entry) = self.log_finish(logged).await {
+                e.changed = entry.files;
+                e.undo = Some(entry.id);
+            }
             let outcome = e.outcome;
             evidence.steps.push(e);
             let (save_id, saved) = (id.clone(), evidence.clone());
@@ -506,6 +590,66 @@ impl Engine {
         Ok(Flow::Done)
     }
 
+    /// Takes the operation log's snapshot before a step that may change the project
+    /// (`false`: a file check, nothing to take). A snapshot that cannot be taken stops the step:
+    /// nothing runs that could not be undone.
+    async fn log_begin(
+        &self,
+        what: String,
+        by: String,
+        needed: bool,
+    ) -> Result<Option<Begun>, String> {
+        if !needed {
+            return Ok(None);
+        }
+        let at = self
+            .db(|l| Ok(l.now().unix()))
+            .await
+            .map_err(|e| e.to_string())?;
+        let repo = self.repo.clone();
+        let info = OpInfo {
+            tool: "submit_task".into(),
+            what,
+            by,
+            at,
+            undoes: None,
+        };
+        tokio::task::spawn_blocking(move || {
+            let lock = repo.lock_tree()?;
+            repo.oplog_begin(&lock, info)
+        })
+        .await
+        .map_err(|e| format!("the git worker stopped: {e}"))?
+        .map(Some)
+        .map_err(|e| format!("the operation log's snapshot before the step failed: {e}"))
+    }
+
+    /// Completes the step's entry: what it changed and the id that undoes it (`None`: it
+    /// changed nothing, or no snapshot was taken).
+    async fn log_finish(&self, begun: Option<Begun>) -> Option<OpEntry> {
+        let begun = begun?;
+        let (repo, keep) = (self.repo.clone(), self.retention);
+        let at = self.db(|l| Ok(l.now().unix())).await.ok()?;
+        let done = tokio::task::spawn_blocking(move || {
+            let lock = repo.lock_tree()?;
+            let entry = repo.oplog_finish(&lock, begun)?;
+            repo.oplog_prune(&lock, keep, at)?;
+            Ok::<_, crate::git::GitError>(entry)
+        })
+        .await;
+        match done {
+            Ok(Ok(entry)) => entry,
+            Ok(Err(e)) => {
+                tracing::warn!(%e, "a step's log entry was not completed");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(%e, "a step's log entry was not completed");
+                None
+            }
+        }
+    }
+
     /// The contract's verifiers, judged after the last step.
     async fn verify(
         &self,
@@ -516,7 +660,12 @@ impl Engine {
         let mut checks = OperationChecks::default();
         for c in &contract.success_criteria.commands {
             let line = CommandLine::Shell(c.command.clone());
-            let how = match assess(&line, self.judge.as_ref(), &self.destructive) {
+            let how = match assess(
+                &line,
+                self.judge.as_ref(),
+                &self.destructive,
+                self.confined(),
+            ) {
                 Assessment::Run => Some(HowToRun::Program),
                 Assessment::Git { args, loss, .. } if loss.is_empty() => Some(HowToRun::Git(args)),
                 _ => None,
@@ -576,6 +725,12 @@ impl Engine {
     }
 }
 
+/// Whether a step runs something that may change the project (all but file checks).
+fn changes_project(step: &Step) -> bool {
+    !matches!(step, Step::Check(super::procedure::Verifier::File(_)))
+        && !matches!(step, Step::Wait(w) if matches!(w.until, super::procedure::Verifier::File(_)))
+}
+
 /// A step as one line, target values filled in.
 fn shown_step(place: &StepPlace, step: &Step) -> String {
     match step {
@@ -597,6 +752,9 @@ fn refused_step(number: u32, step: &Step, place: &StepPlace) -> crate::contract:
         duration_ms: 0,
         detail: None,
         leftovers: None,
+        unconfined: None,
+        changed: Vec::new(),
+        undo: None,
     }
 }
 

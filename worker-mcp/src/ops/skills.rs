@@ -131,7 +131,7 @@ fn common() -> Value {
         "statuses": ["ok", "need_input", "need_approval", "failed", "cancelled"],
         "teach": {
             "step_kinds": STEP_KINDS,
-            "cmd": {"argv": ["program", "arg", "{target.NAME}"], "cwd?": "dir", "timeout_s?": 60, "exit_code?": 0},
+            "cmd": {"argv": ["program", "arg", "{target.NAME}"], "cwd?": "dir", "timeout_s?": 60, "exit_code?": 0, "writes?": ["new top-level dir/", "/abs/path", "~/path (outside the project: approval every run)"]},
             "cmd_shell": {"shell": "script reading $TARGET_NAME"},
             "check": {"command": "shell line", "output_matches?": "regex"},
             "check_file": {"path": "file", "exists": true},
