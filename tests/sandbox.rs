@@ -399,4 +399,33 @@ fn with_the_sandbox_off_the_detection_still_catches_and_undoes_what_it_did() {
     assert_eq!(files, "src/greet.rs");
     // What only the sandbox stops: a write into the user's HOME is not seen after the run.
     assert!(w.home.join(".bashrc").exists());
+    // Putting back the Brain's files was an operation of the log: one undo has the agent's
+    // README back, as the Maid found it (the undo is itself undoable).
+    let oplog = w.butler(&["oplog"]);
+    let listing = String::from_utf8_lossy(&oplog.stdout).into_owned();
+    let lines: Vec<&str> = listing.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("put back what task t1's agent wrote"))
+        .unwrap_or_else(|| panic!("no restore in the log:\n{listing}"));
+    assert!(lines[at].contains("(for task t1)"), "{listing}");
+    assert!(
+        lines.get(at + 1).is_some_and(|l| l.contains("README.md")),
+        "{listing}"
+    );
+    let id = lines[at]
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no id in {listing}"));
+    let undone = w.butler(&["undo", &id.to_string()]);
+    assert!(
+        undone.status.success(),
+        "{}",
+        String::from_utf8_lossy(&undone.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("README.md")).expect("read"),
+        "hijacked\n"
+    );
 }

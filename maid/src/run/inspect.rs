@@ -19,6 +19,7 @@ use super::workspace::Workspace;
 use super::{Progress, TaskRun};
 use crate::contract::DirectGitFinding;
 use crate::error::MaidError;
+use butler_worker::git::OpInfo;
 
 impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
     /// Finds and undoes direct git use, outside writes and planted configuration.
@@ -42,12 +43,23 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                     .into_iter()
                     .map(|path| DirectGitFinding::NestedRepository { path }),
             );
+            let logged_as = OpInfo {
+                tool: "implement".into(),
+                what: format!(
+                    "put back what task {}'s agent wrote in the Brain's tree (attempt {attempt})",
+                    s.id().as_str()
+                ),
+                by: format!("task {}", s.id().as_str()),
+                at: s.ctx.clock.now().unix(),
+                undoes: None,
+            };
             findings.extend(outside_writes(
                 &s.main,
                 &brain,
                 &s.worktrees,
                 &s.paths.task_dir,
                 attempt,
+                logged_as,
             )?);
             findings.extend(remove_planted_config(&wt, &baseline.head)?);
             Ok(findings)
@@ -177,6 +189,7 @@ fn outside_writes(
     worktrees: &Path,
     task_dir: &Path,
     attempt: u32,
+    logged_as: OpInfo,
 ) -> Result<Vec<DirectGitFinding>, MaidError> {
     let mut found = Vec::new();
     // Modes first: a file or directory made unreadable would stop the Maid's own git.
@@ -211,11 +224,35 @@ fn outside_writes(
     if new.is_empty() {
         return Ok(found);
     }
+    // The restore is an operation of the log like any other: what the Brain's tree held (the
+    // agent's writes, or a person's edit made meanwhile) can be had back with `work_undo`.
+    let begun = {
+        let held = main.repo().lock_tree()?;
+        main.repo().oplog_begin(&held, logged_as)?
+    };
+    let restored = restore_outside_writes(main, &now, &new, &evidence, &mut found);
+    let held = main.repo().lock_tree()?;
+    if let Err(e) = main.repo().oplog_finish(&held, begun) {
+        tracing::warn!(error = %e, "the restore's log entry was not completed");
+    }
+    drop(held);
+    restored?;
+    Ok(found)
+}
+
+/// Puts back the Brain's paths `new` the agent changed (kept in `evidence` first).
+fn restore_outside_writes(
+    main: &TaskGit,
+    now: &BrainState,
+    new: &[String],
+    evidence: &Path,
+    found: &mut Vec<DirectGitFinding>,
+) -> Result<(), MaidError> {
     let head = now.head.clone().unwrap_or_default();
-    main.unstage(&new)?;
+    main.unstage(new)?;
     let root = main.workdir();
     let top = Dir::open(root).map_err(|e| MaidError::io("opening", root, e))?;
-    for path in &new {
+    for path in new {
         let kept = evidence.join(path);
         let tracked = !head.is_empty() && main.is_tracked(&head, path)?;
         // Never through a link: a parent that is one names nothing here.
@@ -245,7 +282,7 @@ fn outside_writes(
         }
         found.push(DirectGitFinding::OutsideWrite { path: path.clone() });
     }
-    Ok(found)
+    Ok(())
 }
 
 /// Agent instructions and settings (the one list's kind that is put back after every attempt:

@@ -161,6 +161,11 @@ enum Index {
     Entries(Vec<u8>),
 }
 
+/// A task's line, which the ImplementMaid moves as the task works.
+fn is_task_line(name: &str) -> bool {
+    name.starts_with("refs/heads/butler/task-")
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim().to_owned()
 }
@@ -734,14 +739,17 @@ impl GitRepo {
         // The project must be as a logged operation left it: then everything in it is in a
         // snapshot. Not always the newest by id: ids are given when operations begin, and two
         // sessions' operations may finish in the other order (a few are looked at).
+        // Task lines (`refs/heads/butler/task-*`) are the ImplementMaid's: it moves them as a
+        // task works, outside logged operations, so they are left out of the comparison.
         let left = self.stored_snapshot(&newest_commit, "after")?;
-        let mut logged = now.tree == left.tree;
+        let now_key = self.comparable(&now)?;
+        let mut logged = now.tree == left.tree || self.comparable(&left)? == now_key;
         for (id, commit) in ids.iter().rev().skip(1).take(RECENT_FINISHES) {
             if logged {
                 break;
             }
             if self.read_entry(*id, commit)?.finished {
-                logged = self.stored_snapshot(commit, "after")?.tree == now.tree;
+                logged = self.comparable(&self.stored_snapshot(commit, "after")?)? == now_key;
             }
         }
         if !logged {
@@ -752,7 +760,36 @@ impl GitRepo {
                 refs,
             }));
         }
-        let goal = self.stored_snapshot(&target_commit, "before")?;
+        let mut goal = self.stored_snapshot(&target_commit, "before")?;
+        // A task line goes back only when an undone operation moved it (a `task_accept` that
+        // deleted it); one the Maid moved meanwhile stays where it is.
+        let undone: Vec<&(u64, String)> = ids.iter().filter(|(i, _)| *i >= target).collect();
+        let mut moved = BTreeSet::new();
+        for (_, commit) in undone {
+            let (before, after) = (
+                self.stored_snapshot(commit, "before")?,
+                self.stored_snapshot(commit, "after"),
+            );
+            let Ok(after) = after else { continue };
+            for name in before.refs.keys().chain(after.refs.keys()) {
+                if is_task_line(name) && before.refs.get(name) != after.refs.get(name) {
+                    moved.insert(name.clone());
+                }
+            }
+        }
+        let lines: BTreeSet<String> = goal
+            .refs
+            .keys()
+            .chain(now.refs.keys())
+            .filter(|n| is_task_line(n) && !moved.contains(*n))
+            .cloned()
+            .collect();
+        for name in lines {
+            match now.refs.get(&name) {
+                Some(oid) => goal.refs.insert(name, oid.clone()),
+                None => goal.refs.remove(&name),
+            };
+        }
         let undone_tool = self.read_entry(target, &target_commit)?.tool;
         let undo_id = newest + 1;
         let info = OpInfo {
@@ -786,6 +823,30 @@ impl GitRepo {
                 .collect(),
             entry,
         }))
+    }
+
+    /// What of a snapshot an undo compares: its entries but the references, and the
+    /// references but the task lines.
+    fn comparable(
+        &self,
+        snapshot: &Snapshot,
+    ) -> Result<(String, BTreeMap<String, String>, String), GitError> {
+        let listing = GitCommand::new(self, "oplog ls-tree")
+            .args(["ls-tree", &snapshot.tree])
+            .run_ok()?
+            .stdout;
+        let entries: String = String::from_utf8_lossy(&listing)
+            .lines()
+            .filter(|l| !l.ends_with("\trefs"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let refs = snapshot
+            .refs
+            .iter()
+            .filter(|(name, _)| !is_task_line(name))
+            .map(|(n, o)| (n.clone(), o.clone()))
+            .collect();
+        Ok((entries, refs, snapshot.head.clone()))
     }
 
     /// A snapshot stored in an entry (`before` or `after`).
