@@ -301,10 +301,10 @@ fn a_bad_allow_list_entry_is_a_configuration_error() {
     );
 }
 
-/// What the agent script `ways_out.py` tries, each printed as `fake-agent: <name> <outcome>`.
+/// What the agent script `ways_out.py` tries (the user's credential stores first), each printed as `fake-agent: <name> <outcome>`.
 const WAYS_OUT: &str = r#"
 import os, socket, sys, urllib.request
-exfil, udp_port, unix_path, tty, butler = sys.argv[1:6]
+exfil, udp_port, unix_path, tty, butler, user_home = sys.argv[1:7]
 proxy_port = int(os.environ["HTTPS_PROXY"].rsplit(":", 1)[1])
 def attempt(name, f):
     try:
@@ -330,6 +330,12 @@ def session():
         return urllib.request.urlopen(req, timeout=10).status
     except urllib.error.HTTPError as e:
         return "http %d" % e.code
+def read(path):
+    # The user's home (the agent's own HOME is its task directory).
+    return lambda: open(path.replace("~", user_home, 1)).read()[:0] + "read"
+for store in ["~/.ssh/id_ed25519", "~/.git-credentials", "~/.netrc", "~/.config/gh/hosts.yml",
+              "~/.aws/credentials"]:
+    attempt("store " + store, read(store))
 attempt("exfil_loopback", tcp("127.0.0.1", int(exfil)))
 attempt("proxy_port_elsewhere", tcp("127.0.0.2", proxy_port))
 attempt("unlisted_host", tcp("203.0.113.9", 443))
@@ -400,16 +406,31 @@ fn every_other_way_out_is_closed_and_the_evidence_shows_it() {
     });
     assert!(up, "butler serve did not listen");
 
+    // The user's credential stores, with dummy secrets.
+    let home = w.w.home();
+    let stores = [
+        "~/.ssh/id_ed25519",
+        "~/.git-credentials",
+        "~/.netrc",
+        "~/.config/gh/hosts.yml",
+        "~/.aws/credentials",
+    ];
+    for store in stores {
+        let path = home.join(store.trim_start_matches("~/"));
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, "dummy-secret\n").expect("secret");
+    }
     let script_file = w.w.path("ways_out.py");
     std::fs::write(&script_file, WAYS_OUT).expect("script");
     let run = format!(
-        "/usr/bin/python3 '{}' {} {} '{}' '{}' {}",
+        "/usr/bin/python3 '{}' {} {} '{}' '{}' {} '{}'",
         script_file.display(),
         exfil.local_addr().expect("addr").port(),
         udp.local_addr().expect("addr").port(),
         unix_path.display(),
         tty,
-        butler_port
+        butler_port,
+        home.display()
     );
     let script = json!([
         {"do": "write", "path": "src/greet.rs", "text": "pub fn greet() {}\n"},
@@ -428,6 +449,13 @@ fn every_other_way_out_is_closed_and_the_evidence_shows_it() {
     assert!(log.contains("fake-agent: model 200"), "{log}");
     // EACCES, as Python prints it: the sandbox's refusal, not the network's (`ECONNREFUSED`).
     let eacces = "13 Permission denied";
+    for store in stores {
+        assert!(
+            log.contains(&format!("fake-agent: store {store} refused {eacces}")),
+            "{store}: {log}"
+        );
+    }
+    assert!(!log.contains("dummy-secret"), "{log}");
     for name in [
         "exfil_loopback",
         "proxy_port_elsewhere",

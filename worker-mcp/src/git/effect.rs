@@ -197,9 +197,13 @@ impl GitRepo {
     }
 
     /// [`Self::work_tree_through`] on a private index already holding a copy of the project's.
+    /// The private index is written in git's compact form (version 4) without its trailing
+    /// checksum: nobody but Butler reads it, and `write-tree` then reads a third of it, unhashed.
     pub(super) fn work_tree_in(&self, index: &Path) -> Result<Option<String>, GitError> {
+        const PRIVATE: [&str; 4] = ["-c", "index.skipHash=true", "-c", "index.version=4"];
         let add = GitCommand::new(self, "snapshot add")
             .env("GIT_INDEX_FILE", index)
+            .args(PRIVATE)
             .args(["add", "-A", "--ignore-errors", "--", "."])
             .run()?;
         if !add.status.success() && !index.exists() {
@@ -207,6 +211,7 @@ impl GitRepo {
         }
         let out = GitCommand::new(self, "snapshot write-tree")
             .env("GIT_INDEX_FILE", index)
+            .args(PRIVATE)
             .args(["write-tree", "--missing-ok"])
             .run()?;
         let tree = String::from_utf8_lossy(&out.stdout).trim().to_owned();

@@ -265,21 +265,34 @@ impl GitRepo {
     /// Takes a snapshot of the project as it is now.
     fn snapshot(&self, private_index: &Path) -> Result<Snapshot, GitError> {
         // One private copy of the index serves both trees: first the index as it is (a
-        // `write-tree` that fails says it has conflict stages), then, after `git add -A` into
-        // the same copy, the working tree.
-        self.copy_index_to(private_index)?;
-        let index_tree = GitCommand::new(self, "oplog write-tree")
-            .env("GIT_INDEX_FILE", private_index)
-            .args(["write-tree", "--missing-ok"])
-            .run()?;
-        let index_tree = (index_tree.status.success() && !text(&index_tree.stdout).is_empty())
-            .then(|| text(&index_tree.stdout));
-        let work = match self.work_tree_in(private_index)? {
+        // `write-tree` that fails says it has conflict stages) with the references, and the
+        // working tree (`git add -A` into another copy), side by side: the second walks every
+        // file, the first waits for nothing it does.
+        let (index_side, work) = std::thread::scope(|scope| {
+            let index_side = scope.spawn(|| {
+                let copy = self.private_index();
+                self.copy_index_to(&copy.0)?;
+                let out = GitCommand::new(self, "oplog write-tree")
+                    .env("GIT_INDEX_FILE", &copy.0)
+                    .args(["write-tree", "--missing-ok"])
+                    .run()?;
+                let tree = (out.status.success() && !text(&out.stdout).is_empty())
+                    .then(|| text(&out.stdout));
+                let refs = self.kept_refs()?;
+                let head = self.head_line()?;
+                Ok::<_, GitError>((tree, refs, head))
+            });
+            let work = self.work_tree_through(private_index);
+            let index_side = index_side
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (index_side, work)
+        });
+        let (index_tree, (refs, mut keep), head) = index_side?;
+        let work = match work? {
             Some(tree) => tree,
             None => self.empty_tree()?,
         };
-        let (refs, mut keep) = self.kept_refs()?;
-        let head = self.head_line()?;
         if !head.is_empty() && !head.starts_with("ref: ") {
             keep.insert(head.clone());
         } else if let Ok(Some(oid)) = self.resolve_commit("HEAD") {
