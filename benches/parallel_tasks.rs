@@ -5,7 +5,8 @@
 //! model's latency) and writes one file.
 //!
 //! `cargo bench --bench parallel_tasks` (env `BUTLER_BENCH_RUNS`, default 3; `BUTLER_BENCH_TASKS`,
-//! default 4).
+//! default 4). The side that runs first alternates per round; each run's tasks are discarded
+//! (untimed) before the next.
 #![allow(clippy::print_stdout)]
 // The agent is a shell script written here; Butler's own children go through
 // `butler_worker::process`.
@@ -34,24 +35,38 @@ fn request(n: usize) -> ImplementRequest {
     }
 }
 
-/// Runs task `n` to its end and checks it succeeded.
-async fn one_task(ctx: MaidContext, n: usize) {
+/// Runs task `n` to its end, checks it succeeded, and returns its id.
+async fn one_task(ctx: MaidContext, n: usize) -> String {
     let contract = butler_maid::prepare_task(&ctx, request(n), "bench")
         .await
         .expect("prepared");
+    let id = contract.task_id.as_str().to_owned();
     let result = butler_maid::run_task(ctx, contract, |_| {}, CancellationToken::new())
         .await
         .expect("runs");
     let evidence = result.implementation().expect("implementation evidence");
     assert_eq!(evidence.outcome, Outcome::Succeeded, "{result:#?}");
+    id
+}
+
+/// Discards the tasks of a run (untimed), so every run starts from the same repository.
+async fn discard(ctx: &MaidContext, ids: Vec<String>) {
+    for id in ids {
+        butler_maid::discard(&ctx.project_root, &id, ctx.clock.clone())
+            .await
+            .expect("discarded");
+    }
 }
 
 async fn sequential(ctx: &MaidContext, tasks: usize) -> Duration {
     let t = Instant::now();
+    let mut ids = Vec::new();
     for n in 0..tasks {
-        one_task(ctx.clone(), n).await;
+        ids.push(one_task(ctx.clone(), n).await);
     }
-    t.elapsed()
+    let took = t.elapsed();
+    discard(ctx, ids).await;
+    took
 }
 
 async fn parallel(ctx: &MaidContext, tasks: usize) -> Duration {
@@ -60,10 +75,13 @@ async fn parallel(ctx: &MaidContext, tasks: usize) -> Duration {
     for n in 0..tasks {
         set.spawn(one_task(ctx.clone(), n));
     }
+    let mut ids = Vec::new();
     while let Some(done) = set.join_next().await {
-        done.expect("a task panicked");
+        ids.push(done.expect("a task panicked"));
     }
-    t.elapsed()
+    let took = t.elapsed();
+    discard(ctx, ids).await;
+    took
 }
 
 fn agent(path: &Path, wait_ms: usize) {
@@ -104,9 +122,15 @@ fn main() {
     ctx.sandbox = SandboxSettings::off();
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let (mut seq, mut par) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
-        seq.push(rt.block_on(sequential(&ctx, tasks)));
-        par.push(rt.block_on(parallel(&ctx, tasks)));
+    // Which side runs first alternates from round to round.
+    for round in 0..runs {
+        if round % 2 == 0 {
+            seq.push(rt.block_on(sequential(&ctx, tasks)));
+            par.push(rt.block_on(parallel(&ctx, tasks)));
+        } else {
+            par.push(rt.block_on(parallel(&ctx, tasks)));
+            seq.push(rt.block_on(sequential(&ctx, tasks)));
+        }
     }
     let (s, p) = (median(seq), median(par));
     println!("runs: {runs}, tasks: {tasks}, agent wait: {wait_ms} ms");

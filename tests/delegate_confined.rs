@@ -11,55 +11,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{Brain, StartBrain, World};
+use common::{Brain, StartBrain, World, project_state};
 use serde_json::{Value, json};
-
-/// Everything an undo must restore, as git and the file system show it.
-#[derive(Debug, PartialEq, Eq)]
-struct State {
-    status: String,
-    index: String,
-    files: BTreeMap<String, Vec<u8>>,
-}
-
-fn files_of(dir: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-    for entry in std::fs::read_dir(dir).expect("read_dir") {
-        let path = entry.expect("entry").path();
-        let rel = path
-            .strip_prefix(base)
-            .expect("inside")
-            .display()
-            .to_string();
-        if rel == ".git" {
-            continue;
-        }
-        let meta = std::fs::symlink_metadata(&path).expect("meta");
-        if meta.is_dir() {
-            files_of(&path, base, out);
-        } else if meta.file_type().is_symlink() {
-            let to = std::fs::read_link(&path).expect("link");
-            out.insert(rel, format!("-> {}", to.display()).into_bytes());
-        } else {
-            out.insert(rel, std::fs::read(&path).expect("read"));
-        }
-    }
-}
-
-fn state(w: &World) -> State {
-    let mut files = BTreeMap::new();
-    files_of(&w.project, &w.project, &mut files);
-    State {
-        status: w.git(
-            &w.project,
-            &["status", "--porcelain", "--untracked-files=all"],
-        ),
-        index: w.git(&w.project, &["ls-files", "-s"]),
-        files,
-    }
-}
 
 /// A project with recorded files at the top and in `src/`, a script and a Makefile that
 /// destroy, and uncommitted edits of `a.txt` and `src/b.txt`.
@@ -105,7 +60,7 @@ async fn teach_and_run(brain: &Brain, intent: &str, steps: Value) -> Value {
 async fn every_spelling_of_destruction_is_refused_or_undone_by_one_work_undo() {
     let w = project();
     let brain = w.session().await;
-    let before = state(&w);
+    let before = project_state(&w);
     let dest = w.path("outside-a.txt");
     let cases: Vec<(&str, Value)> = vec![
         (
@@ -198,7 +153,7 @@ async fn every_spelling_of_destruction_is_refused_or_undone_by_one_work_undo() {
         assert_ne!(ran["status"], "need_approval", "{name}: {ran}");
         let step = &ran["steps"][0];
         assert!(step.get("unconfined").is_none(), "{name}: {step}");
-        let after = state(&w);
+        let after = project_state(&w);
         if after == before {
             assert!(
                 step.get("undo").is_none(),
@@ -220,7 +175,7 @@ async fn every_spelling_of_destruction_is_refused_or_undone_by_one_work_undo() {
         let undone = brain.call("work_undo", json!({"operation": id})).await;
         assert_eq!(undone.status(), "ok", "{name}: {}", undone.envelope);
         assert_eq!(
-            state(&w),
+            project_state(&w),
             before,
             "{name}: one work_undo gives the edits back"
         );
@@ -303,7 +258,7 @@ async fn only_effects_beyond_the_project_ask_for_approval() {
 async fn checks_and_verifiers_only_look() {
     let w = project();
     let brain = w.session().await;
-    let before = state(&w);
+    let before = project_state(&w);
     let taught = brain
         .call(
             "teach",
@@ -333,7 +288,7 @@ async fn checks_and_verifiers_only_look() {
             .is_some_and(|o| o.contains("Permission denied")),
         "{ran}"
     );
-    assert_eq!(state(&w), before);
+    assert_eq!(project_state(&w), before);
 
     // The contract's verifiers too.
     teach_and_run(&brain, "noop", json!([{"kind": "cmd", "argv": ["true"]}])).await;
@@ -347,7 +302,7 @@ async fn checks_and_verifiers_only_look() {
     let verified = verified.data().clone();
     assert_eq!(verified["status"], "failed", "{verified}");
     assert_eq!(verified["verify"]["commands"][0]["passed"], false);
-    assert_eq!(state(&w), before);
+    assert_eq!(project_state(&w), before);
 }
 
 #[tokio::test]

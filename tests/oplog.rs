@@ -8,66 +8,11 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
-use common::{BUTLER, StartBrain, World, frozen, normalize};
+use common::{BUTLER, StartBrain, World, frozen, normalize, project_state};
 use insta::assert_json_snapshot;
 use serde_json::{Value, json};
-
-/// Everything an undo must restore, as git and the file system show it.
-#[derive(Debug, PartialEq, Eq)]
-struct State {
-    status: String,
-    index: String,
-    refs: String,
-    head: String,
-    files: BTreeMap<String, Vec<u8>>,
-}
-
-fn files_of(dir: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-    for entry in std::fs::read_dir(dir).expect("read_dir") {
-        let path = entry.expect("entry").path();
-        let rel = path
-            .strip_prefix(base)
-            .expect("inside")
-            .display()
-            .to_string();
-        if rel == ".git" {
-            continue;
-        }
-        if path.is_dir() {
-            files_of(&path, base, out);
-        } else {
-            out.insert(rel, std::fs::read(&path).expect("read"));
-        }
-    }
-}
-
-fn state(w: &World) -> State {
-    let mut files = BTreeMap::new();
-    files_of(&w.project, &w.project, &mut files);
-    let refs = w
-        .git(
-            &w.project,
-            &["for-each-ref", "--format=%(objectname) %(refname)"],
-        )
-        .lines()
-        .filter(|l| !l.contains(" refs/butler/"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    State {
-        status: w.git(
-            &w.project,
-            &["status", "--porcelain", "--untracked-files=all"],
-        ),
-        index: w.git(&w.project, &["ls-files", "-s"]),
-        refs,
-        head: w.git(&w.project, &["rev-parse", "--symbolic-full-name", "HEAD"]),
-        files,
-    }
-}
 
 fn oplog_refs(w: &World) -> usize {
     w.git(&w.project, &["for-each-ref", "refs/butler/oplog/"])
@@ -90,7 +35,7 @@ async fn undo_of_a_record_restores_everything_and_can_itself_be_undone() {
     let w = frozen(World::published());
     messy(&w);
     let brain = w.session().await;
-    let before = state(&w);
+    let before = project_state(&w);
     let recorded = brain
         .ok("work_record", json!({"message": "Record the mess"}))
         .await;
@@ -102,7 +47,7 @@ async fn undo_of_a_record_restores_everything_and_can_itself_be_undone() {
             .contains(&format!("work_undo(operation={op})")),
         "{recorded}"
     );
-    let after = state(&w);
+    let after = project_state(&w);
     assert_ne!(before, after);
 
     let log = brain.ok("work_oplog", json!({})).await;
@@ -114,7 +59,7 @@ async fn undo_of_a_record_restores_everything_and_can_itself_be_undone() {
 
     let undone = brain.ok("work_undo", json!({})).await;
     assert_eq!(
-        state(&w),
+        project_state(&w),
         before,
         "the undo restores the project before the record"
     );
@@ -125,7 +70,7 @@ async fn undo_of_a_record_restores_everything_and_can_itself_be_undone() {
     let redone = brain.ok("work_undo", json!({"operation": undo_op})).await;
     assert_eq!(redone["data"]["undone"], json!(undo_op));
     assert_eq!(
-        state(&w),
+        project_state(&w),
         after,
         "undoing the undo restores the recorded state"
     );
@@ -144,12 +89,12 @@ async fn undo_of_a_line_merge_restores_the_line_before_it() {
     // Ignored files are not the log's: they stay as they are.
     w.write(".git/info/exclude", "build/\n");
     w.write("build/out.bin", "ignored\n");
-    let before = state(&w);
+    let before = project_state(&w);
     let merged = brain.ok("work_merge_line", json!({"name": "topic"})).await;
     assert!(merged["data"]["oplog_id"].as_u64().is_some(), "{merged}");
     assert!(w.project.join("src/topic.rs").is_file());
     brain.ok("work_undo", json!({})).await;
-    assert_eq!(state(&w), before);
+    assert_eq!(project_state(&w), before);
     assert!(!w.project.join("src/topic.rs").exists());
 }
 
@@ -160,7 +105,7 @@ async fn undo_of_an_approved_hard_reset_brings_back_the_commit_and_the_edits() {
     w.commit(&w.project, "Second");
     messy(&w);
     let brain = w.session().await;
-    let before = state(&w);
+    let before = project_state(&w);
     let args = json!(["reset", "--hard", "HEAD~1"]);
     let asked = brain.call("work_vcs", json!({"args": args})).await;
     assert_eq!(asked.error_code(), "need_input", "{}", asked.envelope);
@@ -170,14 +115,14 @@ async fn undo_of_an_approved_hard_reset_brings_back_the_commit_and_the_edits() {
         .await;
     let op = ran["data"]["oplog_id"].as_u64().expect("operation id");
     assert!(!w.project.join("second.txt").exists());
-    assert_ne!(state(&w), before);
+    assert_ne!(project_state(&w), before);
     assert_json_snapshot!("vcs_reset_answer", normalize(ran, &w), {
         ".data.output" => "<output>",
     });
     let undone = brain.ok("work_undo", json!({"operation": op})).await;
     assert_eq!(undone["data"]["undone"], json!(op));
     assert_eq!(
-        state(&w),
+        project_state(&w),
         before,
         "commit, edits, staged and untracked files are back"
     );
@@ -208,7 +153,7 @@ async fn an_undo_that_would_lose_later_work_changes_nothing() {
     brain.ok("work_record", json!({"message": "Add a"})).await;
     w.write("a.txt", "recorded\nthen edited by hand\n");
     w.write("b.txt", "new since\n");
-    let before = state(&w);
+    let before = project_state(&w);
     let entries = oplog_refs(&w);
     let refused = brain.call("work_undo", json!({})).await;
     assert_eq!(refused.error_code(), "need_input", "{}", refused.envelope);
@@ -219,7 +164,7 @@ async fn an_undo_that_would_lose_later_work_changes_nothing() {
         refused.envelope
     );
     assert_json_snapshot!("undo_refused", normalize(refused.envelope.clone(), &w));
-    assert_eq!(state(&w), before, "a refused undo changes nothing");
+    assert_eq!(project_state(&w), before, "a refused undo changes nothing");
     assert_eq!(oplog_refs(&w), entries, "and logs nothing");
 
     // Recorded, the same work is an operation of its own: undoing both is safe.
@@ -258,15 +203,15 @@ async fn the_log_is_pruned_to_its_configured_size() {
         .map(|o| o["id"].as_u64().expect("id"))
         .collect();
     assert_eq!(ids, vec![5, 4, 3]);
-    let recorded = state(&w);
+    let recorded = project_state(&w);
     let undone = brain.ok("work_undo", json!({})).await;
     let undo_op = undone["data"]["oplog_id"].as_u64().expect("undo's id");
-    assert!(state(&w).status.contains("?? f4.txt"));
+    assert!(project_state(&w).status.contains("?? f4.txt"));
     // What the kept entries reach survives git's garbage collection.
     w.git(&w.project, &["reflog", "expire", "--expire=now", "--all"]);
     w.git(&w.project, &["gc", "-q", "--prune=now"]);
     brain.ok("work_undo", json!({"operation": undo_op})).await;
-    assert_eq!(state(&w), recorded);
+    assert_eq!(project_state(&w), recorded);
     assert_eq!(oplog_refs(&w), 3);
 }
 
@@ -274,7 +219,7 @@ async fn the_log_is_pruned_to_its_configured_size() {
 async fn a_person_lists_and_undoes_from_the_terminal() {
     let w = World::published();
     w.write("a.txt", "a\n");
-    let before = state(&w);
+    let before = project_state(&w);
     let brain = w.session().await;
     brain.ok("work_record", json!({"message": "Add a"})).await;
     let butler = |args: &[&str]| {
@@ -295,7 +240,7 @@ async fn a_person_lists_and_undoes_from_the_terminal() {
     );
     let undone = butler(&["undo"]);
     assert!(undone.status.success(), "{undone:?}");
-    assert_eq!(state(&w), before);
+    assert_eq!(project_state(&w), before);
     // A refused undo exits non-zero and says why.
     w.write("a.txt", "by hand\n");
     let refused = butler(&["undo"]);
@@ -320,11 +265,11 @@ async fn undo_of_a_task_accept_restores_the_line_and_the_task_line() {
         .await;
     assert_eq!(run["data"]["outcome"], json!("succeeded"), "{run}");
     let task = run["data"]["task_id"].as_str().expect("task").to_owned();
-    let before = state(&w);
+    let before = project_state(&w);
     let accepted = brain.ok("task_accept", json!({"task_id": task})).await;
     let op = accepted["data"]["oplog_id"].as_u64().expect("oplog id");
     assert!(w.project.join("src/greet.rs").is_file());
-    assert_ne!(state(&w), before);
+    assert_ne!(project_state(&w), before);
     let log = brain.ok("work_oplog", json!({"n": 1})).await;
     assert_eq!(
         log["data"]["operations"][0]["by"],
@@ -332,7 +277,7 @@ async fn undo_of_a_task_accept_restores_the_line_and_the_task_line() {
     );
     brain.ok("work_undo", json!({"operation": op})).await;
     assert_eq!(
-        state(&w),
+        project_state(&w),
         before,
         "the task's line is back, the Brain's line as it was"
     );

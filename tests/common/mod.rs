@@ -257,3 +257,63 @@ pub fn fake_goose(w: &mut World, script: &Path) {
         w.env.push((k.to_owned(), v));
     }
 }
+
+/// Everything an undo must restore, as git and the file system show it: status, index entries,
+/// references (the operation log's own left out), `HEAD`, and every file with its bytes (a link
+/// as its target).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ProjectState {
+    pub status: String,
+    pub index: String,
+    pub refs: String,
+    pub head: String,
+    pub files: std::collections::BTreeMap<String, Vec<u8>>,
+}
+
+fn files_of(dir: &Path, base: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        let rel = path
+            .strip_prefix(base)
+            .expect("inside")
+            .display()
+            .to_string();
+        if rel == ".git" {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&path).expect("meta");
+        if meta.is_dir() {
+            files_of(&path, base, out);
+        } else if meta.file_type().is_symlink() {
+            let to = std::fs::read_link(&path).expect("link");
+            out.insert(rel, format!("-> {}", to.display()).into_bytes());
+        } else {
+            out.insert(rel, std::fs::read(&path).expect("read"));
+        }
+    }
+}
+
+/// The project's [`ProjectState`] now.
+pub fn project_state(w: &World) -> ProjectState {
+    let mut files = std::collections::BTreeMap::new();
+    files_of(&w.project, &w.project, &mut files);
+    let refs = w
+        .git(
+            &w.project,
+            &["for-each-ref", "--format=%(objectname) %(refname)"],
+        )
+        .lines()
+        .filter(|l| !l.contains(" refs/butler/"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    ProjectState {
+        status: w.git(
+            &w.project,
+            &["status", "--porcelain", "--untracked-files=all"],
+        ),
+        index: w.git(&w.project, &["ls-files", "-s"]),
+        refs,
+        head: w.git(&w.project, &["rev-parse", "--symbolic-full-name", "HEAD"]),
+        files,
+    }
+}
