@@ -57,17 +57,11 @@ pub const MAX_LISTED: usize = 20;
 const WATCH_TICK: Duration = Duration::from_millis(200);
 const STOP_TICK: Duration = Duration::from_millis(20);
 
-/// Something else the reaper's loop serves while the command runs (the system-call filter's
-/// supervisor): told when the command started, then polled with the signals.
+/// Something started beside the command, once it runs (the system-call filter's supervisor,
+/// whose thread answers what the filter hands over).
 pub trait Watch {
     /// The command was started.
     fn started(&mut self);
-    /// The descriptor to wait on (`None`: nothing any more).
-    fn fd(&self) -> Option<std::os::fd::BorrowedFd<'_>>;
-    /// The descriptor is readable.
-    fn ready(&mut self);
-    /// The descriptor hung up (nobody is left to use it).
-    fn hung_up(&mut self);
 }
 
 /// Runs `command` as the reaper's child and returns the exit code the reaper should exit with,
@@ -78,7 +72,7 @@ pub fn run(
     mut command: Command,
     grace: Duration,
     report: Option<File>,
-    mut watch: Option<&mut dyn Watch>,
+    watch: Option<&mut dyn Watch>,
 ) -> Result<i32, String> {
     prctl::set_child_subreaper(true).map_err(|e| format!("cannot become a subreaper: {e}"))?;
     // A relayed crash signal must not leave a core file in the command's directory.
@@ -109,7 +103,7 @@ pub fn run(
             ));
         }
     };
-    if let Some(watch) = watch.as_deref_mut() {
+    if let Some(watch) = watch {
         watch.started();
     }
     let mut reaper = Reaper {
@@ -138,29 +132,13 @@ pub fn run(
             }
             None => WATCH_TICK,
         };
-        let mut fds = vec![PollFd::new(signal_fd.as_fd(), PollFlags::POLLIN)];
-        let watched = watch.as_deref().and_then(Watch::fd);
-        if let Some(fd) = watched {
-            fds.push(PollFd::new(fd, PollFlags::POLLIN));
-        }
+        let mut fds = [PollFd::new(signal_fd.as_fd(), PollFlags::POLLIN)];
         let timeout = PollTimeout::try_from(tick).unwrap_or(PollTimeout::NONE);
-        let watched_events = match poll(&mut fds, timeout) {
-            Ok(_) => fds.get(1).and_then(PollFd::revents),
-            Err(e) => {
-                if e != Errno::EINTR {
-                    // Without the signal file the ticks still bring the loop round.
-                    std::thread::sleep(tick);
-                }
-                None
-            }
-        };
-        drop(fds);
-        if let (Some(events), Some(watch)) = (watched_events, watch.as_deref_mut()) {
-            if events.contains(PollFlags::POLLIN) {
-                watch.ready();
-            } else if events.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
-                watch.hung_up();
-            }
+        if let Err(e) = poll(&mut fds, timeout)
+            && e != Errno::EINTR
+        {
+            // Without the signal file the ticks still bring the loop round.
+            std::thread::sleep(tick);
         }
         while let Ok(Some(info)) = signal_fd.read_signal() {
             let number = i32::try_from(info.ssi_signo).unwrap_or(0);

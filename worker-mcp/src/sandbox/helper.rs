@@ -279,7 +279,7 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> i32 {
         &args.syscalls,
         supervisor.as_ref().and_then(syscalls::Supervisor::account),
     ) {
-        let line = serde_json::to_string(account).expect("an account always serialises");
+        let line = serde_json::to_string(&account).expect("an account always serialises");
         let written = std::fs::OpenOptions::new()
             .append(true)
             .create(true)

@@ -5,9 +5,10 @@
 use std::fs::File;
 use std::io::{IoSliceMut, Read};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -55,10 +56,19 @@ pub struct Supervisor {
     /// The second stage's end of the handover socket, inherited by it and closed here once it
     /// started (so its end, if it dies before handing over, reads as closed).
     second_stage: Option<UnixStream>,
-    listener: Option<OwnedFd>,
     /// The egress proxy: the one address `connect` may reach (when the network is the proxy).
     proxy: Option<SocketAddr>,
-    account: SyscallRefusals,
+    /// Kept by the thread that answers, read when the command has ended.
+    account: Arc<Mutex<SyscallRefusals>>,
+}
+
+/// The thread that answers the handed-over calls: receiving blocks until a call comes, so it
+/// runs beside the reaper's loop, never in it (a call whose process died between a wake-up
+/// and the receive would otherwise hold the reaper).
+struct Answerer {
+    listener: Option<OwnedFd>,
+    proxy: Option<SocketAddr>,
+    account: Arc<Mutex<SyscallRefusals>>,
 }
 
 impl Supervisor {
@@ -74,9 +84,8 @@ impl Supervisor {
             Self {
                 handover: Some(mine),
                 second_stage: Some(theirs),
-                listener: None,
                 proxy,
-                account: SyscallRefusals::default(),
+                account: Arc::default(),
             },
             number,
         ))
@@ -102,8 +111,13 @@ impl Supervisor {
     }
 
     /// What it refused (`None` when nothing was handed over and nothing proxied).
-    pub fn account(&self) -> Option<&SyscallRefusals> {
-        (self.account.total > 0 || self.account.proxied > 0).then_some(&self.account)
+    pub fn account(&self) -> Option<SyscallRefusals> {
+        let account = self
+            .account
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        (account.total > 0 || account.proxied > 0).then_some(account)
     }
 
     fn receive_listener(stream: &UnixStream) -> Option<OwnedFd> {
@@ -135,22 +149,52 @@ impl Supervisor {
         }
         received
     }
+}
+
+impl Answerer {
+    /// Answers calls until the listener fails (the process ends with the thread blocked in a
+    /// receive when nothing is left to answer).
+    fn run(mut self) {
+        let Some(listener) = self
+            .listener
+            .as_ref()
+            .map(|l| l.as_fd().try_clone_to_owned())
+        else {
+            return;
+        };
+        let Ok(listener) = listener else {
+            return;
+        };
+        loop {
+            match kernel::receive(listener.as_fd()) {
+                Ok(notif) => self.answer(&notif),
+                // The caller died before it was received, or the wait was interrupted.
+                Err(e)
+                    if e.raw_os_error() == Some(libc::ENOENT)
+                        || e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
 
     fn refuse(&mut self, id: u64, errno: i32, call: &str, detail: String, pid: u32) {
         if let Some(listener) = &self.listener {
             let _ = kernel::respond(listener.as_fd(), id, 0, errno);
         }
-        self.account.total = self.account.total.saturating_add(1);
         let command = command_name(pid);
-        if let Some(seen) = self
+        let mut account = self
             .account
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        account.total = account.total.saturating_add(1);
+        if let Some(seen) = account
             .refused
             .iter_mut()
             .find(|r| r.call == call && r.detail == detail && r.command == command)
         {
             seen.count = seen.count.saturating_add(1);
-        } else if self.account.refused.len() < MAX_LISTED {
-            self.account.refused.push(SyscallRefusal {
+        } else if account.refused.len() < MAX_LISTED {
+            account.refused.push(SyscallRefusal {
                 call: call.to_owned(),
                 detail,
                 command,
@@ -299,7 +343,13 @@ impl Supervisor {
             .proxy
             .map(|proxy| proxied(&listener, id, pid, fd, proxy))
         {
-            Some(Ok(())) => self.account.proxied = self.account.proxied.saturating_add(1),
+            Some(Ok(())) => {
+                let mut account = self
+                    .account
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                account.proxied = account.proxied.saturating_add(1);
+            }
             Some(Err(e)) => {
                 let _ = kernel::respond(
                     listener.as_fd(),
@@ -427,31 +477,22 @@ fn proxied(
 impl Watch for Supervisor {
     fn started(&mut self) {
         self.second_stage = None;
-        if let Some(stream) = self.handover.take() {
-            self.listener = Self::receive_listener(&stream);
-        }
-    }
-
-    fn fd(&self) -> Option<BorrowedFd<'_>> {
-        self.listener.as_ref().map(|l| l.as_fd())
-    }
-
-    fn ready(&mut self) {
-        let Some(listener) = &self.listener else {
+        let Some(stream) = self.handover.take() else {
             return;
         };
-        match kernel::receive(listener.as_fd()) {
-            Ok(notif) => self.answer(&notif),
-            // The caller died before it was received, or was interrupted: nothing to answer.
-            Err(e)
-                if e.raw_os_error() == Some(libc::ENOENT)
-                    || e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => {}
-        }
-    }
-
-    fn hung_up(&mut self) {
-        self.listener = None;
+        let Some(listener) = Self::receive_listener(&stream) else {
+            return;
+        };
+        let answerer = Answerer {
+            listener: Some(listener),
+            proxy: self.proxy,
+            account: Arc::clone(&self.account),
+        };
+        // Started after the reaper blocked its signals: the thread keeps them blocked, so they
+        // still reach the reaper's signal file.
+        let _ = std::thread::Builder::new()
+            .name("seccomp-answer".into())
+            .spawn(move || answerer.run());
     }
 }
 
