@@ -20,7 +20,7 @@ const PYTHON: &str = "/usr/bin/python3";
 
 const HOSTILE: &str = r#"
 import ctypes, os, select, socket, subprocess, sys
-proxy, other, unix_path = sys.argv[1], sys.argv[2], sys.argv[3]
+proxy, other, unix_path, service = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 libc = ctypes.CDLL(None, use_errno=True)
 def addr(s):
     host, port = s.rsplit(":", 1)
@@ -77,7 +77,15 @@ def own_server():
     return host + " " + c.recv(10).decode()
 def bind_outside():
     socket.socket().bind(("192.0.2.1", 0))
+def service_behind_own_port():
+    # A server of its own on the same port as a service of the machine, another loopback
+    # address: the service stays out of reach.
+    srv = socket.socket()
+    srv.bind(("127.0.0.2", service))
+    srv.listen()
+    socket.create_connection(("127.0.0.1", service), timeout=5).recv(10)
 attempt("own_server", own_server)
+attempt("service_behind_own_port", service_behind_own_port)
 attempt("bind_outside", bind_outside)
 attempt("proxy", blocking)
 attempt("proxy_nonblocking", nonblocking)
@@ -110,7 +118,14 @@ fn serve(listener: TcpListener, greeting: &'static str) -> std::sync::mpsc::Rece
     rx
 }
 
-fn run_hostile(dir: &Path, network: Network, proxy: &str, other: &str, unix: &Path) -> String {
+fn run_hostile(
+    dir: &Path,
+    network: Network,
+    proxy: &str,
+    other: &str,
+    unix: &Path,
+    service: u16,
+) -> String {
     let policy = Policy::new(SandboxMode::Required, vec![dir.to_path_buf()], network);
     policy.write_to(&dir.join("policy.json")).expect("policy");
     // The test stands for Butler, which starts the helper.
@@ -124,6 +139,7 @@ fn run_hostile(dir: &Path, network: Network, proxy: &str, other: &str, unix: &Pa
         .arg(dir.join("syscalls.jsonl"))
         .args(["--", PYTHON, "-c", HOSTILE, proxy, other])
         .arg(unix)
+        .arg(service.to_string())
         .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .output()
@@ -156,6 +172,9 @@ fn behind_the_proxy_only_the_proxy_is_reached_and_every_refusal_is_accounted() {
     unix.set_nonblocking(true).expect("nonblocking");
     let proxied = serve(proxy, "proxy\n");
     let leaked = serve(other, "exfil\n");
+    let service = TcpListener::bind("127.0.0.1:0").expect("service");
+    let service_port = service.local_addr().expect("addr").port();
+    let reached = serve(service, "service\n");
     let network = Network::Proxy {
         proxy: format!("127.0.0.1:{port}").parse().expect("addr"),
     };
@@ -165,6 +184,7 @@ fn behind_the_proxy_only_the_proxy_is_reached_and_every_refusal_is_accounted() {
         &format!("127.0.0.1:{port}"),
         &format!("127.0.0.2:{port}"),
         &unix_path,
+        service_port,
     );
     assert_eq!(outcome(&stdout, "proxy"), "ok proxy", "{stdout}");
     assert_eq!(outcome(&stdout, "proxy_nonblocking"), "ok proxy");
@@ -181,6 +201,8 @@ fn behind_the_proxy_only_the_proxy_is_reached_and_every_refusal_is_accounted() {
         "udp",
         "unix_path",
         "unix_abstract",
+        "bind_outside",
+        "service_behind_own_port",
     ] {
         assert_eq!(outcome(&stdout, name), eacces, "{name}: {stdout}");
     }
@@ -244,7 +266,7 @@ fn with_an_open_network_datagrams_pass_and_unix_sockets_stay_closed() {
     let _served = serve(server, "server\n");
     let unix_path = dir.path().join("agent.sock");
     let _unix = UnixListener::bind(&unix_path).expect("unix listener");
-    let stdout = run_hostile(dir.path(), Network::Open, &addr, &addr, &unix_path);
+    let stdout = run_hostile(dir.path(), Network::Open, &addr, &addr, &unix_path, 1);
     assert_eq!(outcome(&stdout, "proxy"), "ok server", "{stdout}");
     assert!(outcome(&stdout, "udp").starts_with("ok"), "{stdout}");
     assert_eq!(

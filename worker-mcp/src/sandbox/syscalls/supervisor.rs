@@ -393,10 +393,12 @@ fn socket_address(addr: SocketAddr) -> nix::sys::socket::SockaddrStorage {
     nix::sys::socket::SockaddrStorage::from(addr)
 }
 
-/// Whether a process of the sandbox (a descendant of the supervisor) listens on TCP `addr`'s
-/// port at a loopback or wildcard address (`/proc/net/tcp*`, matched by socket inode).
+/// Whether a process of the sandbox (a descendant of the supervisor) listens on TCP `addr`
+/// itself — that address and port, or the port on the wildcard address (`/proc/net/tcp*`,
+/// matched by socket inode). Another address's listener on the same port does not count: a
+/// sandbox server on `127.0.0.2:5432` opens no way to a database on `127.0.0.1:5432`.
 fn listened_on_by_the_sandbox(addr: SocketAddr) -> bool {
-    let inodes = listening_inodes(addr.port());
+    let inodes = listening_inodes(addr);
     if inodes.is_empty() {
         return false;
     }
@@ -421,8 +423,10 @@ fn listened_on_by_the_sandbox(addr: SocketAddr) -> bool {
         })
 }
 
-/// Socket inodes listening on TCP `port` (IPv4 and IPv6 tables).
-fn listening_inodes(port: u16) -> Vec<u64> {
+/// Socket inodes listening on TCP `addr` (its address and port, or its port on the wildcard
+/// address), from the IPv4 and IPv6 tables.
+fn listening_inodes(addr: SocketAddr) -> Vec<u64> {
+    let want = canonical(addr.ip());
     let mut found = Vec::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let Ok(text) = std::fs::read_to_string(table) else {
@@ -436,13 +440,13 @@ fn listening_inodes(port: u16) -> Vec<u64> {
             else {
                 continue;
             };
-            let listening = *state == "0A";
-            let on_port = local
-                .rsplit_once(':')
-                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
-                == Some(port);
-            if listening
-                && on_port
+            let Some((ip, port)) = table_address(local) else {
+                continue;
+            };
+            let here = canonical(ip);
+            if *state == "0A"
+                && port == addr.port()
+                && (here == want || here.is_unspecified())
                 && let Ok(inode) = inode.parse()
             {
                 found.push(inode);
@@ -450,6 +454,36 @@ fn listening_inodes(port: u16) -> Vec<u64> {
         }
     }
     found
+}
+
+/// An address as `/proc/net/tcp*` writes it: hex, each 32-bit word in the machine's order.
+fn table_address(field: &str) -> Option<(IpAddr, u16)> {
+    let (hex, port) = field.rsplit_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let words: Vec<u32> = (0..hex.len() / 8)
+        .map(|i| u32::from_str_radix(hex.get(i * 8..i * 8 + 8)?, 16).ok())
+        .collect::<Option<_>>()?;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    match bytes.len() {
+        4 => Some((
+            IpAddr::V4(Ipv4Addr::new(bytes[0], bytes[1], bytes[2], bytes[3])),
+            port,
+        )),
+        16 => {
+            let mut octets = [0u8; 16];
+            octets.copy_from_slice(&bytes);
+            Some((IpAddr::V6(Ipv6Addr::from(octets)), port))
+        }
+        _ => None,
+    }
+}
+
+/// IPv4 written as IPv6 (`::ffff:a.b.c.d`) read as the IPv4 address.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        IpAddr::V4(_) => ip,
+    }
 }
 
 /// Opens a connection to the proxy, puts it in place of the process's `fd` (with its
@@ -669,6 +703,31 @@ mod tests {
         abstract_.extend(b"\0bus\0");
         assert_eq!(parse_address(&abstract_).to_string(), "unix:@bus");
         assert_eq!(parse_address(&[0]).to_string(), "address family 0");
+    }
+
+    #[test]
+    fn listening_addresses_are_read_as_the_kernel_writes_them() {
+        assert_eq!(
+            table_address("0100007F:1F90"),
+            Some(("127.0.0.1".parse().expect("ip"), 8080))
+        );
+        assert_eq!(
+            table_address("0200007F:0016"),
+            Some(("127.0.0.2".parse().expect("ip"), 22))
+        );
+        assert_eq!(
+            table_address("00000000000000000000000001000000:0050"),
+            Some(("::1".parse().expect("ip"), 80))
+        );
+        assert_eq!(
+            canonical(
+                table_address("0000000000000000FFFF00000100007F:0050")
+                    .expect("v6")
+                    .0
+            ),
+            "127.0.0.1".parse::<IpAddr>().expect("ip")
+        );
+        assert_eq!(table_address("garbage"), None);
     }
 
     #[test]
