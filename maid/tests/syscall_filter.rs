@@ -213,6 +213,10 @@ fn behind_the_proxy_only_the_proxy_is_reached_and_every_refusal_is_accounted() {
         leaked.try_recv().is_err(),
         "the agent's own server was reached"
     );
+    assert!(
+        reached.try_recv().is_err(),
+        "the machine's service was reached"
+    );
     assert!(unix.accept().is_err(), "the UNIX socket was reached");
     assert_eq!(
         proxied.recv_timeout(Duration::from_secs(5)).ok(),
