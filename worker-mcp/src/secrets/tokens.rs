@@ -305,31 +305,9 @@ fn password_in_url(line: &[u8], at: usize, _prefix: usize) -> Option<Rule> {
     }
     let userinfo = &rest[..end];
     let colon = userinfo.iter().position(|&b| b == b':')?;
-    let password = percent_decoded(&userinfo[colon + 1..]);
+    // `%XX` escapes decoded, as a URL's user information is read (a broken one kept as is).
+    let password: Vec<u8> = percent_encoding::percent_decode(&userinfo[colon + 1..]).collect();
     looks_secret(&password, 8).then_some(Rule::PasswordInUrl)
-}
-
-/// `%XX` escapes decoded (as a URL's user information is read).
-fn percent_decoded(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let hex = text
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (text[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
