@@ -66,7 +66,7 @@ pub struct Supervisor {
 /// runs beside the reaper's loop, never in it (a call whose process died between a wake-up
 /// and the receive would otherwise hold the reaper).
 struct Answerer {
-    listener: Option<OwnedFd>,
+    listener: OwnedFd,
     proxy: Option<SocketAddr>,
     account: Arc<Mutex<SyscallRefusals>>,
 }
@@ -154,19 +154,9 @@ impl Supervisor {
 impl Answerer {
     /// Answers calls until the listener fails (the process ends with the thread blocked in a
     /// receive when nothing is left to answer).
-    fn run(mut self) {
-        let Some(listener) = self
-            .listener
-            .as_ref()
-            .map(|l| l.as_fd().try_clone_to_owned())
-        else {
-            return;
-        };
-        let Ok(listener) = listener else {
-            return;
-        };
+    fn run(self) {
         loop {
-            match kernel::receive(listener.as_fd()) {
+            match kernel::receive(self.listener.as_fd()) {
                 Ok(notif) => self.answer(&notif),
                 // The caller died before it was received, or the wait was interrupted.
                 Err(e)
@@ -177,10 +167,26 @@ impl Answerer {
         }
     }
 
-    fn refuse(&mut self, id: u64, errno: i32, call: &str, detail: String, pid: u32) {
-        if let Some(listener) = &self.listener {
-            let _ = kernel::respond(listener.as_fd(), id, 0, errno);
+    /// Answers call `id` with `errno` (0: success).
+    fn respond(&self, id: u64, errno: i32) {
+        let _ = kernel::respond(self.listener.as_fd(), id, 0, errno);
+    }
+
+    /// The address a `connect` or `bind` names (argument 1, length argument 2), read from the
+    /// process's memory; `None` when the call is no longer waiting (nothing to answer), `Some(None)`
+    /// when the memory could not be read.
+    fn address(&self, notif: &libc::seccomp_notif) -> Option<Option<Destination>> {
+        let len = (notif.data.args[2] as usize).min(128);
+        let raw = read_memory(notif.pid, notif.data.args[1], len);
+        // Read first, then checked: a reused pid would have answered for another process.
+        if !kernel::still_waiting(self.listener.as_fd(), notif.id) {
+            return None;
         }
+        Some(raw.map(|bytes| parse_address(&bytes)))
+    }
+
+    fn refuse(&self, id: u64, errno: i32, call: &str, detail: String, pid: u32) {
+        self.respond(id, errno);
         let command = command_name(pid);
         let mut account = self
             .account
@@ -203,7 +209,7 @@ impl Answerer {
         }
     }
 
-    fn answer(&mut self, notif: &libc::seccomp_notif) {
+    fn answer(&self, notif: &libc::seccomp_notif) {
         let nr = i64::from(notif.data.nr);
         let args = notif.data.args;
         let low = |i: usize| args[i] as u32 as i32;
@@ -245,22 +251,11 @@ impl Answerer {
     /// `bind(fd, addr, len)` behind the proxy: a TCP socket may listen on loopback only (a
     /// test's server); the wildcard address is bound as loopback. Bound by the supervisor on
     /// the process's own socket, to the address it checked.
-    fn bind(&mut self, notif: &libc::seccomp_notif) {
-        let (id, pid) = (notif.id, notif.pid);
-        let fd = notif.data.args[0] as u32;
-        let len = (notif.data.args[2] as usize).min(128);
-        let Some(Ok(listener)) = self
-            .listener
-            .as_ref()
-            .map(|l| l.as_fd().try_clone_to_owned())
-        else {
+    fn bind(&self, notif: &libc::seccomp_notif) {
+        let (id, pid, fd) = (notif.id, notif.pid, notif.data.args[0] as u32);
+        let Some(destination) = self.address(notif) else {
             return;
         };
-        let raw = read_memory(pid, notif.data.args[1], len);
-        if !kernel::still_waiting(listener.as_fd(), id) {
-            return;
-        }
-        let destination = raw.map(|bytes| parse_address(&bytes));
         let Some(Destination::Inet(addr)) = destination else {
             let detail = destination.map_or_else(|| "unreadable address".into(), |d| d.to_string());
             self.refuse(id, libc::EACCES, "bind", detail, pid);
@@ -283,30 +278,17 @@ impl Answerer {
         let answer = on_own_socket(pid, fd, |socket| {
             nix::sys::socket::bind(socket.as_raw_fd(), &socket_address(local))
         });
-        let _ = kernel::respond(listener.as_fd(), id, 0, answer);
+        self.respond(id, answer);
     }
 
     /// `connect(fd, addr, len)`: the proxy's address is connected by the supervisor and the
     /// socket put in place of `fd`; anything else is refused.
-    fn connect(&mut self, notif: &libc::seccomp_notif) {
-        let (id, pid) = (notif.id, notif.pid);
-        let fd = notif.data.args[0] as u32;
-        let len = (notif.data.args[2] as usize).min(128);
-        let Some(listener) = self
-            .listener
-            .as_ref()
-            .map(|l| l.as_fd().try_clone_to_owned())
-        else {
+    fn connect(&self, notif: &libc::seccomp_notif) {
+        let (id, pid, fd) = (notif.id, notif.pid, notif.data.args[0] as u32);
+        let Some(destination) = self.address(notif) else {
             return;
         };
-        let Ok(listener) = listener else {
-            return;
-        };
-        let raw = read_memory(pid, notif.data.args[1], len);
-        if !kernel::still_waiting(listener.as_fd(), id) {
-            return;
-        }
-        let Some(bytes) = raw else {
+        let Some(destination) = destination else {
             self.refuse(
                 id,
                 libc::EACCES,
@@ -316,7 +298,6 @@ impl Answerer {
             );
             return;
         };
-        let destination = parse_address(&bytes);
         let to_proxy = match (&destination, self.proxy) {
             (Destination::Inet(addr), Some(proxy)) => same_endpoint(*addr, proxy),
             _ => false,
@@ -331,7 +312,7 @@ impl Answerer {
             let answer = on_own_socket(pid, fd, |socket| {
                 nix::sys::socket::connect(socket.as_raw_fd(), &socket_address(addr))
             });
-            let _ = kernel::respond(listener.as_fd(), id, 0, answer);
+            self.respond(id, answer);
             return;
         }
         if !to_proxy {
@@ -341,7 +322,7 @@ impl Answerer {
         }
         match self
             .proxy
-            .map(|proxy| proxied(&listener, id, pid, fd, proxy))
+            .map(|proxy| proxied(&self.listener, id, pid, fd, proxy))
         {
             Some(Ok(())) => {
                 let mut account = self
@@ -350,14 +331,7 @@ impl Answerer {
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 account.proxied = account.proxied.saturating_add(1);
             }
-            Some(Err(e)) => {
-                let _ = kernel::respond(
-                    listener.as_fd(),
-                    id,
-                    0,
-                    e.raw_os_error().unwrap_or(libc::ECONNREFUSED),
-                );
-            }
+            Some(Err(e)) => self.respond(id, e.raw_os_error().unwrap_or(libc::ECONNREFUSED)),
             None => {}
         }
     }
@@ -518,7 +492,7 @@ impl Watch for Supervisor {
             return;
         };
         let answerer = Answerer {
-            listener: Some(listener),
+            listener,
             proxy: self.proxy,
             account: Arc::clone(&self.account),
         };
