@@ -71,7 +71,7 @@ pub(super) fn command(repo: &GitRepo, op: &'static str) -> GitCommand {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
+    use crate::git::test_repo::markers_in;
 
     use butler_testkit::World;
 
@@ -87,16 +87,6 @@ mod tests {
             .expect("repo")
             .with_command_env(w.env.clone());
         (w, main, markers)
-    }
-
-    fn ran(markers: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(markers)
-            .expect("markers")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
     }
 
     #[test]
@@ -141,8 +131,8 @@ mod tests {
             .run_ok()
             .expect("status");
         // The environment's setting is the last one read; status refreshes the index.
-        assert_eq!(ran(&markers), ["environment", "post-index-change"]);
-        for name in ran(&markers) {
+        assert_eq!(markers_in(&markers), ["environment", "post-index-change"]);
+        for name in markers_in(&markers) {
             std::fs::remove_file(markers.join(name)).expect("rm");
         }
         command(&main, "add")
@@ -153,6 +143,10 @@ mod tests {
             .args(["commit", "-q", "-m", "x"])
             .run_ok()
             .expect("commit");
-        assert!(ran(&markers).is_empty(), "{:?}", ran(&markers));
+        assert!(
+            markers_in(&markers).is_empty(),
+            "{:?}",
+            markers_in(&markers)
+        );
     }
 }

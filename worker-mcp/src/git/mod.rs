@@ -187,4 +187,15 @@ pub(crate) mod test_repo {
             .with_command_env(w.env.clone());
         (w, repo)
     }
+
+    /// The names of the marker files hostile hooks, filters and drivers left in `dir`, sorted.
+    pub(crate) fn markers_in(dir: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("markers")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
 }

@@ -830,6 +830,7 @@ fn changed_config_keys(before: Option<&[u8]>, after: Option<&[u8]>) -> BTreeSet<
 
 #[cfg(test)]
 mod tests {
+    use crate::git::test_repo::markers_in;
     use butler_testkit::World;
 
     use super::*;
@@ -959,16 +960,6 @@ mod tests {
         )
         .expect("attributes");
         std::fs::write(dir.join("inner.txt"), "inner\n").expect("write");
-    }
-
-    fn markers_in(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .expect("markers")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
     }
 
     #[test]
