@@ -20,8 +20,9 @@ use serde_json::{Value, json};
 
 /// A daemon as a hostile program would start one: a double fork (`( … &)`), a session of its
 /// own (`setsid`), an empty environment (`env -i`); it writes its pid to `<dir>/<name>.pid`,
-/// then every 50 ms the time to `<dir>/<name>.marker` and, with `git_file`, a `.git` pointer to
-/// nowhere over that file. With `stubborn` it ignores SIGTERM.
+/// then every 50 ms the time to `<dir>/<name>.marker` (written beside it and renamed over it, so
+/// a daemon killed mid-write never leaves the marker empty) and, with `git_file`, a `.git`
+/// pointer to nowhere over that file. With `stubborn` it ignores SIGTERM.
 fn daemon(dir: &str, name: &str, git_file: Option<&str>, stubborn: bool) -> String {
     let trap = if stubborn { "trap '' TERM; " } else { "" };
     let rewrite = git_file.map_or(String::new(), |g| {
@@ -29,7 +30,8 @@ fn daemon(dir: &str, name: &str, git_file: Option<&str>, stubborn: bool) -> Stri
     });
     format!(
         "(setsid env -i /bin/sh -c \"{trap}echo \\$\\$ > {dir}/{name}.pid; while :; do date +%s%N \
-         > {dir}/{name}.marker; {rewrite}sleep 0.05; done\" </dev/null >/dev/null 2>&1 &)"
+         > {dir}/{name}.marker.new && mv {dir}/{name}.marker.new {dir}/{name}.marker; \
+         {rewrite}sleep 0.05; done\" </dev/null >/dev/null 2>&1 &)"
     )
 }
 
