@@ -12,6 +12,7 @@ pub mod env;
 pub mod error;
 pub mod prompt;
 pub mod run;
+pub mod runner;
 pub mod sandbox;
 pub mod scope;
 pub mod summary;

@@ -169,7 +169,7 @@ fn content_text(content: &Value) -> String {
 
 /// What the agent's watch passes on for progress: the event's line and how many events the
 /// attempt has seen so far.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Seen {
     pub attempt: u32,
     pub count: u64,

@@ -3,7 +3,8 @@
 use crate::contract::Outcome;
 
 /// Where a running task is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
 pub enum Progress {
     AttemptStarted {
         attempt: u32,
