@@ -13,8 +13,9 @@
 //! more `destructive_commands`) and sets what decides nothing of the sort (language, issues,
 //! agent and model choice, loop limits). The table per setting is in [`layers`].
 //!
-//! The project file holds every section below; the user's holds `[agent]`, `[delegation]` and
-//! `[mcp_servers.*]`. Tokens are never read from a file (it may be committed); they come from
+//! The project file holds every section below but `[runner]`; the user's holds `[agent]`,
+//! `[delegation]`, `[mcp_servers.*]` and `[runner]` (where tasks run: only the user decides
+//! which cluster gets the project's code, see [`RunnerConfig`]). Tokens are never read from a file (it may be committed); they come from
 //! the environment only and are held in a [`Secret`]. Where the token may be sent is also the
 //! environment's say only (`BUTLER_GITEA_URL`, `BUTLER_GITEA_HOSTS`): the file may name a
 //! server, but the token goes there only when the user bound it (see
@@ -54,10 +55,20 @@
 //! command = "/usr/local/bin/kb-mcp"
 //! args = ["--stdio"]
 //! env_allow = ["KB_URL"]                # variables it inherits (Butler's secrets never)
+//!
+//! [runner]                              # the user's file only: where tasks run (docs/kubernetes.md)
+//! kind = "kubernetes"                   # "local" (default) | "kubernetes"
+//! image = "registry.example.com/butler-goose:0.1"
+//! namespace = "butler"                  # else the kubeconfig context's
+//! model_secret = "butler-model"         # its keys become the agent's environment
+//! push_secret = "butler-push"           # `username`, `token`: may push refs/heads/butler/*
 //! ```
 
 mod layers;
+mod runner;
 pub mod trust;
+
+pub use runner::{RunnerConfig, RunnerKind};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -294,6 +305,8 @@ pub struct ProjectConfig {
     pub agent: AgentFileConfig,
     /// `[delegation]` and `[mcp_servers.*]` in force.
     pub delegation: DelegationFileConfig,
+    /// `[runner]`: the user's file's only.
+    pub runner: RunnerConfig,
     /// `language`, as written (the orchestrator's catalogue says what it means).
     pub language: Option<String>,
     /// Whether the project's file was trusted, and what of it was left out.
@@ -329,9 +342,9 @@ impl ProjectConfig {
     /// defaults. A trust store that cannot be read trusts nothing (logged).
     pub fn load(project_root: &Path, env: &Environment) -> Result<Self, ConfigError> {
         let user_dir = user_config_dir(env);
-        let user = match &user_dir {
+        let (user, runner) = match &user_dir {
             Some(dir) => read_user_file(&dir.join(USER_CONFIG_FILE))?,
-            None => layers::Sections::default(),
+            None => Default::default(),
         };
         let path = project_root.join(CONFIG_FILE);
         let bytes = match std::fs::read(&path) {
@@ -356,11 +369,15 @@ impl ProjectConfig {
             Some(bytes) if trusted(user_dir.as_deref(), &recorded, bytes) => TrustState::Trusted,
             Some(_) => TrustState::Untrusted,
         };
-        let merged = layers::merge(user, sections, state == TrustState::Trusted);
+        let mut merged = layers::merge(user, sections, state == TrustState::Trusted);
+        if file.runner.is_some() {
+            merged.ignored.push("[runner]".to_owned());
+        }
         Ok(Self {
             issues: IssueConfig::from_file(file.issues, |name| env.get(name).map(str::to_owned))?,
             agent: merged.agent,
             delegation: merged.delegation,
+            runner,
             language: file.language,
             trust: ProjectTrust {
                 file: recorded,
@@ -431,12 +448,12 @@ fn trusted(user_dir: Option<&Path>, file: &Path, content: &[u8]) -> bool {
     }
 }
 
-/// The user's configuration file: `[agent]`, `[delegation]`, `[mcp_servers.*]` (a missing
-/// file is the defaults).
-fn read_user_file(path: &Path) -> Result<layers::Sections, ConfigError> {
+/// The user's configuration file: `[agent]`, `[delegation]`, `[mcp_servers.*]` and `[runner]`
+/// (a missing file is the defaults).
+fn read_user_file(path: &Path) -> Result<(layers::Sections, RunnerConfig), ConfigError> {
     match std::fs::read_to_string(path) {
         Ok(text) => parse_sections(&text, path),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(layers::Sections::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
         Err(source) => Err(ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -445,7 +462,10 @@ fn read_user_file(path: &Path) -> Result<layers::Sections, ConfigError> {
 }
 
 /// Parses the sections the user's file may hold (anything else is refused).
-fn parse_sections(text: &str, path: &Path) -> Result<layers::Sections, ConfigError> {
+fn parse_sections(
+    text: &str,
+    path: &Path,
+) -> Result<(layers::Sections, RunnerConfig), ConfigError> {
     let file = toml::from_str::<UserFile>(text).map_err(|e| ConfigError::Parse {
         path: path.to_path_buf(),
         message: e.message().to_string(),
@@ -456,7 +476,13 @@ fn parse_sections(text: &str, path: &Path) -> Result<layers::Sections, ConfigErr
         mcp_servers: file.mcp_servers,
     };
     validate(&sections, path)?;
-    Ok(sections)
+    if let Some(problem) = file.runner.problems().into_iter().next() {
+        return Err(ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: problem,
+        });
+    }
+    Ok((sections, file.runner))
 }
 
 /// The user's file: the sections of what runs and how (no `language` or `[issues]`: those are
@@ -470,6 +496,8 @@ struct UserFile {
     delegation: FileDelegation,
     #[serde(default)]
     mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
+    #[serde(default)]
+    runner: RunnerConfig,
 }
 
 /// `<project_root>/.butler/config.toml` parsed (a missing file is the defaults).
@@ -505,6 +533,8 @@ struct FileConfig {
     delegation: FileDelegation,
     #[serde(default)]
     mcp_servers: std::collections::BTreeMap<String, McpServerConfig>,
+    /// Never taken from a project's file; kept to say it was ignored.
+    runner: Option<toml::Value>,
 }
 
 impl FileConfig {
@@ -1053,7 +1083,7 @@ mod tests {
     #[test]
     fn delegation_and_mcp_servers_are_read_with_their_defaults() {
         let path = Path::new("/p/.butler/config.toml");
-        let cfg = parse_sections(
+        let (cfg, _) = parse_sections(
             "[delegation]\npromote_after = 2\ndestructive_commands = [\"helm uninstall\"]\n\
              [mcp_servers.kb]\ncommand = \"/bin/kb\"\nargs = [\"--stdio\"]\n",
             path,
@@ -1063,7 +1093,8 @@ mod tests {
         assert_eq!(cfg.delegation.destructive_commands, ["helm uninstall"]);
         let kb = cfg.mcp_servers.get("kb").expect("kb");
         assert_eq!((kb.command.as_str(), kb.args.len()), ("/bin/kb", 1));
-        let none = parse_sections("", path).expect("valid");
+        let (none, runner) = parse_sections("", path).expect("valid");
+        assert_eq!(runner, RunnerConfig::default());
         assert_eq!(none.delegation.promote_after, None);
         assert!(none.mcp_servers.is_empty());
         assert_eq!(DelegationConfig::default().promote_after, 3);

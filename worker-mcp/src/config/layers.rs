@@ -269,7 +269,9 @@ mod tests {
     use super::*;
 
     fn sections(toml_text: &str) -> Sections {
-        super::super::parse_sections(toml_text, std::path::Path::new("t.toml")).expect("valid")
+        super::super::parse_sections(toml_text, std::path::Path::new("t.toml"))
+            .expect("valid")
+            .0
     }
 
     const USER: &str = r#"

@@ -72,7 +72,8 @@ fn ref_lines(stdout: &str) -> impl Iterator<Item = (char, &str)> {
     })
 }
 
-fn classify(out: &GitOutput, stdout: &str) -> GitError {
+/// What a failed push (or fetch: no porcelain lines) means.
+pub(super) fn classify(out: &GitOutput, stdout: &str) -> GitError {
     let stderr = out.stderr_tail.as_str();
     tracing::warn!(detail = %out.detail(), "publishing failed");
     for (flag, summary) in ref_lines(stdout) {
