@@ -415,8 +415,9 @@ pub async fn run_implement_command(
             config.trust.ignored.join(", ")
         );
     }
-    let ctx = maid_context(project.clone(), clock.clone(), env, &config.agent)
+    let mut ctx = maid_context(project.clone(), clock.clone(), env, &config.agent)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    ctx.runner = config.runner.clone();
     let request = ImplementRequest {
         goal: cmd.goal,
         spec: cmd.spec,

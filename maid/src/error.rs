@@ -52,6 +52,16 @@ pub enum MaidError {
         task: String,
         changes: Vec<butler_worker::tool_config::ToolConfigChange>,
     },
+    /// The task's Job on the cluster ended without a result.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterFailure),
+    /// The task's pod reported that it could not run the task, or handed back something that
+    /// is not the task's result.
+    #[error("the task's pod: {0}")]
+    Remote(String),
+    /// `[runner] destination` names neither a remote of the project nor a URL.
+    #[error("the shared destination `{0}` is neither a remote of the project nor a URL")]
+    NoDestination(String),
     /// A file the Maid had to read or write.
     #[error("{action} `{path}`: {source}")]
     Io {

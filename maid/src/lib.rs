@@ -7,6 +7,7 @@
 
 pub mod activity;
 pub mod agent;
+pub mod cluster;
 pub mod contract;
 pub mod env;
 pub mod error;

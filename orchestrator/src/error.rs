@@ -243,6 +243,10 @@ pub enum WorkError {
     TaskNotFound { id: String },
     #[error("agent unavailable: {reason}")]
     AgentUnavailable { reason: String },
+    /// The task's runner (a cluster) could not run it: `setup` when the user's settings or
+    /// permissions are what is wrong.
+    #[error("task runner: {reason}")]
+    TaskRunner { reason: String, setup: bool },
     #[error("configuration: {problem}")]
     Config { problem: String },
     #[error("no line `{name}`")]
@@ -547,6 +551,15 @@ impl ToolError {
                 NeedInput,
                 fill(Key::ErrAgentUnavailable, &[("reason", &reason)]),
                 text(Key::ErrAgentUnavailableHint),
+            ),
+            WorkError::TaskRunner { reason, setup } => ToolError::new(
+                if setup { NeedInput } else { BackendError },
+                fill(Key::ErrTaskRunner, &[("reason", &reason)]),
+                text(if setup {
+                    Key::ErrTaskRunnerSetupHint
+                } else {
+                    Key::ErrTaskRunnerHint
+                }),
             ),
             WorkError::Config { problem } => ToolError::new(
                 NeedInput,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
+use butler_maid::cluster::ClusterFailure;
 use butler_maid::{MaidContext, MaidError};
 use butler_worker::config::{AgentFileConfig, Environment};
 use butler_worker::contract::{
@@ -306,6 +307,21 @@ pub fn maid_error(err: MaidError) -> WorkError {
         | MaidError::SandboxUnavailable(_)) => WorkError::AgentUnavailable {
             reason: e.to_string(),
         },
+        MaidError::Cluster(failure) => WorkError::TaskRunner {
+            setup: matches!(
+                failure,
+                ClusterFailure::Forbidden { .. } | ClusterFailure::Unreachable { .. }
+            ),
+            reason: failure.to_string(),
+        },
+        e @ MaidError::NoDestination(_) => WorkError::TaskRunner {
+            reason: e.to_string(),
+            setup: true,
+        },
+        e @ MaidError::Remote(_) => WorkError::TaskRunner {
+            reason: e.to_string(),
+            setup: false,
+        },
         MaidError::NoSuchTask(id) => WorkError::TaskNotFound { id },
         MaidError::MergeConflicted { line, files } => {
             WorkError::MergeConflicted { files, from: line }
@@ -407,6 +423,19 @@ pub async fn stop_running_tasks(reason: &str, limit: Duration) -> bool {
     stop.wait(limit).await
 }
 
+/// The Maid's settings for a session's project: [`maid_context`] from its configuration, with
+/// the user's `[runner]`.
+pub fn project_maid_context(project: &Project) -> Result<MaidContext, WorkError> {
+    let mut ctx = maid_context(
+        project.repo.workdir().to_path_buf(),
+        project.clock.clone(),
+        &project.env,
+        &project.config.agent,
+    )?;
+    ctx.runner = project.config.runner.clone();
+    Ok(ctx)
+}
+
 /// `run_implement`: runs a delegated implementation task to its end.
 pub async fn run_implement(
     project: &Arc<Project>,
@@ -414,12 +443,7 @@ pub async fn run_implement(
     progress: impl Fn(String, f64) + Send + Sync + 'static,
     cancel: CancellationToken,
 ) -> Result<Reply, WorkError> {
-    let ctx = maid_context(
-        project.repo.workdir().to_path_buf(),
-        project.clock.clone(),
-        &project.env,
-        &project.config.agent,
-    )?;
+    let ctx = project_maid_context(project)?;
     run_implement_with(project, ctx, args, progress, cancel).await
 }
 

@@ -52,6 +52,8 @@ pub struct MaidContext {
     pub loops: crate::activity::LoopSettings,
     /// Stops every task of the process before it exits (default: the process's own).
     pub stop: super::TaskStop,
+    /// Where tasks run (`[runner]`, the user's configuration only; default here).
+    pub runner: butler_worker::config::RunnerConfig,
 }
 
 impl MaidContext {
@@ -74,6 +76,7 @@ impl MaidContext {
             sandbox: SandboxSettings::default(),
             loops: crate::activity::LoopSettings::default(),
             stop: super::TaskStop::default(),
+            runner: butler_worker::config::RunnerConfig::default(),
         }
     }
 

@@ -55,8 +55,10 @@ mod modes;
 mod paths;
 mod progress;
 mod record;
+mod remote;
 mod stop;
 mod verify;
+pub mod wire;
 mod workspace;
 
 pub use accept::{Accepted, accept, discard};
@@ -279,6 +281,10 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
     /// The whole run: the workspace once, then attempts until one passes, the task is
     /// cancelled, or the attempts run out.
     async fn run(&self) -> Result<ImplementEvidence, MaidError> {
+        let runner = &self.shared.ctx.runner;
+        if runner.kind == butler_worker::config::RunnerKind::Kubernetes {
+            return self.run_remote(runner).await;
+        }
         let workspace = self.open_workspace().await?;
         let max_attempts = self.contract().constraints.max_attempts;
         let mut attempts: Vec<AttemptEvidence> = Vec::new();

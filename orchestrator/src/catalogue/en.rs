@@ -242,6 +242,13 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrAgentUnavailableHint => {
             "ask the user to install or configure the agent, or call run_implement with another agent"
         }
+        Key::ErrTaskRunner => "The task could not run where Butler's runner sends it: {reason}",
+        Key::ErrTaskRunnerSetupHint => {
+            "ask the user to fix the runner's settings or permissions ([runner] in their configuration; docs/kubernetes.md), then call run_implement again"
+        }
+        Key::ErrTaskRunnerHint => {
+            "tell the user what the cluster said; call run_implement again once it can take the task"
+        }
         Key::ErrConfig => "Butler's issue-tracker settings are not usable: {problem}",
         Key::ErrConfigHint => {
             "ask the user to fix the settings (.butler/config.toml or BUTLER_* variables), then call work_session_start again"

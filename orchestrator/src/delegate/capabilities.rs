@@ -469,13 +469,7 @@ impl Capability for Implement {
                 issue_id: contract.issue_id,
                 allow_test_changes: contract.constraints.allow_test_changes,
             };
-            let ctx = crate::implement::maid_context(
-                self.project.repo.workdir().to_path_buf(),
-                self.project.clock.clone(),
-                &self.project.env,
-                &self.project.config.agent,
-            )
-            .map_err(refused)?;
+            let ctx = crate::implement::project_maid_context(&self.project).map_err(refused)?;
             let prepared = butler_maid::prepare_task(&ctx, request, &contract.requested_by)
                 .await
                 .map_err(|e| refused(crate::implement::maid_error(e)))?;

@@ -145,6 +145,29 @@ impl GitRepo {
     }
 }
 
+impl GitRepo {
+    /// Points local ref `name` at commit `sha`, creating or moving it; `None` deletes it.
+    pub fn set_local_ref(&self, name: &str, sha: Option<&str>) -> Result<(), GitError> {
+        check_ref(name)?;
+        let repo = self.open()?;
+        let failed =
+            |e: git2::Error| GitError::failed("update-ref", format!("{name}: {}", e.message()));
+        match sha {
+            Some(sha) => {
+                let oid = git2::Oid::from_str(sha).map_err(failed)?;
+                repo.reference(name, oid, true, "butler: task line")
+                    .map_err(failed)?;
+            }
+            None => match repo.find_reference(name) {
+                Ok(mut r) => r.delete().map_err(failed)?,
+                Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+                Err(e) => return Err(failed(e)),
+            },
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
