@@ -10,6 +10,7 @@
 //! | `follow` | the pod's log, resumed when its stream is cut |
 //! | `failure` | the typed failures |
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -76,28 +77,55 @@ pub struct JobEnd {
 }
 
 impl Cluster {
-    /// Connects with `config`'s context of the user's kubeconfig (`KUBECONFIG`, else
-    /// `~/.kube/config`), else the in-cluster configuration.
-    pub async fn connect(config: &RunnerConfig) -> Result<Cluster, ClusterFailure> {
+    /// Connects with `config`'s context of the user's kubeconfig (the files `kubeconfig`
+    /// lists, as `KUBECONFIG` does, else `<home>/.kube/config`), else the in-cluster
+    /// configuration. The locations come from Butler's environment as the caller read it.
+    pub async fn connect(
+        config: &RunnerConfig,
+        kubeconfig: Option<&std::ffi::OsStr>,
+        home: Option<&Path>,
+    ) -> Result<Cluster, ClusterFailure> {
         let unreachable = |message: String| ClusterFailure::Unreachable { message };
         let options = KubeConfigOptions {
             context: config.context.clone(),
             ..KubeConfigOptions::default()
         };
-        let kube_config = match Kubeconfig::read() {
-            Ok(file) => Config::from_custom_kubeconfig(file, &options)
+        let files: Vec<PathBuf> = match kubeconfig.filter(|v| !v.is_empty()) {
+            Some(list) => std::env::split_paths(list)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect(),
+            None => home
+                .map(|h| h.join(".kube/config"))
+                .filter(|p| p.exists())
+                .into_iter()
+                .collect(),
+        };
+        let kube_config = if files.is_empty() {
+            Config::incluster()
+                .map_err(|e| unreachable(format!("no kubeconfig and not in a cluster ({e})")))?
+        } else {
+            let mut merged: Option<Kubeconfig> = None;
+            for file in &files {
+                let next = Kubeconfig::read_from(file)
+                    .map_err(|e| unreachable(format!("the kubeconfig {}: {e}", file.display())))?;
+                merged = Some(match merged {
+                    None => next,
+                    Some(m) => m
+                        .merge(next)
+                        .map_err(|e| unreachable(format!("the kubeconfig: {e}")))?,
+                });
+            }
+            let merged = merged.expect("at least one file");
+            Config::from_custom_kubeconfig(merged, &options)
                 .await
-                .map_err(|e| unreachable(format!("the kubeconfig: {e}")))?,
-            Err(read) => Config::incluster().map_err(|e| {
-                unreachable(format!("no kubeconfig ({read}) and not in a cluster ({e})"))
-            })?,
+                .map_err(|e| unreachable(format!("the kubeconfig: {e}")))?
         };
         let namespace = config
             .namespace
             .clone()
             .unwrap_or_else(|| kube_config.default_namespace.clone());
-        let client =
-            Client::try_from(kube_config).map_err(|e| unreachable(format!("the client: {e}")))?;
+        let client = Client::try_from(kube_config)
+            .map_err(|e| unreachable(format!("the client: {e}")))?;
         Ok(Cluster {
             client,
             namespace,
@@ -214,6 +242,11 @@ impl JobWatch {
                     Some(Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod))) => {
                         match state::pod_state(&pod) {
                             PodState::Waiting(why) => {
+                                if let Some((reason, _)) = &why
+                                    && state::hopeless(reason)
+                                {
+                                    return Err(state::not_started(why.as_ref()));
+                                }
                                 if why.is_some() {
                                     waiting = why;
                                 }

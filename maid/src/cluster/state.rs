@@ -145,6 +145,15 @@ pub fn not_started(why: Option<&(String, String)>) -> ClusterFailure {
     }
 }
 
+/// A waiting reason no amount of waiting fixes (a malformed image name, a pull the pod's policy
+/// forbids, a Secret or key the pod names that does not exist): the task fails at once.
+pub fn hopeless(reason: &str) -> bool {
+    matches!(
+        reason,
+        "InvalidImageName" | "ErrImageNeverPull" | "CreateContainerConfigError"
+    )
+}
+
 /// How long a pod may stay unstarted.
 #[derive(Debug, Clone, Copy)]
 pub struct PendingClock {

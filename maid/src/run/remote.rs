@@ -155,15 +155,32 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                 ("BUTLER_TASK_BASE_REF".to_owned(), names.base_ref.clone()),
                 ("BUTLER_TASK_PUSH_REF".to_owned(), names.push_ref.clone()),
             ],
-            deadline_s: attempts * per_attempt + crate::cluster::DEADLINE_MARGIN_S,
+            deadline_s: config
+                .active_deadline_s
+                .unwrap_or(attempts * per_attempt + crate::cluster::DEADLINE_MARGIN_S),
         };
-        let cluster = Cluster::connect(config).await?;
+        let env = &self.shared.ctx.parent_env;
+        let home = crate::env::lookup(env, "HOME").map(std::path::PathBuf::from);
+        let cluster =
+            Cluster::connect(config, crate::env::lookup(env, "KUBECONFIG"), home.as_deref())
+                .await?;
         let log = TaskLog::in_dir(&self.paths().task_dir);
         let clock = self.shared.ctx.clock.clone();
         let last: Mutex<Option<PodMessage>> = Mutex::new(None);
         let on_line = |item: LogItem| match item {
             LogItem::Line(line) => match PodMessage::from_line(&line) {
-                Some(PodMessage::Progress(p)) => (self.progress)(p),
+                // The task's end is reported once, by `run_task`, after the import.
+                Some(PodMessage::Progress(Progress::Finished { .. })) => {}
+                Some(PodMessage::Progress(p)) => {
+                    // The agent's own events, which the pod logged, for `butler task log`.
+                    if let Progress::Activity(seen) = &p {
+                        log.append(&LogEntry::Step {
+                            at: clock.now(),
+                            text: seen.describe(),
+                        });
+                    }
+                    (self.progress)(p);
+                }
                 Some(end) => *last.lock().expect("never poisoned") = Some(end),
                 None => {}
             },

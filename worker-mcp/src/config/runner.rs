@@ -46,6 +46,9 @@ pub struct RunnerConfig {
     pub ttl_seconds_after_finished: Option<u32>,
     /// A pod that cannot start (image, scheduling) for this long fails the task (default 300).
     pub pending_timeout_s: Option<u64>,
+    /// The Job's `activeDeadlineSeconds` (default: the task's attempts × (its timeout + the
+    /// test timeout) + 600).
+    pub active_deadline_s: Option<u64>,
     /// Plain settings for the pod's environment (`BUTLER_AGENT`, `BUTLER_GOOSE_PROVIDER`, …).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
