@@ -28,6 +28,7 @@ mod record;
 mod repo;
 mod status;
 mod task;
+mod transfer;
 mod vcs;
 
 use std::ffi::OsString;
@@ -54,6 +55,7 @@ pub use status::{Change, NotRecordable, StatusEntry, Unrecordable, WorkTreeStatu
 pub use task::{
     Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, TreeStatus, task_worktrees_dir,
 };
+pub use transfer::{FileCredentials, shown_destination};
 pub use vcs::VcsOutput;
 
 /// An opened (non-bare) repository: where its working tree and git directories are.

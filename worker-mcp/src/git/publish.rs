@@ -72,7 +72,7 @@ fn ref_lines(stdout: &str) -> impl Iterator<Item = (char, &str)> {
     })
 }
 
-fn classify(out: &GitOutput, stdout: &str) -> GitError {
+pub(super) fn classify(out: &GitOutput, stdout: &str) -> GitError {
     let stderr = out.stderr_tail.as_str();
     tracing::warn!(detail = %out.detail(), "publishing failed");
     for (flag, summary) in ref_lines(stdout) {

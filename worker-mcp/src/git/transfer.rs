@@ -1,0 +1,304 @@
+//! One line moved between a repository and a destination named by its URL or path, for a task
+//! that runs away from the project (in a Kubernetes pod): the base fetched into a fresh
+//! repository, the task line pushed back to a ref of its own, never forced.
+//!
+//! The destination's credentials, when it needs any, are two files (`username`, `token`) that
+//! git itself reads through a credential helper at the moment it asks ([`FileCredentials`]): the
+//! token is never on a command line, in an environment or in Butler's output. No hook runs
+//! while a line moves (`core.hooksPath=/dev/null`): nothing planted in the repository runs
+//! where the credentials can be read.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::GitRepo;
+use super::command::GitCommand;
+use super::error::{GitError, redact_credentials};
+
+const TRANSFER_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A directory holding the destination's credentials: `username` and `token` (a Kubernetes
+/// Secret mounted as files). Git reads them when the destination asks for credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCredentials {
+    dir: PathBuf,
+}
+
+impl FileCredentials {
+    /// The credentials in `dir` (the files are read by git when needed, not now).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The directory holding `username` and `token`.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The token as the files hold it (trailing line ends removed), for removing it from text
+    /// before showing that text; `None` when it cannot be read.
+    pub fn token(&self) -> Option<String> {
+        let text = std::fs::read_to_string(self.dir.join("token")).ok()?;
+        let token = text.trim_end_matches(['\n', '\r']);
+        (!token.is_empty()).then(|| token.to_owned())
+    }
+
+    /// git's `credential.helper` value: a shell function that answers `get` with the two files'
+    /// contents (and ignores `store` and `erase`).
+    fn helper(&self) -> String {
+        let dir = quoted(&self.dir.to_string_lossy());
+        format!(
+            "!f() {{ test \"$1\" = get || exit 0; u=$(cat {dir}/username) && \
+             t=$(cat {dir}/token) || exit 1; printf 'username=%s\\npassword=%s\\n' \"$u\" \"$t\"; }}; f"
+        )
+    }
+}
+
+/// `text` as one single-quoted shell word.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// `url` as it may be shown: the user-info of http(s) URLs and other URLs' passwords removed.
+pub fn shown_destination(url: &str) -> String {
+    redact_credentials(url)
+}
+
+/// A git command that moves a line: no hooks, only the given credentials (none of the
+/// configured helpers), the transfer's time limit.
+fn transfer(repo: &GitRepo, op: &'static str, credentials: Option<&FileCredentials>) -> GitCommand {
+    let mut cmd = GitCommand::new(repo, op)
+        .args(["-c", "core.hooksPath=/dev/null"])
+        // An empty value clears the helpers configured anywhere before.
+        .args(["-c", "credential.helper="]);
+    if let Some(credentials) = credentials {
+        cmd = cmd
+            .arg("-c")
+            .arg(format!("credential.helper={}", credentials.helper()));
+    }
+    cmd.timeout(TRANSFER_TIMEOUT)
+}
+
+fn check_argument(op: &'static str, what: &str, value: &str) -> Result<(), GitError> {
+    if value.is_empty() || value.starts_with('-') || value.chars().any(char::is_control) {
+        return Err(GitError::failed(op, format!("invalid {what}")));
+    }
+    Ok(())
+}
+
+impl GitRepo {
+    /// Creates an empty repository in `dir` (made when missing; initial line `main`) and
+    /// opens it. An existing repository there is refused.
+    pub fn init_fresh(dir: &Path) -> Result<GitRepo, GitError> {
+        std::fs::create_dir_all(dir).map_err(|e| GitError::io("init", e))?;
+        if dir.join(".git").exists() {
+            return Err(GitError::failed(
+                "init",
+                format!("{} holds a repository already", dir.display()),
+            ));
+        }
+        let mut options = git2::RepositoryInitOptions::new();
+        options.initial_head("main").no_reinit(true);
+        git2::Repository::init_opts(dir, &options)?;
+        GitRepo::discover(dir)
+    }
+
+    /// Fetches `remote_ref` (a full ref name) from `url` into the new local line `line`;
+    /// returns the commit fetched, or `None` when the destination has no such ref. An existing
+    /// local line is never moved (git refuses).
+    pub fn fetch_line(
+        &self,
+        url: &str,
+        remote_ref: &str,
+        line: &str,
+        credentials: Option<&FileCredentials>,
+    ) -> Result<Option<String>, GitError> {
+        check_argument("fetch", "destination", url)?;
+        check_argument("fetch", "ref", remote_ref)?;
+        check_argument("fetch", "line", line)?;
+        let out = transfer(self, "fetch", credentials)
+            .args(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet"])
+            .arg(url)
+            .arg(format!("{remote_ref}:refs/heads/{line}"))
+            .run()?;
+        if !out.status.success() {
+            let lower = out.stderr_tail.to_ascii_lowercase();
+            if lower.contains("couldn't find remote ref") {
+                return Ok(None);
+            }
+            tracing::warn!(detail = %out.detail(), "fetching failed");
+            return Err(
+                classify_fetch(&lower).unwrap_or_else(|| GitError::failed("fetch", out.detail()))
+            );
+        }
+        self.line_tip(line)
+    }
+
+    /// Pushes the local line `line` to `remote_ref` (a full ref name) at `url`, never forced:
+    /// a ref there that is not an ancestor is `Rejected`; a hook or rule of the destination
+    /// that refuses is `HookRejected` with what it said (credentials removed).
+    pub fn push_line(
+        &self,
+        url: &str,
+        line: &str,
+        remote_ref: &str,
+        credentials: Option<&FileCredentials>,
+    ) -> Result<(), GitError> {
+        check_argument("push", "destination", url)?;
+        check_argument("push", "line", line)?;
+        check_argument("push", "ref", remote_ref)?;
+        let out = transfer(self, "push", credentials)
+            .args(["push", "--porcelain", "--no-verify"])
+            .arg(url)
+            .arg(format!("refs/heads/{line}:{remote_ref}"))
+            .run()?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        Err(super::publish::classify(&out, &stdout))
+    }
+}
+
+/// A failed fetch's cause, read from git's (lower-cased) message.
+fn classify_fetch(lower: &str) -> Option<GitError> {
+    let has = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
+    if has(&[
+        "authentication failed",
+        "could not read username",
+        "could not read password",
+        "invalid username or password",
+        "returned error: 401",
+        "returned error: 403",
+        "permission denied",
+    ]) {
+        Some(GitError::AuthFailed)
+    } else if has(&[
+        "could not resolve host",
+        "connection refused",
+        "connection timed out",
+        "network is unreachable",
+        "no route to host",
+        "does not appear to be a git repository",
+        "repository not found",
+        "returned error: 404",
+        "could not read from remote repository",
+        "unable to access",
+        "failed to connect",
+    ]) {
+        Some(GitError::Unreachable)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use butler_testkit::World;
+
+    use super::*;
+
+    /// A bare destination holding one commit at `refs/heads/butler/base/j`; its sha.
+    fn destination(w: &World) -> String {
+        let shared = w.bare("shared.git");
+        let src = w.init("src");
+        std::fs::write(src.join("a.txt"), "a\n").expect("write");
+        let sha = w.commit(&src, "base");
+        w.git(
+            &src,
+            &[
+                "push",
+                "-q",
+                &shared.display().to_string(),
+                "HEAD:refs/heads/butler/base/j",
+            ],
+        );
+        sha
+    }
+
+    fn fresh(w: &World) -> GitRepo {
+        GitRepo::init_fresh(&w.path("work/repo"))
+            .expect("a fresh repository")
+            .with_command_env(w.env.clone())
+    }
+
+    #[test]
+    fn a_line_is_fetched_and_pushed_back_never_forced() {
+        let w = World::new();
+        let base = destination(&w);
+        let url = w.shared.display().to_string();
+        let repo = fresh(&w);
+        let fetched = repo
+            .fetch_line(&url, "refs/heads/butler/base/j", "butler/base/j", None)
+            .expect("fetched");
+        assert_eq!(fetched.as_deref(), Some(base.as_str()));
+        assert_eq!(
+            repo.fetch_line(&url, "refs/heads/butler/base/none", "x", None)
+                .expect("answered"),
+            None
+        );
+        repo.push_line(&url, "butler/base/j", "refs/heads/butler/tasks/j", None)
+            .expect("pushed");
+        let there = w.git(&w.shared, &["rev-parse", "refs/heads/butler/tasks/j"]);
+        assert_eq!(there.trim(), base);
+        // Another history at the same ref is not overwritten.
+        let other = w.init("other");
+        let other_sha = w.commit(&other, "unrelated");
+        w.git(
+            &other,
+            &[
+                "push",
+                "-q",
+                &url,
+                &format!("{other_sha}:refs/heads/butler/tasks/k"),
+            ],
+        );
+        let refused = repo.push_line(&url, "butler/base/j", "refs/heads/butler/tasks/k", None);
+        assert!(matches!(refused, Err(GitError::Rejected)), "{refused:?}");
+    }
+
+    #[test]
+    fn an_existing_repository_is_not_taken_for_a_fresh_one() {
+        let w = World::new();
+        let path = w.init("project");
+        assert!(GitRepo::init_fresh(&path).is_err());
+    }
+
+    #[test]
+    fn the_helper_answers_get_from_the_files_and_quotes_the_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let creds_dir = dir.path().join("it's here");
+        std::fs::create_dir_all(&creds_dir).expect("dir");
+        std::fs::write(creds_dir.join("username"), "bot\n").expect("write");
+        std::fs::write(creds_dir.join("token"), "s3cr%et\n").expect("write");
+        let creds = FileCredentials::new(&creds_dir);
+        assert_eq!(creds.token().as_deref(), Some("s3cr%et"));
+        let helper = creds.helper();
+        assert!(!helper.contains("s3cr"), "{helper}");
+        // git runs `sh -c '<helper without !> "$@"' <helper> get`.
+        let script = format!("{} \"$@\"", &helper[1..]);
+        #[allow(clippy::disallowed_methods)]
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script, "helper", "get"])
+            .output()
+            .expect("sh runs");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "username=bot\npassword=s3cr%et\n"
+        );
+        #[allow(clippy::disallowed_methods)]
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script, "helper", "store"])
+            .output()
+            .expect("sh runs");
+        assert!(out.status.success() && out.stdout.is_empty());
+    }
+
+    #[test]
+    fn destinations_are_shown_without_credentials() {
+        assert_eq!(
+            shown_destination("https://bot:tok@host/o/r.git"),
+            "https://host/o/r.git"
+        );
+    }
+}
