@@ -295,6 +295,38 @@ mod tests {
     }
 
     #[test]
+    fn git_asks_the_files_for_the_credentials_and_no_other_helper() {
+        let w = World::new();
+        let repo = fresh(&w);
+        let dir = w.path("creds");
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("username"), "bot\n").expect("write");
+        std::fs::write(dir.join("token"), "tok-1\n").expect("write");
+        let creds = FileCredentials::new(&dir);
+        // A helper configured before (here: the repository's) is not asked.
+        w.git(
+            repo.workdir(),
+            &[
+                "config",
+                "credential.helper",
+                "!f() { echo username=other; echo password=from-elsewhere; }; f",
+            ],
+        );
+        let ask = |creds: Option<&FileCredentials>| {
+            let out = transfer(&repo, "credential", creds)
+                .args(["credential", "fill"])
+                .stdin(b"protocol=https\nhost=git.example.com\n\n".to_vec())
+                .run()
+                .expect("git runs");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let filled = ask(Some(&creds));
+        assert!(filled.contains("username=bot\n"), "{filled}");
+        assert!(filled.contains("password=tok-1\n"), "{filled}");
+        assert!(!ask(None).contains("from-elsewhere"));
+    }
+
+    #[test]
     fn destinations_are_shown_without_credentials() {
         assert_eq!(
             shown_destination("https://bot:tok@host/o/r.git"),
