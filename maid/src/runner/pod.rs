@@ -116,7 +116,10 @@ pub enum PodError {
     #[error("the task stopped: {0}")]
     Run(#[from] MaidError),
     /// The destination did not take the task line.
-    #[error("pushing the task line `{line}` to `{push_ref}` on {destination}: {}", git_text(source))]
+    #[error(
+        "pushing the task line `{line}` to `{push_ref}` on {destination}: {}",
+        git_text(source)
+    )]
     Push {
         line: String,
         push_ref: String,
@@ -262,12 +265,18 @@ fn credentials_dir(dir: &str, work_dir: &Path) -> Result<PathBuf, PodError> {
         name: CREDENTIALS_VAR,
         problem,
     };
-    let path = path
-        .canonicalize()
-        .map_err(|e| bad(format!("names `{}`, which cannot be read: {e}", path.display())))?;
+    let path = path.canonicalize().map_err(|e| {
+        bad(format!(
+            "names `{}`, which cannot be read: {e}",
+            path.display()
+        ))
+    })?;
     for file in ["username", "token"] {
         if !path.join(file).is_file() {
-            return Err(bad(format!("names `{}`, which has no `{file}`", path.display())));
+            return Err(bad(format!(
+                "names `{}`, which has no `{file}`",
+                path.display()
+            )));
         }
     }
     Ok(path)
@@ -295,7 +304,9 @@ pub fn read_contract(json: &str) -> Result<TaskContract, PodError> {
         )));
     };
     if given.delegation_mode != DelegationMode::Agent {
-        return Err(bad("an `implement` task's `delegation_mode` is `agent`".to_owned()));
+        return Err(bad(
+            "an `implement` task's `delegation_mode` is `agent`".to_owned()
+        ));
     }
     let constraints = &given.constraints;
     if !(1..=MAX_ATTEMPTS).contains(&constraints.max_attempts) {
@@ -531,7 +542,9 @@ impl PodOutput {
     pub fn line(&self, message: &PodMessage) -> String {
         let line = message.to_line();
         match &self.token {
-            Some(token) if line.contains(token.as_str()) => line.replace(token.as_str(), "[redacted]"),
+            Some(token) if line.contains(token.as_str()) => {
+                line.replace(token.as_str(), "[redacted]")
+            }
             _ => line,
         }
     }
@@ -562,10 +575,14 @@ pub fn hand_back(
         }
     };
     let line = output.line(&message);
-    if line.len() <= TERMINATION_LOG_MAX {
-        if let Err(e) = std::fs::write(termination_log, &line) {
-            tracing::warn!(path = %termination_log.display(), %e, "the termination message could not be written");
-        }
+    if line.len() <= TERMINATION_LOG_MAX
+        && let Err(e) = std::fs::write(termination_log, &line)
+    {
+        tracing::warn!(
+            path = %termination_log.display(),
+            %e,
+            "the termination message could not be written"
+        );
     }
     PodEnd { line, code }
 }
@@ -609,7 +626,10 @@ mod tests {
 
     fn vars(extra: &[(&str, &str)]) -> HashMap<String, String> {
         let mut vars: HashMap<String, String> = [
-            (CONTRACT_VAR, serde_json::to_string(&contract()).expect("json")),
+            (
+                CONTRACT_VAR,
+                serde_json::to_string(&contract()).expect("json"),
+            ),
             (DESTINATION_VAR, "/srv/shared.git".into()),
             (BASE_VAR, "a".repeat(40)),
             (BASE_REF_VAR, "refs/heads/butler/base/butler-x-t3".into()),
@@ -655,14 +675,38 @@ mod tests {
                 with("/target/target_paths", serde_json::json!(["./src//"])),
                 "target",
             ),
-            (with("/task_id", serde_json::json!("../x")), "not a Task Contract"),
-            (with("/constraints/max_attempts", serde_json::json!(0)), "max_attempts"),
-            (with("/constraints/max_attempts", serde_json::json!(99)), "max_attempts"),
-            (with("/constraints/timeout_s", serde_json::json!(1)), "timeout_s"),
-            (with("/constraints/no_direct_git", serde_json::json!(false)), "constraints"),
-            (with("/success_criteria/in_scope_only", serde_json::json!(false)), "success_criteria"),
-            (with("/intent", serde_json::json!("restart")), "not a Task Contract"),
-            (with("/delegation_mode", serde_json::json!("known_only")), "delegation_mode"),
+            (
+                with("/task_id", serde_json::json!("../x")),
+                "not a Task Contract",
+            ),
+            (
+                with("/constraints/max_attempts", serde_json::json!(0)),
+                "max_attempts",
+            ),
+            (
+                with("/constraints/max_attempts", serde_json::json!(99)),
+                "max_attempts",
+            ),
+            (
+                with("/constraints/timeout_s", serde_json::json!(1)),
+                "timeout_s",
+            ),
+            (
+                with("/constraints/no_direct_git", serde_json::json!(false)),
+                "constraints",
+            ),
+            (
+                with("/success_criteria/in_scope_only", serde_json::json!(false)),
+                "success_criteria",
+            ),
+            (
+                with("/intent", serde_json::json!("restart")),
+                "not a Task Contract",
+            ),
+            (
+                with("/delegation_mode", serde_json::json!("known_only")),
+                "delegation_mode",
+            ),
             ("x".repeat(MAX_CONTRACT_BYTES + 1), "bytes long"),
         ] {
             let err = read_contract(&text).expect_err(needle);
@@ -686,7 +730,11 @@ mod tests {
             (PUSH_REF_VAR, "refs/tags/butler/x", "refs/heads/butler/"),
             (PUSH_REF_VAR, "refs/heads/butler/../main", "not a valid ref"),
             (PUSH_REF_VAR, "refs/heads/butler/a b", "not a valid ref"),
-            (PUSH_REF_VAR, "refs/heads/butler/base/butler-x-t3", "its own"),
+            (
+                PUSH_REF_VAR,
+                "refs/heads/butler/base/butler-x-t3",
+                "its own",
+            ),
             (BASE_VAR, "abc", "40 hex"),
             (DESTINATION_VAR, "--upload-pack=evil", "git URL"),
             (CREDENTIALS_VAR, "/nonexistent/creds", "cannot be read"),
@@ -796,9 +844,6 @@ mod tests {
             .map(|(k, _)| k.to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().any(|n| n == "PATH"), "{names:?}");
-        assert!(
-            names.iter().all(|n| !n.starts_with("BUTLER_")),
-            "{names:?}"
-        );
+        assert!(names.iter().all(|n| !n.starts_with("BUTLER_")), "{names:?}");
     }
 }
