@@ -2,7 +2,8 @@
 //! a bare repository is the shared destination holding the base at its ref, each "pod" is a
 //! work dir and a `HOME` of its own, the scripted fake agent plays goose. The task line lands
 //! on the push ref; refusals, a base that moved or is missing, and a broken contract end in one
-//! `Error` line; push credentials are never shown and never readable by the agent.
+//! `Error` line; push credentials are never shown and never readable by the agent; SIGTERM
+//! (the Job deleted) cancels the task, which still hands back its Result.
 
 // The test plays the kubelet: it starts `butler` itself, and runs git as the destination's
 // owner.
@@ -91,7 +92,8 @@ impl Pod {
             .current_dir(&self.dir)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").expect("PATH"))
-            .envs(w.env.iter().cloned())
+            // A pod has no git identity of a person: the Maid records with its own.
+            .envs(w.env_without_identity())
             .env("HOME", &self.home)
             .env("TMPDIR", std::env::temp_dir())
             .env("BUTLER_SANDBOX", "auto")
@@ -405,4 +407,46 @@ fn a_broken_contract_ends_in_an_error_without_a_panic() {
         );
     }
     assert_eq!(tip(&w, &push_ref("butler-bcdf-t3")), None);
+}
+
+#[test]
+fn a_pod_told_to_stop_cancels_its_task_and_hands_back_the_result() {
+    use std::io::{BufRead, BufReader, Read};
+    let (w, base) = destination();
+    let pod = Pod::new(&w, "pod", &[greet(), json!({"do": "hang"})]);
+    let mut child = pod
+        .command(&w, &task_env(&w, "t3", &base, "butler-bcdf-t3"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("butler starts");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = stdout.read_line(&mut line).expect("read");
+        assert!(n > 0, "the agent never ran: {seen}");
+        seen.push_str(&line);
+        if let Some(PodMessage::Progress(butler_maid::Progress::AgentRunning { .. })) =
+            PodMessage::from_line(&line)
+        {
+            break;
+        }
+    }
+    // What the kubelet does when the Job is deleted.
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    stdout.read_to_string(&mut seen).expect("read");
+    let status = child.wait().expect("butler ends");
+    assert_eq!(status.code(), Some(0), "{seen}");
+    let last = seen.lines().last().unwrap_or_default();
+    let Some(PodMessage::Result(result)) = PodMessage::from_line(last) else {
+        panic!("the last line is not a Result: {seen}");
+    };
+    let result = serde_json::to_value(result).expect("json");
+    assert_eq!(result["outcome"], "cancelled", "{result:#}");
+    assert_eq!(pod.termination_message(), last);
 }
