@@ -191,6 +191,10 @@ fn main() -> anyhow::Result<()> {
         Command::WorkerMcp { task_file, notes } => runtime
             .block_on(butler_worker::agent_mcp::serve_agent_mcp(task_file, notes))
             .context("serving the worker MCP on stdio"),
+        Command::Task(task_cli::TaskCommand::Run) => {
+            let code = runtime.block_on(task_cli::run_pod_task(clock, &env));
+            std::process::exit(code);
+        }
         Command::Task(command) => task_cli::run_task_command(command, clock),
         Command::Implement(command) => {
             let code = runtime.block_on(task_cli::run_implement_command(command, clock, &env))?;

@@ -68,6 +68,12 @@ pub enum TaskCommand {
         #[arg(long)]
         project: Option<PathBuf>,
     },
+    /// Run the task a Kubernetes Job's pod was given, in the current directory: everything
+    /// comes from the environment (`BUTLER_TASK_CONTRACT`, `BUTLER_TASK_DESTINATION`,
+    /// `BUTLER_TASK_BASE`, `BUTLER_TASK_BASE_REF`, `BUTLER_TASK_PUSH_REF`,
+    /// `BUTLER_PUSH_CREDENTIALS`). Prints one JSON line per step, then the result or the error
+    /// (also written to `$BUTLER_TERMINATION_LOG`, default `/dev/termination-log`).
+    Run,
 }
 
 /// `butler implement …`
@@ -227,6 +233,8 @@ pub fn run_task_command(command: TaskCommand, clock: SharedClock) -> anyhow::Res
             project,
         } => log(&project_dir(project)?, &id, follow, clock),
         TaskCommand::Shell { id, project } => shell(&project_dir(project)?, &id, clock),
+        // It needs the async runtime and Butler's environment: `main` runs it.
+        TaskCommand::Run => anyhow::bail!("`butler task run` is run by `run_pod_task`"),
     }
 }
 
@@ -474,4 +482,85 @@ pub async fn run_implement_command(
         ResultStatus::Cancelled => 130,
         ResultStatus::Failed | ResultStatus::NeedInput | ResultStatus::NeedApproval => 1,
     })
+}
+
+/// Runs `butler task run` (inside a task's pod): the base checked out in a fresh repository in
+/// the current directory, the task run as `butler implement` runs one, its line pushed, each
+/// step and the end printed as the pod's log lines (`butler_maid::runner::wire`). Returns the
+/// exit code: 0 when a Result was handed back, 1 on an Error. SIGTERM or Ctrl-C cancels the
+/// task.
+pub async fn run_pod_task(clock: SharedClock, env: &Environment) -> i32 {
+    use butler_maid::runner::pod::{self, PodError};
+    use butler_maid::runner::wire::PodMessage;
+    let var = |name: &str| env.get(name).map(str::to_owned);
+    let work_dir = std::env::current_dir().map_err(|source| PodError::WorkDir {
+        action: "reading the work dir",
+        path: PathBuf::from("."),
+        source,
+    });
+    let output = match &work_dir {
+        Ok(dir) => pod::PodOutput::from_env(var, dir),
+        Err(_) => pod::PodOutput::default(),
+    };
+    let emit = |message: &PodMessage| log_line(&output.line(message));
+    let end = async {
+        let work_dir = work_dir?;
+        let task = pod::PodTask::from_env(var, &work_dir)?;
+        eprintln!(
+            "task {} from {} at {}",
+            task.contract.task_id,
+            task.shown_destination(),
+            task.base
+        );
+        let project = pod::checkout_base(&task, &work_dir, Vec::new()).await?;
+        let config = ProjectConfig::load(&project, env).map_err(|e| PodError::Prepare {
+            what: "reading Butler's configuration",
+            reason: e.to_string(),
+        })?;
+        if config.trust.state == TrustState::Untrusted && !config.trust.ignored.is_empty() {
+            eprintln!(
+                "{} is not trusted: ignoring {}",
+                config.trust.file.display(),
+                config.trust.ignored.join(", ")
+            );
+        }
+        let ctx =
+            maid_context(project, clock, env, &config.agent).map_err(|e| PodError::Prepare {
+                what: "reading the task's settings",
+                reason: e.to_string(),
+            })?;
+        let cancel = CancellationToken::new();
+        tokio::spawn(cancel_on_signal(cancel.clone()));
+        pod::run_in_pod(ctx, &task, |p| emit(&PodMessage::Progress(p)), cancel).await
+    }
+    .await;
+    let end = pod::hand_back(end, &output, &pod::termination_log(var));
+    log_line(&end.line);
+    end.code
+}
+
+/// One line of the pod's log on stdout, flushed at once (the reader follows the log live).
+fn log_line(line: &str) {
+    let mut stdout = std::io::stdout().lock();
+    // Nothing is left to tell when stdout is gone.
+    let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
+}
+
+/// Cancels `cancel` on SIGTERM (the Job is deleted) or Ctrl-C.
+async fn cancel_on_signal(cancel: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    eprintln!("cancelling…");
+    cancel.cancel();
 }

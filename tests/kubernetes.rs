@@ -40,7 +40,10 @@ fn image_env(w: &World, script: &std::path::Path) -> BTreeMap<String, String> {
         .collect();
     for (k, v) in [
         ("PATH", std::env::var("PATH").expect("PATH")),
-        ("BUTLER_GOOSE_PROGRAM", fake_agent().to_string_lossy().into_owned()),
+        (
+            "BUTLER_GOOSE_PROGRAM",
+            fake_agent().to_string_lossy().into_owned(),
+        ),
         ("BUTLER_GOOSE_PROVIDER", "openai".into()),
         ("BUTLER_GOOSE_MODEL", "fake".into()),
         ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
@@ -56,7 +59,10 @@ fn greet_attempt() -> String {
         .to_string()
 }
 
-async fn cluster_world(runner_extra: &str, script: impl Fn(&Value) -> PodScript + Send + Sync + 'static) -> ClusterWorld {
+async fn cluster_world(
+    runner_extra: &str,
+    script: impl Fn(&Value) -> PodScript + Send + Sync + 'static,
+) -> ClusterWorld {
     let mut w = World::published();
     let kube = KubeStandIn::start().await;
     kube.set_pods(script);
@@ -65,12 +71,19 @@ async fn cluster_world(runner_extra: &str, script: impl Fn(&Value) -> PodScript 
         "[runner]\nkind = \"kubernetes\"\nimage = \"registry.example.com/butler-goose:test\"\n\
          pending_timeout_s = 3\n{runner_extra}\n"
     ));
-    w.env.push(("KUBECONFIG".to_owned(), kubeconfig.to_string_lossy().into_owned()));
+    w.env.push((
+        "KUBECONFIG".to_owned(),
+        kubeconfig.to_string_lossy().into_owned(),
+    ));
     ClusterWorld { w, kube }
 }
 
 /// Pods that run the real in-pod command with the fake agent playing `attempts`.
-fn running(w_tmp: &std::path::Path, env_of: &World, attempts: &[String]) -> impl Fn(&Value) -> PodScript + Send + Sync + 'static {
+fn running(
+    w_tmp: &std::path::Path,
+    env_of: &World,
+    attempts: &[String],
+) -> impl Fn(&Value) -> PodScript + Send + Sync + 'static {
     let script = write_script(w_tmp, attempts);
     let env = image_env(env_of, &script);
     move |_pod: &Value| PodScript::Run {
@@ -86,7 +99,10 @@ fn implement_args() -> Value {
 
 /// The shared destination's `refs/heads/butler/*` (the private refs must be gone).
 fn butler_refs(w: &World) -> String {
-    w.git(&w.shared, &["for-each-ref", "--format=%(refname)", "refs/heads/butler/"])
+    w.git(
+        &w.shared,
+        &["for-each-ref", "--format=%(refname)", "refs/heads/butler/"],
+    )
 }
 
 async fn session(cw: &ClusterWorld) -> Brain {
@@ -104,15 +120,27 @@ async fn a_task_runs_as_a_job_and_comes_home_with_its_line_and_evidence() {
     let a = brain.call("run_implement", implement_args()).await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     assert_eq!(a.data()["outcome"], "succeeded", "{}", a.envelope);
-    assert_eq!(a.data()["attempts"][0]["changed_files"], json!(["src/greet.rs"]));
+    assert_eq!(
+        a.data()["attempts"][0]["changed_files"],
+        json!(["src/greet.rs"])
+    );
     let task = a.data()["task_id"].as_str().expect("id").to_owned();
-    assert!(brain.client.progress().len() >= 3, "the pod's progress reached the Brain");
+    assert!(
+        brain.client.progress().len() >= 3,
+        "the pod's progress reached the Brain"
+    );
 
     // The task line is here, descending from the base; the private refs are gone.
-    let tip = cw.w.git(&cw.w.project, &["rev-parse", &format!("refs/heads/butler/task-{task}")]);
+    let tip = cw.w.git(
+        &cw.w.project,
+        &["rev-parse", &format!("refs/heads/butler/task-{task}")],
+    );
     assert!(!tip.trim().is_empty());
     assert_eq!(butler_refs(&cw.w).trim(), "", "private refs deleted");
-    assert!(!cw.w.project.join("src/greet.rs").exists(), "the Brain's tree is untouched");
+    assert!(
+        !cw.w.project.join("src/greet.rs").exists(),
+        "the Brain's tree is untouched"
+    );
 
     // The Job: hardened, one try, labelled.
     let jobs = cw.kube.jobs();
@@ -122,7 +150,10 @@ async fn a_task_runs_as_a_job_and_comes_home_with_its_line_and_evidence() {
     assert_eq!(job["metadata"]["labels"]["butler.dev/task"], task.as_str());
     let pod = &job["spec"]["template"]["spec"];
     assert_eq!(pod["automountServiceAccountToken"], false);
-    assert_eq!(pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"], true);
+    assert_eq!(
+        pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"],
+        true
+    );
     let env_names: Vec<&str> = pod["containers"][0]["env"]
         .as_array()
         .expect("env")
@@ -130,7 +161,9 @@ async fn a_task_runs_as_a_job_and_comes_home_with_its_line_and_evidence() {
         .filter_map(|e| e["name"].as_str())
         .collect();
     assert!(
-        !env_names.iter().any(|n| n.contains("TOKEN") || n.starts_with("BUTLER_GITEA")),
+        !env_names
+            .iter()
+            .any(|n| n.contains("TOKEN") || n.starts_with("BUTLER_GITEA")),
         "Butler's own tokens never reach the pod: {env_names:?}"
     );
 
@@ -142,7 +175,11 @@ async fn a_task_runs_as_a_job_and_comes_home_with_its_line_and_evidence() {
         .output()
         .expect("task show");
     let shown: Value = serde_json::from_slice(&show.stdout).expect("json");
-    assert_eq!(shown["attempts"].as_array().map(Vec::len), Some(1), "{shown}");
+    assert_eq!(
+        shown["attempts"].as_array().map(Vec::len),
+        Some(1),
+        "{shown}"
+    );
     assert_eq!(shown["status"], "succeeded", "{shown}");
 
     // Accepted as a local task is.
@@ -185,12 +222,32 @@ async fn failing(script: PodScript, runner_extra: &str) -> (ClusterWorld, common
 #[tokio::test]
 async fn every_way_a_job_fails_ends_with_the_clusters_reason() {
     let cases: Vec<(PodScript, &str, &str, &str)> = vec![
-        (PodScript::ImagePullBackOff, "", "backend_error", "image cannot be pulled"),
-        (PodScript::Unschedulable, "", "backend_error", "Insufficient memory"),
+        (
+            PodScript::ImagePullBackOff,
+            "",
+            "backend_error",
+            "image cannot be pulled",
+        ),
+        (
+            PodScript::Unschedulable,
+            "",
+            "backend_error",
+            "Insufficient memory",
+        ),
         (PodScript::OomKilled, "", "backend_error", "OOMKilled"),
         (PodScript::Evicted, "", "backend_error", "evicted"),
-        (PodScript::NodeLost, "", "backend_error", "node no longer exists"),
-        (PodScript::Hang, "active_deadline_s = 2", "backend_error", "deadline"),
+        (
+            PodScript::NodeLost,
+            "",
+            "backend_error",
+            "node no longer exists",
+        ),
+        (
+            PodScript::Hang,
+            "active_deadline_s = 2",
+            "backend_error",
+            "deadline",
+        ),
     ];
     for (script, extra, code, words) in cases {
         let name = format!("{script:?}");
@@ -198,15 +255,22 @@ async fn every_way_a_job_fails_ends_with_the_clusters_reason() {
         assert_eq!(a.status(), "error", "{name}: {}", a.envelope);
         assert_eq!(a.error_code(), code, "{name}: {}", a.envelope);
         assert!(a.envelope.contains(words), "{name}: {}", a.envelope);
-        assert_eq!(butler_refs(&cw.w).trim(), "", "{name}: private refs deleted");
+        assert_eq!(
+            butler_refs(&cw.w).trim(),
+            "",
+            "{name}: private refs deleted"
+        );
         // Nothing keeps running: the Job is gone or finished.
-        let job = cw.kube.jobs()[0]["metadata"]["name"].as_str().expect("name").to_owned();
+        let job = cw.kube.jobs()[0]["metadata"]["name"]
+            .as_str()
+            .expect("name")
+            .to_owned();
         let left = cw.kube.job(&job);
         let finished = left.as_ref().is_none_or(|j| {
-            j["status"]["conditions"]
-                .as_array()
-                .is_some_and(|c| c.iter().any(|c| c["type"] == "Failed" || c["type"] == "Complete"))
-                || j["metadata"]["deletionTimestamp"].is_string()
+            j["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Failed" || c["type"] == "Complete")
+            }) || j["metadata"]["deletionTimestamp"].is_string()
         });
         assert!(finished, "{name}: {left:?}");
     }
@@ -219,7 +283,11 @@ async fn a_missing_permission_is_named() {
     let brain = session(&cw).await;
     let a = brain.call("run_implement", implement_args()).await;
     assert_eq!(a.error_code(), "need_input", "{}", a.envelope);
-    assert!(a.envelope.contains("`create` on `jobs.batch`"), "{}", a.envelope);
+    assert!(
+        a.envelope.contains("`create` on `jobs.batch`"),
+        "{}",
+        a.envelope
+    );
 }
 
 #[tokio::test]
@@ -275,7 +343,10 @@ async fn eight_tasks_run_at_once() {
     }
     assert_eq!(cw.kube.jobs().len(), 8);
     for n in 1..=8 {
-        let tip = cw.w.git(&cw.w.project, &["rev-parse", &format!("refs/heads/butler/task-t{n}")]);
+        let tip = cw.w.git(
+            &cw.w.project,
+            &["rev-parse", &format!("refs/heads/butler/task-t{n}")],
+        );
         assert!(!tip.trim().is_empty(), "t{n}");
     }
     assert_eq!(butler_refs(&cw.w).trim(), "");

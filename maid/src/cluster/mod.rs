@@ -124,8 +124,8 @@ impl Cluster {
             .namespace
             .clone()
             .unwrap_or_else(|| kube_config.default_namespace.clone());
-        let client = Client::try_from(kube_config)
-            .map_err(|e| unreachable(format!("the client: {e}")))?;
+        let client =
+            Client::try_from(kube_config).map_err(|e| unreachable(format!("the client: {e}")))?;
         Ok(Cluster {
             client,
             namespace,

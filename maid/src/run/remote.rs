@@ -9,7 +9,7 @@
 use std::sync::Mutex;
 
 use butler_worker::config::RunnerConfig;
-use butler_worker::git::Transport;
+use butler_worker::git::Access;
 use butler_worker::tool_config::tool_config_changes;
 
 use super::{Progress, TaskRun};
@@ -74,7 +74,7 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                     &names.destination,
                     &names.base,
                     &names.base_ref,
-                    &Transport::default(),
+                    Access::User,
                 )?;
                 Ok(names)
             })
@@ -84,10 +84,10 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             let destination = names.destination.clone();
             self.blocking(move |s| {
                 for r in refs {
-                    if let Err(e) =
-                        s.main
-                            .repo()
-                            .delete_remote_ref(&destination, &r, &Transport::default())
+                    if let Err(e) = s
+                        .main
+                        .repo()
+                        .delete_remote_ref(&destination, &r, Access::User)
                     {
                         tracing::warn!(%e, r, "a task's private ref could not be deleted");
                     }
@@ -161,9 +161,12 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
         };
         let env = &self.shared.ctx.parent_env;
         let home = crate::env::lookup(env, "HOME").map(std::path::PathBuf::from);
-        let cluster =
-            Cluster::connect(config, crate::env::lookup(env, "KUBECONFIG"), home.as_deref())
-                .await?;
+        let cluster = Cluster::connect(
+            config,
+            crate::env::lookup(env, "KUBECONFIG"),
+            home.as_deref(),
+        )
+        .await?;
         let log = TaskLog::in_dir(&self.paths().task_dir);
         let clock = self.shared.ctx.clock.clone();
         let last: Mutex<Option<PodMessage>> = Mutex::new(None);
@@ -231,18 +234,21 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             names.base.clone(),
         );
         self.blocking(move |s| {
-            // Fetched aside first: only a line that descends from the base becomes the branch.
-            let incoming = format!("refs/butler/incoming/{}", s.id());
+            // Fetched as a new line; it stays only when it descends from the base.
             let repo = s.main.repo();
-            let tip = repo.fetch_ref(&destination, &push_ref, &incoming, &Transport::default())?;
-            repo.set_local_ref(&incoming, None)?;
+            let line = evidence.branch.clone();
+            let local = format!("refs/heads/{line}");
+            let tip = repo
+                .fetch_line(&destination, &push_ref, &line, Access::User)?
+                .ok_or_else(|| {
+                    MaidError::Remote(format!("the destination has no task line at {push_ref}"))
+                })?;
             if !s.main.is_ancestor(&base, &tip)? {
+                repo.set_local_ref(&local, None)?;
                 return Err(MaidError::Remote(format!(
                     "the task line {tip} does not descend from its base {base}"
                 )));
             }
-            let local = format!("refs/heads/{}", evidence.branch);
-            repo.set_local_ref(&local, Some(&tip))?;
             let tool_config = tool_config_changes(&s.main.changed_since_fork(&base, &local)?);
             s.with_ledger(|l| {
                 for attempt in &evidence.attempts {

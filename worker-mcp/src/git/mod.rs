@@ -55,7 +55,7 @@ pub use status::{Change, NotRecordable, StatusEntry, Unrecordable, WorkTreeStatu
 pub use task::{
     Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, TreeStatus, task_worktrees_dir,
 };
-pub use transfer::Transport;
+pub use transfer::{Access, FileCredentials, shown_destination};
 pub use vcs::VcsOutput;
 
 /// An opened (non-bare) repository: where its working tree and git directories are.
