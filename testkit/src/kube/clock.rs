@@ -41,7 +41,11 @@ pub fn parse(text: &str) -> Option<SystemTime> {
     let nanos: u32 = if fraction.is_empty() {
         0
     } else {
-        let digits: String = fraction.chars().chain("000000000".chars()).take(9).collect();
+        let digits: String = fraction
+            .chars()
+            .chain("000000000".chars())
+            .take(9)
+            .collect();
         digits.parse().ok()?
     };
     let days = days_from_civil(year, month, day);
@@ -52,7 +56,10 @@ pub fn parse(text: &str) -> Option<SystemTime> {
 
 fn split(t: SystemTime) -> (i64, u32) {
     let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    (i64::try_from(since.as_secs()).unwrap_or(i64::MAX), since.subsec_nanos())
+    (
+        i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+        since.subsec_nanos(),
+    )
 }
 
 fn civil(secs: i64) -> (String, String) {
@@ -61,7 +68,12 @@ fn civil(secs: i64) -> (String, String) {
     let (y, m, d) = civil_from_days(days);
     (
         format!("{y:04}-{m:02}-{d:02}"),
-        format!("{:02}:{:02}:{:02}", rest / 3600, rest % 3600 / 60, rest % 60),
+        format!(
+            "{:02}:{:02}:{:02}",
+            rest / 3600,
+            rest % 3600 / 60,
+            rest % 60
+        ),
     )
 }
 

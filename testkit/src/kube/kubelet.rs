@@ -110,19 +110,31 @@ async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<St
                     job["status"]["active"] = json!(0);
                     job["status"]["ready"] = json!(0);
                     job["status"]["succeeded"] = json!(1);
-                    push_condition(job, job_condition("SuccessCriteriaMet", "CompletionsReached", message));
+                    push_condition(
+                        job,
+                        job_condition("SuccessCriteriaMet", "CompletionsReached", message),
+                    );
                 });
                 tokio::time::sleep(STEP).await;
                 shared.modify(Resource::Jobs, &name, |job| {
                     job["status"]["completionTime"] = json!(clock::now());
-                    push_condition(job, job_condition("Complete", "CompletionsReached", message));
+                    push_condition(
+                        job,
+                        job_condition("Complete", "CompletionsReached", message),
+                    );
                 });
                 return;
             }
             PodEnd::Failed => {
                 failed += 1;
                 if failed > backoff_limit {
-                    fail_job(&shared, &name, failed, "BackoffLimitExceeded", "Job has reached the specified backoff limit");
+                    fail_job(
+                        &shared,
+                        &name,
+                        failed,
+                        "BackoffLimitExceeded",
+                        "Job has reached the specified backoff limit",
+                    );
                     return;
                 }
                 shared.modify(Resource::Jobs, &name, |job| {
@@ -135,7 +147,11 @@ async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<St
                 shared.modify(Resource::Jobs, &name, |job| {
                     push_condition(
                         job,
-                        job_condition("FailureTarget", "DeadlineExceeded", "Job was active longer than specified deadline"),
+                        job_condition(
+                            "FailureTarget",
+                            "DeadlineExceeded",
+                            "Job was active longer than specified deadline",
+                        ),
                     );
                 });
                 shared.remove(Resource::Pods, &pod_name);
@@ -145,7 +161,11 @@ async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<St
                     job["status"]["failed"] = json!(failed + 1);
                     push_condition(
                         job,
-                        job_condition("Failed", "DeadlineExceeded", "Job was active longer than specified deadline"),
+                        job_condition(
+                            "Failed",
+                            "DeadlineExceeded",
+                            "Job was active longer than specified deadline",
+                        ),
                     );
                 });
                 return;
@@ -235,7 +255,11 @@ fn qos_class(spec: &Value) -> &'static str {
                     .iter()
                     .all(|k| c["resources"]["requests"][*k] == limits[*k]))
     });
-    if guaranteed { "Guaranteed" } else { "Burstable" }
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
 }
 
 fn pod_condition(kind: &str, status: bool, reason: Option<&str>, message: Option<&str>) -> Value {
@@ -302,7 +326,13 @@ struct Terminated {
 }
 
 /// Writes the container's end: terminated state, phase, Ready/ContainersReady False.
-fn write_terminated(shared: &Shared, pod_name: &str, container: &Value, id: &str, end: &Terminated) {
+fn write_terminated(
+    shared: &Shared,
+    pod_name: &str,
+    container: &Value,
+    id: &str,
+    end: &Terminated,
+) {
     let succeeded = end.exit_code == 0;
     shared.modify(Resource::Pods, pod_name, |pod| {
         let mut terminated = json!({
@@ -315,7 +345,11 @@ fn write_terminated(shared: &Shared, pod_name: &str, container: &Value, id: &str
         if let Some(message) = &end.message {
             terminated["message"] = json!(message);
         }
-        let reason = if succeeded { "PodCompleted" } else { "PodFailed" };
+        let reason = if succeeded {
+            "PodCompleted"
+        } else {
+            "PodFailed"
+        };
         pod["status"]["phase"] = json!(if succeeded { "Succeeded" } else { "Failed" });
         pod["status"]["containerStatuses"] = json!([container_status(
             container,
@@ -323,9 +357,15 @@ fn write_terminated(shared: &Shared, pod_name: &str, container: &Value, id: &str
             false,
             Some(id)
         )]);
-        set_pod_condition(pod, pod_condition("PodReadyToStartContainers", false, None, None));
+        set_pod_condition(
+            pod,
+            pod_condition("PodReadyToStartContainers", false, None, None),
+        );
         set_pod_condition(pod, pod_condition("Ready", false, Some(reason), None));
-        set_pod_condition(pod, pod_condition("ContainersReady", false, Some(reason), None));
+        set_pod_condition(
+            pod,
+            pod_condition("ContainersReady", false, Some(reason), None),
+        );
     });
 }
 
@@ -376,7 +416,12 @@ async fn run_pod(
         shared.modify(Resource::Pods, pod_name, |pod| {
             set_pod_condition(
                 pod,
-                pod_condition("PodScheduled", false, Some("Unschedulable"), Some(UNSCHEDULABLE)),
+                pod_condition(
+                    "PodScheduled",
+                    false,
+                    Some("Unschedulable"),
+                    Some(UNSCHEDULABLE),
+                ),
             );
         });
         let end = interrupted(deadline, stop).await;
@@ -390,7 +435,10 @@ async fn run_pod(
     tokio::time::sleep(STEP).await;
 
     // The kubelet takes the pod.
-    let not_ready = format!("containers with unready status: [{}]", container["name"].as_str().unwrap_or(""));
+    let not_ready = format!(
+        "containers with unready status: [{}]",
+        container["name"].as_str().unwrap_or("")
+    );
     shared.modify(Resource::Pods, pod_name, |pod| {
         let status = &mut pod["status"];
         status["hostIP"] = json!("10.89.0.2");
@@ -402,10 +450,24 @@ async fn run_pod(
             false,
             None
         )]);
-        set_pod_condition(pod, pod_condition("PodReadyToStartContainers", false, None, None));
+        set_pod_condition(
+            pod,
+            pod_condition("PodReadyToStartContainers", false, None, None),
+        );
         set_pod_condition(pod, pod_condition("Initialized", true, None, None));
-        set_pod_condition(pod, pod_condition("Ready", false, Some("ContainersNotReady"), Some(&not_ready)));
-        set_pod_condition(pod, pod_condition("ContainersReady", false, Some("ContainersNotReady"), Some(&not_ready)));
+        set_pod_condition(
+            pod,
+            pod_condition("Ready", false, Some("ContainersNotReady"), Some(&not_ready)),
+        );
+        set_pod_condition(
+            pod,
+            pod_condition(
+                "ContainersReady",
+                false,
+                Some("ContainersNotReady"),
+                Some(&not_ready),
+            ),
+        );
     });
     tokio::time::sleep(STEP).await;
 
@@ -417,7 +479,10 @@ async fn run_pod(
                 false,
                 None
             )]);
-            set_pod_condition(pod, pod_condition("PodReadyToStartContainers", true, None, None));
+            set_pod_condition(
+                pod,
+                pod_condition("PodReadyToStartContainers", true, None, None),
+            );
         });
     };
     let running = |id: &str| {
@@ -432,7 +497,10 @@ async fn run_pod(
                 true,
                 Some(id)
             )]);
-            set_pod_condition(pod, pod_condition("PodReadyToStartContainers", true, None, None));
+            set_pod_condition(
+                pod,
+                pod_condition("PodReadyToStartContainers", true, None, None),
+            );
             set_pod_condition(pod, pod_condition("Ready", true, None, None));
             set_pod_condition(pod, pod_condition("ContainersReady", true, None, None));
         });
@@ -453,7 +521,10 @@ async fn run_pod(
                 ),
             );
             tokio::time::sleep(STEP).await;
-            waiting("ImagePullBackOff", &format!("Back-off pulling image \"{image}\""));
+            waiting(
+                "ImagePullBackOff",
+                &format!("Back-off pulling image \"{image}\""),
+            );
             let end = interrupted(deadline, stop).await;
             mark_deleting(shared, pod_name);
             shared.log_finished(pod_name);
@@ -463,42 +534,65 @@ async fn run_pod(
             let started_at = running(&id);
             let end = interrupted(deadline, stop).await;
             mark_deleting(shared, pod_name);
-            write_terminated(shared, pod_name, &container, &id, &Terminated {
-                exit_code: 137,
-                reason: "Error",
-                message: None,
-                started_at,
-            });
+            write_terminated(
+                shared,
+                pod_name,
+                &container,
+                &id,
+                &Terminated {
+                    exit_code: 137,
+                    reason: "Error",
+                    message: None,
+                    started_at,
+                },
+            );
             shared.log_finished(pod_name);
             end
         }
         PodScript::OomKilled => {
             let started_at = running(&id);
             tokio::time::sleep(STEP).await;
-            write_terminated(shared, pod_name, &container, &id, &Terminated {
-                exit_code: 137,
-                reason: "OOMKilled",
-                message: None,
-                started_at,
-            });
+            write_terminated(
+                shared,
+                pod_name,
+                &container,
+                &id,
+                &Terminated {
+                    exit_code: 137,
+                    reason: "OOMKilled",
+                    message: None,
+                    started_at,
+                },
+            );
             shared.log_finished(pod_name);
             PodEnd::Failed
         }
         PodScript::Evicted => {
             let started_at = running(&id);
             tokio::time::sleep(STEP).await;
-            write_terminated(shared, pod_name, &container, &id, &Terminated {
-                exit_code: 137,
-                reason: "Error",
-                message: None,
-                started_at,
-            });
+            write_terminated(
+                shared,
+                pod_name,
+                &container,
+                &id,
+                &Terminated {
+                    exit_code: 137,
+                    reason: "Error",
+                    message: None,
+                    started_at,
+                },
+            );
             shared.modify(Resource::Pods, pod_name, |pod| {
                 pod["status"]["reason"] = json!("Evicted");
                 pod["status"]["message"] = json!(EVICTED);
                 set_pod_condition(
                     pod,
-                    pod_condition("DisruptionTarget", true, Some("TerminationByKubelet"), Some(EVICTED)),
+                    pod_condition(
+                        "DisruptionTarget",
+                        true,
+                        Some("TerminationByKubelet"),
+                        Some(EVICTED),
+                    ),
                 );
             });
             shared.log_finished(pod_name);
@@ -511,7 +605,12 @@ async fn run_pod(
                 pod["status"]["phase"] = json!("Failed");
                 set_pod_condition(
                     pod,
-                    pod_condition("DisruptionTarget", true, Some("DeletionByPodGC"), Some("PodGC: node no longer exists")),
+                    pod_condition(
+                        "DisruptionTarget",
+                        true,
+                        Some("DeletionByPodGC"),
+                        Some("PodGC: node no longer exists"),
+                    ),
                 );
                 pod["status"]["containerStatuses"] = json!([container_status(
                     &container,
@@ -526,7 +625,10 @@ async fn run_pod(
                     None
                 )]);
                 set_pod_condition(pod, pod_condition("Ready", false, Some("PodFailed"), None));
-                set_pod_condition(pod, pod_condition("ContainersReady", false, Some("PodFailed"), None));
+                set_pod_condition(
+                    pod,
+                    pod_condition("ContainersReady", false, Some("PodFailed"), None),
+                );
             });
             mark_deleting(shared, pod_name);
             shared.remove(Resource::Pods, pod_name);
@@ -552,7 +654,10 @@ async fn run_pod(
                     return end;
                 }
             };
-            run_process(shared, pod_name, &container, &id, prepared, deadline, stop, running).await
+            run_process(
+                shared, pod_name, &container, &id, prepared, deadline, stop, running,
+            )
+            .await
         }
     }
 }
@@ -590,13 +695,23 @@ fn prepare(
     let mut dirs = Vec::new();
     let scratch = TempDir::with_prefix("kube-standin-pod-").map_err(|_| Unready::Mount)?;
     let mut volumes: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for volume in pod["spec"]["volumes"].as_array().cloned().unwrap_or_default() {
+    for volume in pod["spec"]["volumes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+    {
         let name = volume["name"].as_str().unwrap_or("").to_owned();
         let dir = scratch.path().join("volumes").join(&name);
         std::fs::create_dir_all(&dir).map_err(|_| Unready::Mount)?;
         if let Some(secret) = volume["secret"].as_object() {
-            let secret_name = secret.get("secretName").and_then(Value::as_str).unwrap_or("");
-            let optional = secret.get("optional").and_then(Value::as_bool).unwrap_or(false);
+            let secret_name = secret
+                .get("secretName")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let optional = secret
+                .get("optional")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             match secrets.get(secret_name) {
                 Some(data) => {
                     for (key, value) in data {
@@ -643,9 +758,15 @@ fn prepare(
         let prefix = source["prefix"].as_str().unwrap_or("");
         if let Some(secret_ref) = source["secretRef"].as_object() {
             let name = secret_ref.get("name").and_then(Value::as_str).unwrap_or("");
-            let optional = secret_ref.get("optional").and_then(Value::as_bool).unwrap_or(false);
+            let optional = secret_ref
+                .get("optional")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             match secrets.get(name) {
-                Some(data) => env.extend(data.iter().map(|(k, v)| (format!("{prefix}{k}"), v.clone()))),
+                Some(data) => env.extend(
+                    data.iter()
+                        .map(|(k, v)| (format!("{prefix}{k}"), v.clone())),
+                ),
                 None if optional => {}
                 None => return Err(Unready::Config(format!("secret \"{name}\" not found"))),
             }
@@ -658,7 +779,10 @@ fn prepare(
         } else if let Some(selector) = var["valueFrom"]["secretKeyRef"].as_object() {
             let secret = selector.get("name").and_then(Value::as_str).unwrap_or("");
             let key = selector.get("key").and_then(Value::as_str).unwrap_or("");
-            let optional = selector.get("optional").and_then(Value::as_bool).unwrap_or(false);
+            let optional = selector
+                .get("optional")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             match secrets.get(secret).map(|data| data.get(key)) {
                 Some(Some(value)) => value.clone(),
                 _ if optional => continue,
@@ -702,16 +826,25 @@ fn prepare(
     };
     let command: Vec<String> = container["command"]
         .as_array()
-        .map(|c| c.iter().filter_map(|w| w.as_str().map(str::to_owned)).collect())
+        .map(|c| {
+            c.iter()
+                .filter_map(|w| w.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     let container_args: Vec<String> = container["args"]
         .as_array()
-        .map(|c| c.iter().filter_map(|w| w.as_str().map(str::to_owned)).collect())
+        .map(|c| {
+            c.iter()
+                .filter_map(|w| w.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     let mut argv: Vec<String> = args.to_vec();
     argv.extend(command.iter().skip(1).cloned());
     argv.extend(container_args);
-    let fallback_to_logs = container["terminationMessagePolicy"].as_str() == Some("FallbackToLogsOnError");
+    let fallback_to_logs =
+        container["terminationMessagePolicy"].as_str() == Some("FallbackToLogsOnError");
     dirs.push(scratch);
     Ok(Prepared {
         argv,
@@ -737,7 +870,12 @@ async fn pump(shared: Arc<Shared>, pod: String, pipe: impl AsyncRead + Unpin) {
 }
 
 /// What the kubelet reads back as the termination message.
-fn termination_message(shared: &Shared, pod_name: &str, prepared: &Prepared, exit_code: i64) -> Option<String> {
+fn termination_message(
+    shared: &Shared,
+    pod_name: &str,
+    prepared: &Prepared,
+    exit_code: i64,
+) -> Option<String> {
     let mut written = std::fs::read(&prepared.termination_log).unwrap_or_default();
     written.truncate(4096);
     if !written.is_empty() {
@@ -756,7 +894,10 @@ fn termination_message(shared: &Shared, pod_name: &str, prepared: &Prepared, exi
     (!tail.is_empty()).then(|| String::from_utf8_lossy(tail).into_owned())
 }
 
-#[allow(clippy::too_many_arguments, reason = "one pod's whole run, written where it is used")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one pod's whole run, written where it is used"
+)]
 async fn run_process(
     shared: &Arc<Shared>,
     pod_name: &str,
@@ -785,18 +926,30 @@ async fn run_process(
                 "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"{}\": {error}: unknown",
                 prepared.program.display()
             );
-            write_terminated(shared, pod_name, container, id, &Terminated {
-                exit_code: 128,
-                reason: "StartError",
-                message: Some(message),
-                started_at,
-            });
+            write_terminated(
+                shared,
+                pod_name,
+                container,
+                id,
+                &Terminated {
+                    exit_code: 128,
+                    reason: "StartError",
+                    message: Some(message),
+                    started_at,
+                },
+            );
             shared.log_finished(pod_name);
             return PodEnd::Failed;
         }
     };
-    let stdout = child.stdout.take().map(|out| tokio::spawn(pump(Arc::clone(shared), pod_name.to_owned(), out)));
-    let stderr = child.stderr.take().map(|err| tokio::spawn(pump(Arc::clone(shared), pod_name.to_owned(), err)));
+    let stdout = child
+        .stdout
+        .take()
+        .map(|out| tokio::spawn(pump(Arc::clone(shared), pod_name.to_owned(), out)));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|err| tokio::spawn(pump(Arc::clone(shared), pod_name.to_owned(), err)));
     let started_at = running(id);
     let (status, end) = tokio::select! {
         status = child.wait() => (status.ok(), None),
@@ -816,12 +969,18 @@ async fn run_process(
             .map_or_else(|| 128 + i64::from(status.signal().unwrap_or(9)), i64::from)
     });
     let message = termination_message(shared, pod_name, &prepared, exit_code);
-    write_terminated(shared, pod_name, container, id, &Terminated {
-        exit_code,
-        reason: if exit_code == 0 { "Completed" } else { "Error" },
-        message,
-        started_at,
-    });
+    write_terminated(
+        shared,
+        pod_name,
+        container,
+        id,
+        &Terminated {
+            exit_code,
+            reason: if exit_code == 0 { "Completed" } else { "Error" },
+            message,
+            started_at,
+        },
+    );
     shared.log_finished(pod_name);
     match end {
         Some(end) => end,

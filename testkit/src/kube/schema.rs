@@ -55,7 +55,11 @@ pub enum ProblemKind {
 impl fmt::Display for Problem {
     /// Worded as the API server's strict decoding and validation word them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.path.is_empty() { "<root>" } else { &self.path };
+        let path = if self.path.is_empty() {
+            "<root>"
+        } else {
+            &self.path
+        };
         match &self.kind {
             ProblemKind::UnknownField => write!(f, "unknown field \"{path}\""),
             ProblemKind::MissingRequired => write!(f, "{path}: Required value"),
@@ -65,7 +69,11 @@ impl fmt::Display for Problem {
             ProblemKind::NotInEnum { value, allowed } => write!(
                 f,
                 "{path}: Unsupported value: \"{value}\": supported values: {}",
-                allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
+                allowed
+                    .iter()
+                    .map(|a| format!("\"{a}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             ProblemKind::UnknownDefinition(name) => {
                 write!(f, "{path}: the subset has no definition {name}")
@@ -101,7 +109,10 @@ impl ApiSubset {
             return Some((full.as_str(), schema));
         }
         let suffix = format!(".{name}");
-        let mut found = self.definitions.iter().filter(|(full, _)| full.ends_with(&suffix));
+        let mut found = self
+            .definitions
+            .iter()
+            .filter(|(full, _)| full.ends_with(&suffix));
         match (found.next(), found.next()) {
             (Some((full, schema)), None) => Some((full.as_str(), schema)),
             _ => None,
@@ -191,9 +202,7 @@ impl ApiSubset {
             },
             Some("integer") => {
                 let fits = match format {
-                    "int32" => value
-                        .as_i64()
-                        .is_some_and(|n| i32::try_from(n).is_ok()),
+                    "int32" => value.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
                     _ => value.is_i64() || value.is_u64(),
                 };
                 if !fits {
@@ -321,7 +330,10 @@ mod tests {
     #[test]
     fn short_names_resolve_to_their_definitions() {
         let subset = ApiSubset::pinned();
-        assert_eq!(subset.definition("Job").unwrap().0, "io.k8s.api.batch.v1.Job");
+        assert_eq!(
+            subset.definition("Job").unwrap().0,
+            "io.k8s.api.batch.v1.Job"
+        );
         assert!(subset.definition("io.k8s.api.core.v1.Pod").is_some());
         assert!(subset.definition("NoSuchThing").is_none());
     }

@@ -72,7 +72,9 @@ enum Route {
 fn route(path: &str) -> Option<(String, Route)> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (resource, rest) = match parts.as_slice() {
-        ["apis", "batch", "v1", "namespaces", ns, "jobs", rest @ ..] => (Resource::Jobs, (ns, rest)),
+        ["apis", "batch", "v1", "namespaces", ns, "jobs", rest @ ..] => {
+            (Resource::Jobs, (ns, rest))
+        }
         ["api", "v1", "namespaces", ns, "pods", rest @ ..] => (Resource::Pods, (ns, rest)),
         _ => return None,
     };
@@ -121,7 +123,9 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Bod
     let (verb, resource, subresource, name) = match (&method, &route) {
         (&Method::GET, Route::Collection(r)) if watching => ("watch", *r, None, None),
         (&Method::GET, Route::Collection(r)) => ("list", *r, None, None),
-        (&Method::POST, Route::Collection(Resource::Jobs)) => ("create", Resource::Jobs, None, None),
+        (&Method::POST, Route::Collection(Resource::Jobs)) => {
+            ("create", Resource::Jobs, None, None)
+        }
         (&Method::GET, Route::Object(r, n)) => ("get", *r, None, Some(n.as_str())),
         (&Method::DELETE, Route::Object(Resource::Jobs, n)) => {
             ("delete", Resource::Jobs, None, Some(n.as_str()))
@@ -205,7 +209,12 @@ fn terms(text: Option<&str>) -> Vec<Term> {
 impl Selectors {
     /// The selectors of a request's parameters.
     pub fn from_params(params: &[(String, String)]) -> Selectors {
-        let get = |key: &str| params.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        let get = |key: &str| {
+            params
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
         Selectors {
             fields: terms(get("fieldSelector")),
             labels: terms(get("labelSelector")),
@@ -222,7 +231,9 @@ impl Selectors {
             at.as_str().map(str::to_owned)
         };
         let label = |key: &str| -> Option<String> {
-            object["metadata"]["labels"][key].as_str().map(str::to_owned)
+            object["metadata"]["labels"][key]
+                .as_str()
+                .map(str::to_owned)
         };
         let check = |terms: &[Term], lookup: &dyn Fn(&str) -> Option<String>| {
             terms.iter().all(|term| match term {
@@ -241,7 +252,12 @@ fn list(
     resource: Resource,
     params: &[(String, String)],
 ) -> Result<Response<Body>, ApiError> {
-    let get = |key: &str| params.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let get = |key: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
     let selectors = Selectors::from_params(params);
     let limit: Option<usize> = get("limit").and_then(|l| l.parse().ok()).filter(|l| *l > 0);
     // The continue token is opaque to clients: here, the last name already listed.
@@ -332,13 +348,18 @@ fn invalid(name: &str, causes: &[(&str, String)]) -> ApiError {
     }
 }
 
-fn create_job(shared: &Arc<Shared>, body: Option<Value>, bytes: &[u8]) -> Result<Response<Body>, ApiError> {
+fn create_job(
+    shared: &Arc<Shared>,
+    body: Option<Value>,
+    bytes: &[u8],
+) -> Result<Response<Body>, ApiError> {
     let Some(mut job) = body else {
         return Err(status::bad_request(format!(
             "couldn't get version/kind; json parse error: {}",
-            serde_json::from_slice::<Value>(bytes)
-                .err()
-                .map_or_else(|| "unexpected end of JSON input".to_owned(), |e| e.to_string())
+            serde_json::from_slice::<Value>(bytes).err().map_or_else(
+                || "unexpected end of JSON input".to_owned(),
+                |e| e.to_string()
+            )
         )));
     };
     shared.lock().received_jobs.push(job.clone());
@@ -346,11 +367,18 @@ fn create_job(shared: &Arc<Shared>, body: Option<Value>, bytes: &[u8]) -> Result
         let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
         return Err(undecodable(&listed));
     }
-    if job.get("apiVersion").and_then(Value::as_str).is_some_and(|v| v != "batch/v1")
-        || job.get("kind").and_then(Value::as_str).is_some_and(|k| k != "Job")
+    if job
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|v| v != "batch/v1")
+        || job
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| k != "Job")
     {
         return Err(status::bad_request(
-            "the API version in the data (…) does not match the expected API version (batch/v1)".to_owned(),
+            "the API version in the data (…) does not match the expected API version (batch/v1)"
+                .to_owned(),
         ));
     }
     if let Some(ns) = job["metadata"]["namespace"].as_str()
@@ -361,24 +389,37 @@ fn create_job(shared: &Arc<Shared>, body: Option<Value>, bytes: &[u8]) -> Result
                 .to_owned(),
         ));
     }
-    let name = match (job["metadata"]["name"].as_str(), job["metadata"]["generateName"].as_str()) {
+    let name = match (
+        job["metadata"]["name"].as_str(),
+        job["metadata"]["generateName"].as_str(),
+    ) {
         (Some(name), _) if !name.is_empty() => name.to_owned(),
         (_, Some(prefix)) if !prefix.is_empty() => format!("{prefix}{}", super::random_suffix(5)),
         _ => {
             return Err(invalid(
                 "",
-                &[("metadata.name", "metadata.name: Required value: name or generateName is required".to_owned())],
+                &[(
+                    "metadata.name",
+                    "metadata.name: Required value: name or generateName is required".to_owned(),
+                )],
             ));
         }
     };
-    let restart = job["spec"]["template"]["spec"]["restartPolicy"].as_str().unwrap_or("Always");
+    let restart = job["spec"]["template"]["spec"]["restartPolicy"]
+        .as_str()
+        .unwrap_or("Always");
     if restart != "Never" && restart != "OnFailure" {
         let message = if job["spec"]["template"]["spec"]["restartPolicy"].is_null() {
             "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"".to_owned()
         } else {
-            format!("spec.template.spec.restartPolicy: Unsupported value: \"{restart}\": supported values: \"OnFailure\", \"Never\"")
+            format!(
+                "spec.template.spec.restartPolicy: Unsupported value: \"{restart}\": supported values: \"OnFailure\", \"Never\""
+            )
         };
-        return Err(invalid(&name, &[("spec.template.spec.restartPolicy", message)]));
+        return Err(invalid(
+            &name,
+            &[("spec.template.spec.restartPolicy", message)],
+        ));
     }
     let mut state = shared.lock();
     if state.jobs.contains_key(&name) {
@@ -435,7 +476,10 @@ fn default_job(job: &mut Value, name: &str, namespace: &str) {
         template_labels[key] = json!(value);
     }
     let template_labels = template_labels.clone();
-    if job["metadata"]["labels"].as_object().is_none_or(Map::is_empty) {
+    if job["metadata"]["labels"]
+        .as_object()
+        .is_none_or(Map::is_empty)
+    {
         job["metadata"]["labels"] = template_labels;
     }
     let pod_spec = &mut job["spec"]["template"]["spec"];
@@ -452,7 +496,9 @@ fn default_job(job: &mut Value, name: &str, namespace: &str) {
     if let Some(containers) = pod_spec["containers"].as_array_mut() {
         for container in containers {
             let image = container["image"].as_str().unwrap_or("");
-            let pull = if image.ends_with(":latest") || !image.rsplit('/').next().unwrap_or("").contains(':') {
+            let pull = if image.ends_with(":latest")
+                || !image.rsplit('/').next().unwrap_or("").contains(':')
+            {
                 "Always"
             } else {
                 "IfNotPresent"
@@ -484,9 +530,10 @@ fn delete_job(
         ));
     }
     let options = body.unwrap_or_else(|| json!({}));
-    if let Err(problems) =
-        super::schema::validate("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", &options)
-    {
+    if let Err(problems) = super::schema::validate(
+        "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        &options,
+    ) {
         let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
         return Err(status::bad_request(format!(
             "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: strict decoding error: {}",
@@ -526,7 +573,10 @@ fn delete_job(
         "Background" => {
             shared.remove(Resource::Jobs, name);
             tokio::spawn(teardown(Arc::clone(shared), name.to_owned(), false));
-            Ok(json_response(200, &status::deleted(Resource::Jobs, name, &uid)))
+            Ok(json_response(
+                200,
+                &status::deleted(Resource::Jobs, name, &uid),
+            ))
         }
         "Orphan" => {
             shared.remove(Resource::Jobs, name);
@@ -538,7 +588,10 @@ fn delete_job(
                     }
                 });
             }
-            Ok(json_response(200, &status::deleted(Resource::Jobs, name, &uid)))
+            Ok(json_response(
+                200,
+                &status::deleted(Resource::Jobs, name, &uid),
+            ))
         }
         other => Err(status::bad_request(format!(
             "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
@@ -594,6 +647,8 @@ async fn teardown(shared: Arc<Shared>, name: String, foreground: bool) {
         shared.remove(Resource::Pods, &pod);
     }
     if foreground {
+        // The garbage collector notices the dependents are gone on its next pass.
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
         shared.modify(Resource::Jobs, &name, |job| {
             if let Some(finalizers) = job["metadata"]["finalizers"].as_array_mut() {
                 finalizers.retain(|f| f != "foregroundDeletion");

@@ -14,10 +14,10 @@ use hyper::body::Frame;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use super::clock;
 use super::server::{Body, Selectors};
 use super::state::{Resource, Shared, check_own};
 use super::status::{self, ApiError};
-use super::clock;
 
 type Chunk = Result<Frame<Bytes>, std::io::Error>;
 
@@ -50,8 +50,17 @@ fn event_line(kind: &str, object: &Value, definition: &str) -> Bytes {
 }
 
 /// A watch on `resource`, as kube-runtime's watcher and `Api::watch` make them.
-pub fn watch(shared: Arc<Shared>, resource: Resource, params: &[(String, String)]) -> Response<Body> {
-    let get = |key: &str| params.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+pub fn watch(
+    shared: Arc<Shared>,
+    resource: Resource,
+    params: &[(String, String)],
+) -> Response<Body> {
+    let get = |key: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
     let selectors = Selectors::from_params(params);
     let timeout = get("timeoutSeconds")
         .and_then(|t| t.parse::<u64>().ok())
@@ -61,10 +70,14 @@ pub fn watch(shared: Arc<Shared>, resource: Resource, params: &[(String, String)
     let requested = get("resourceVersion").unwrap_or_default();
     let (expire, cut_after) = {
         let mut state = shared.lock();
-        (
-            std::mem::take(&mut state.knobs.expire_next_watch),
-            state.knobs.cut_watch_after.take(),
-        )
+        let expire = std::mem::take(&mut state.knobs.expire_next_watch);
+        // An expired watch ends at once: a cut waits for the next one.
+        let cut = if expire {
+            None
+        } else {
+            state.knobs.cut_watch_after.take()
+        };
+        (expire, cut)
     };
     let (mut tx, rx) = mpsc::channel::<Chunk>(16);
     let (api_version, kind) = resource.type_meta();
@@ -118,7 +131,10 @@ pub fn watch(shared: Arc<Shared>, resource: Resource, params: &[(String, String)
                 }
                 sent += 1;
             }
-            if initial_events && bookmarks && tx.send(Ok(Frame::data(bookmark(rv, true)))).await.is_err() {
+            if initial_events
+                && bookmarks
+                && tx.send(Ok(Frame::data(bookmark(rv, true)))).await.is_err()
+            {
                 return;
             }
             rv
@@ -132,7 +148,9 @@ pub fn watch(shared: Arc<Shared>, resource: Resource, params: &[(String, String)
                 let events: Vec<(&'static str, Value)> = state
                     .events
                     .iter()
-                    .filter(|e| e.rv > from && e.resource == resource && selectors.matches(&e.object))
+                    .filter(|e| {
+                        e.rv > from && e.resource == resource && selectors.matches(&e.object)
+                    })
                     .map(|e| (e.kind, e.object.clone()))
                     .collect();
                 (events, state.rv)
@@ -169,7 +187,12 @@ pub fn log(
     pod_name: &str,
     params: &[(String, String)],
 ) -> Result<Response<Body>, ApiError> {
-    let get = |key: &str| params.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let get = |key: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
     let pod = shared
         .lock()
         .pods
@@ -178,7 +201,11 @@ pub fn log(
         .ok_or_else(|| status::not_found(Resource::Pods, pod_name))?;
     let names: Vec<String> = pod["spec"]["containers"]
         .as_array()
-        .map(|cs| cs.iter().filter_map(|c| c["name"].as_str().map(str::to_owned)).collect())
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| c["name"].as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     let container = match get("container").filter(|c| !c.is_empty()) {
         Some(container) => container,
