@@ -400,7 +400,8 @@ async fn the_watcher_survives_a_cut_watch_and_an_expired_resource_version() {
 #[derive(Debug, PartialEq, Eq)]
 enum Seen {
     InitDone,
-    Delete,
+    /// A deletion, with the resourceVersion the server gave it.
+    Delete(u64),
     Other,
 }
 
@@ -433,10 +434,18 @@ async fn a_foreground_delete_kills_the_process_then_removes_pods_then_the_job() 
     let pid = pid.trim().to_owned();
 
     // Both watches open before the delete, to see the order of the deletions.
-    fn seen<K>(event: Result<Event<K>, watcher::Error>) -> Seen {
+    fn seen<K: kube::Resource>(event: Result<Event<K>, watcher::Error>) -> Seen {
         match event {
             Ok(Event::InitDone) => Seen::InitDone,
-            Ok(Event::Delete(_)) => Seen::Delete,
+            Ok(Event::Delete(object)) => Seen::Delete(
+                object
+                    .meta()
+                    .resource_version
+                    .as_deref()
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap(),
+            ),
             _ => Seen::Other,
         }
     }
@@ -467,20 +476,24 @@ async fn a_foreground_delete_kills_the_process_then_removes_pods_then_the_job() 
         Some(&["foregroundDeletion".to_owned()][..])
     );
 
-    let mut order = Vec::new();
+    // Two streams need not deliver in the server's order: the resourceVersions tell it.
+    let mut deleted = BTreeMap::new();
     tokio::time::timeout(Duration::from_secs(5), async {
         while let Some((what, event)) = events.next().await {
-            if event == Seen::Delete {
-                order.push(what);
-                if what == "job" {
+            if let Seen::Delete(rv) = event {
+                deleted.insert(what, rv);
+                if deleted.len() == 2 {
                     return;
                 }
             }
         }
     })
     .await
-    .expect("the Job was deleted in time");
-    assert_eq!(order, ["pod", "job"]);
+    .expect("the pod and the Job were deleted in time");
+    assert!(
+        deleted["pod"] < deleted["job"],
+        "the pod went first: {deleted:?}"
+    );
     assert!(
         pods.get_opt(pod.metadata.name.as_deref().unwrap())
             .await
@@ -859,5 +872,145 @@ fn the_validator_reports_every_problem_with_its_path() {
             .unwrap()
             .to_string(),
         "unknown field \"spec.template.spec.volumes[0].emptyDir.sizeLimitt\""
+    );
+}
+
+#[tokio::test]
+async fn a_cut_log_stream_resumes_with_since_time() {
+    let kube = KubeStandIn::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = client(&kube, &dir).await;
+    secrets(&kube);
+    kube.set_pods(|_| sh("for i in 1 2 3 4 5; do echo line-$i; sleep 0.1; done"));
+    let jobs: Api<Job> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let before =
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(2);
+    jobs.create(
+        &PostParams::default(),
+        &typed(design_job("butler-bcdf-t10")),
+    )
+    .await
+    .unwrap();
+    let pod = watch_until(
+        pods.clone(),
+        watcher::Config::default().labels("job-name=butler-bcdf-t10"),
+        |pod: &Pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"),
+    )
+    .await;
+    let pod_name = pod.metadata.name.unwrap();
+
+    // "line-1\nline-2\n" is 14 bytes: the cut comes 3 bytes into the third line.
+    kube.cut_next_log_after(17);
+    let follow = LogParams {
+        container: Some("task".into()),
+        follow: true,
+        ..LogParams::default()
+    };
+    let mut cut = pods.log_stream(&pod_name, &follow).await.unwrap().lines();
+    let mut seen = Vec::new();
+    let mut broken = false;
+    while let Some(line) = cut.next().await {
+        match line {
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                broken = true;
+                break;
+            }
+        }
+    }
+    assert!(broken, "the stream broke off: {seen:?}");
+    assert_eq!(&seen[..2], ["line-1", "line-2"]);
+
+    let resumed = LogParams {
+        since_time: Some(before),
+        ..follow
+    };
+    let rest: Vec<String> = pods
+        .log_stream(&pod_name, &resumed)
+        .await
+        .unwrap()
+        .lines()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(rest, ["line-1", "line-2", "line-3", "line-4", "line-5"]);
+    let future = LogParams {
+        since_time: Some(
+            k8s_openapi::jiff::Timestamp::now() + k8s_openapi::jiff::SignedDuration::from_secs(60),
+        ),
+        ..LogParams::default()
+    };
+    assert_eq!(pods.logs(&pod_name, &future).await.unwrap(), "");
+    let sent = kube
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/log"))
+        .find_map(|r| r.param("sinceTime"))
+        .unwrap();
+    assert!(
+        sent.ends_with('Z') && sent.len() == "2026-12-02T10:33:27Z".len(),
+        "{sent}"
+    );
+}
+
+#[tokio::test]
+async fn a_finished_job_goes_after_its_ttl_and_an_orphaning_delete_keeps_the_pod() {
+    let kube = KubeStandIn::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = client(&kube, &dir).await;
+    secrets(&kube);
+    kube.set_pods(|pod| match pod["metadata"]["labels"]["job-name"].as_str() {
+        Some("orphan") => PodScript::Hang,
+        _ => sh("true"),
+    });
+    let jobs: Api<Job> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let mut job = design_job("ttl");
+    job["spec"]["ttlSecondsAfterFinished"] = json!(0);
+    jobs.create(&PostParams::default(), &typed(job))
+        .await
+        .unwrap();
+    wait_for("the TTL controller", async || {
+        jobs.get_opt("ttl").await.unwrap().is_none().then_some(())
+    })
+    .await;
+    assert!(
+        pods.list(&ListParams::default().labels("job-name=ttl"))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+
+    jobs.create(&PostParams::default(), &typed(design_job("orphan")))
+        .await
+        .unwrap();
+    wait_for("the orphan's pod", async || {
+        pods.list(&ListParams::default().labels("job-name=orphan"))
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .next()
+    })
+    .await;
+    let answer = jobs
+        .delete("orphan", &DeleteParams::default())
+        .await
+        .unwrap();
+    let status = answer
+        .right()
+        .expect("a delete without propagation answers with a Success status");
+    assert_eq!(status.details.unwrap().name, "orphan");
+    let pod = pods
+        .list(&ListParams::default().labels("job-name=orphan"))
+        .await
+        .unwrap()
+        .items
+        .remove(0);
+    assert!(
+        pod.metadata.owner_references.is_none(),
+        "the orphan lost its owner"
     );
 }

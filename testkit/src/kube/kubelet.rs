@@ -72,10 +72,50 @@ fn push_condition(object: &mut Value, condition: Value) {
 
 /// The Job controller for one Job: a pod at a time until one succeeds, the failures pass
 /// `backoffLimit`, the deadline passes or the Job is deleted.
+/// The Job controller for one Job: a pod at a time until one succeeds, the failures pass
+/// `backoffLimit`, the deadline passes or the Job is deleted; then the TTL controller's part
+/// (`ttlSecondsAfterFinished`: the finished Job and its pods deleted, in the background).
 async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<Stop>) {
-    tokio::time::sleep(STEP).await;
-    let Some(job) = shared.lock().jobs.get(&name).cloned() else {
+    if !run_job_to_end(&shared, &name, &mut stop).await {
         return;
+    }
+    let ttl = shared
+        .lock()
+        .jobs
+        .get(&name)
+        .and_then(|job| job["spec"]["ttlSecondsAfterFinished"].as_u64());
+    let Some(ttl) = ttl else {
+        return;
+    };
+    let expiry = Some(Instant::now() + Duration::from_secs(ttl));
+    if interrupted(expiry, &mut stop).await == PodEnd::Stopped {
+        return;
+    }
+    let Some(job) = shared.remove(Resource::Jobs, &name) else {
+        return;
+    };
+    let uid = job["metadata"]["uid"].clone();
+    let owned: Vec<String> = shared
+        .lock()
+        .pods
+        .values()
+        .filter(|pod| pod["metadata"]["ownerReferences"][0]["uid"] == uid)
+        .filter_map(|pod| pod["metadata"]["name"].as_str().map(str::to_owned))
+        .collect();
+    for pod in owned {
+        mark_deleting(&shared, &pod);
+        shared.remove(Resource::Pods, &pod);
+    }
+}
+
+async fn run_job_to_end(
+    shared: &Arc<Shared>,
+    name: &str,
+    stop: &mut watch::Receiver<Stop>,
+) -> bool {
+    tokio::time::sleep(STEP).await;
+    let Some(job) = shared.lock().jobs.get(name).cloned() else {
+        return false;
     };
     let deadline = job["spec"]["activeDeadlineSeconds"]
         .as_u64()
@@ -85,11 +125,11 @@ async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<St
     let mut failed = 0u64;
     loop {
         if *stop.borrow() != Stop::No {
-            return;
+            return false;
         }
-        let pod = create_pod(&shared, &job);
+        let pod = create_pod(shared, &job);
         let pod_name = pod["metadata"]["name"].as_str().unwrap_or("").to_owned();
-        shared.modify(Resource::Jobs, &name, |job| {
+        shared.modify(Resource::Jobs, name, |job| {
             let status = &mut job["status"];
             status["startTime"] = json!(start_time);
             status["active"] = json!(1);
@@ -102,11 +142,11 @@ async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<St
             .pod_script
             .clone()
             .map_or(PodScript::Hang, |choose| choose(&pod));
-        let end = run_pod(&shared, &name, &pod_name, script, deadline, &mut stop).await;
+        let end = run_pod(shared, name, &pod_name, script, deadline, stop).await;
         match end {
             PodEnd::Succeeded => {
                 let message = "Reached expected number of succeeded pods";
-                shared.modify(Resource::Jobs, &name, |job| {
+                shared.modify(Resource::Jobs, name, |job| {
                     job["status"]["active"] = json!(0);
                     job["status"]["ready"] = json!(0);
                     job["status"]["succeeded"] = json!(1);
@@ -116,35 +156,35 @@ async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<St
                     );
                 });
                 tokio::time::sleep(STEP).await;
-                shared.modify(Resource::Jobs, &name, |job| {
+                shared.modify(Resource::Jobs, name, |job| {
                     job["status"]["completionTime"] = json!(clock::now());
                     push_condition(
                         job,
                         job_condition("Complete", "CompletionsReached", message),
                     );
                 });
-                return;
+                return true;
             }
             PodEnd::Failed => {
                 failed += 1;
                 if failed > backoff_limit {
                     fail_job(
-                        &shared,
-                        &name,
+                        shared,
+                        name,
                         failed,
                         "BackoffLimitExceeded",
                         "Job has reached the specified backoff limit",
                     );
-                    return;
+                    return true;
                 }
-                shared.modify(Resource::Jobs, &name, |job| {
+                shared.modify(Resource::Jobs, name, |job| {
                     job["status"]["active"] = json!(0);
                     job["status"]["ready"] = json!(0);
                     job["status"]["failed"] = json!(failed);
                 });
             }
             PodEnd::Deadline => {
-                shared.modify(Resource::Jobs, &name, |job| {
+                shared.modify(Resource::Jobs, name, |job| {
                     push_condition(
                         job,
                         job_condition(
@@ -155,7 +195,7 @@ async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<St
                     );
                 });
                 shared.remove(Resource::Pods, &pod_name);
-                shared.modify(Resource::Jobs, &name, |job| {
+                shared.modify(Resource::Jobs, name, |job| {
                     job["status"]["active"] = json!(0);
                     job["status"]["ready"] = json!(0);
                     job["status"]["failed"] = json!(failed + 1);
@@ -168,15 +208,15 @@ async fn run_job(shared: Arc<Shared>, name: String, mut stop: watch::Receiver<St
                         ),
                     );
                 });
-                return;
+                return true;
             }
             PodEnd::Stopped => {
-                shared.modify(Resource::Jobs, &name, |job| {
+                shared.modify(Resource::Jobs, name, |job| {
                     job["status"]["active"] = json!(0);
                     job["status"]["ready"] = json!(0);
                     job["status"]["terminating"] = json!(1);
                 });
-                return;
+                return false;
             }
         }
     }
@@ -228,6 +268,28 @@ fn create_pod(shared: &Shared, job: &Value) -> Value {
         "status": {"phase": "Pending", "qosClass": qos_class(&template["spec"])},
     });
     let mut pod = pod;
+    // What admission adds to every pod: the service account, priority, default tolerations.
+    let spec = &mut pod["spec"];
+    if spec["serviceAccountName"].is_null() {
+        spec["serviceAccountName"] = json!("default");
+    }
+    spec["serviceAccount"] = spec["serviceAccountName"].clone();
+    for (key, value) in [
+        ("priority", json!(0)),
+        ("enableServiceLinks", json!(true)),
+        ("preemptionPolicy", json!("PreemptLowerPriority")),
+        (
+            "tolerations",
+            json!([
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            ]),
+        ),
+    ] {
+        if spec[key].is_null() {
+            spec[key] = value;
+        }
+    }
     if pod["metadata"]["annotations"].is_null()
         && let Some(meta) = pod["metadata"].as_object_mut()
     {

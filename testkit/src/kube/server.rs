@@ -573,10 +573,7 @@ fn delete_job(
         "Background" => {
             shared.remove(Resource::Jobs, name);
             tokio::spawn(teardown(Arc::clone(shared), name.to_owned(), false));
-            Ok(json_response(
-                200,
-                &status::deleted(Resource::Jobs, name, &uid),
-            ))
+            Ok(success(&status::deleted(Resource::Jobs, name, &uid)))
         }
         "Orphan" => {
             shared.remove(Resource::Jobs, name);
@@ -588,15 +585,18 @@ fn delete_job(
                     }
                 });
             }
-            Ok(json_response(
-                200,
-                &status::deleted(Resource::Jobs, name, &uid),
-            ))
+            Ok(success(&status::deleted(Resource::Jobs, name, &uid)))
         }
         other => Err(status::bad_request(format!(
             "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
         ))),
     }
+}
+
+/// A `Success` status, checked against the subset.
+fn success(status: &Value) -> Response<Body> {
+    check_own("io.k8s.apimachinery.pkg.apis.meta.v1.Status", status);
+    json_response(200, status)
 }
 
 /// The names of the pods owned by the Job with `uid`.
