@@ -517,6 +517,11 @@ async fn rbac_conflicts_and_strict_decoding_answer_as_the_real_server() {
     let kube = KubeStandIn::start().await;
     let dir = tempfile::tempdir().unwrap();
     let client = client(&kube, &dir).await;
+    let version = client.apiserver_version().await.unwrap();
+    assert_eq!(
+        (version.major.as_str(), version.minor.as_str()),
+        ("1", "33")
+    );
     let jobs: Api<Job> = Api::default_namespaced(client.clone());
     let pods: Api<Pod> = Api::default_namespaced(client.clone());
 
@@ -614,6 +619,7 @@ async fn each_failure_script_has_the_real_shape() {
         "node-lost",
         "deadline",
         "no-secret",
+        "no-volume",
     ] {
         let mut job = design_job(name);
         if name == "deadline" {
@@ -622,6 +628,9 @@ async fn each_failure_script_has_the_real_shape() {
         if name == "no-secret" {
             job["spec"]["template"]["spec"]["containers"][0]["envFrom"] =
                 json!([{"secretRef": {"name": "nope"}}]);
+        }
+        if name == "no-volume" {
+            job["spec"]["template"]["spec"]["volumes"][3]["secret"]["secretName"] = json!("absent");
         }
         jobs.create(&PostParams::default(), &typed(job))
             .await
@@ -749,6 +758,37 @@ async fn each_failure_script_has_the_real_shape() {
     assert_eq!(
         waiting(&config_error).unwrap().1,
         "secret \"nope\" not found"
+    );
+    let log_error = |pod: &Pod| {
+        let pods = pods.clone();
+        let name = pod.metadata.name.clone().unwrap();
+        async move {
+            match pods.logs(&name, &LogParams::default()).await {
+                Err(kube::Error::Api(status)) if status.code == 400 => status.message,
+                other => panic!("expected a 400, got {other:?}"),
+            }
+        }
+    };
+    assert_eq!(
+        log_error(&config_error).await,
+        format!(
+            "container \"task\" in pod \"{}\" is waiting to start: CreateContainerConfigError",
+            config_error.metadata.name.as_deref().unwrap()
+        )
+    );
+    // A Secret volume that cannot be mounted keeps the container creating.
+    let creating = wait_for("ContainerCreating", async || {
+        pod_of("no-volume")
+            .await
+            .filter(|p| waiting(p).is_some_and(|(r, _)| r == "ContainerCreating"))
+    })
+    .await;
+    assert_eq!(
+        log_error(&creating).await,
+        format!(
+            "container \"task\" in pod \"{}\" is waiting to start: ContainerCreating",
+            creating.metadata.name.as_deref().unwrap()
+        )
     );
 
     for (job, reason) in [

@@ -116,6 +116,9 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Bod
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     };
+    if method == Method::GET && path == "/version" {
+        return json_response(200, &version());
+    }
     let Some((namespace, route)) = route(&path) else {
         return error_response(&status::no_route());
     };
@@ -162,6 +165,27 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Bod
         _ => Err(status::no_route()),
     };
     result.unwrap_or_else(|error| error_response(&error))
+}
+
+/// `/version`: the release the pinned subset comes from (what `kubectl version` and
+/// `Client::apiserver_version` read).
+fn version() -> Value {
+    json!({
+        "major": "1",
+        "minor": "33",
+        "emulationMajor": "1",
+        "emulationMinor": "33",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "32",
+        "gitVersion": "v1.33.0",
+        // A stand-in has no build of its own to name.
+        "gitCommit": "",
+        "buildDate": "",
+        "gitTreeState": "clean",
+        "goVersion": "go1.24.2",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    })
 }
 
 fn get(shared: &Shared, resource: Resource, name: &str) -> Result<Response<Body>, ApiError> {
