@@ -411,8 +411,12 @@ async fn a_foreground_delete_kills_the_process_then_removes_pods_then_the_job() 
     let dir = tempfile::tempdir().unwrap();
     let client = client(&kube, &dir).await;
     secrets(&kube);
-    let pid_file = dir.path().join("pid");
-    let script = format!("echo $$ > {}; exec sleep 30", pid_file.display());
+    let pid_file = dir.path().join("pids");
+    // The shell waits on a background child: both must go, as a container's processes do.
+    let script = format!(
+        "sleep 30 & echo \"$$ $!\" > {}.tmp; mv {0}.tmp {0}; wait; echo never",
+        pid_file.display()
+    );
     kube.set_pods(move |_| sh(&script));
     let jobs: Api<Job> = Api::default_namespaced(client.clone());
     let pods: Api<Pod> = Api::default_namespaced(client);
@@ -425,13 +429,12 @@ async fn a_foreground_delete_kills_the_process_then_removes_pods_then_the_job() 
         |pod: &Pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"),
     )
     .await;
-    let pid = wait_for("the pid file", async || {
-        std::fs::read_to_string(&pid_file)
-            .ok()
-            .filter(|p| p.ends_with('\n'))
+    let pids = wait_for("the pid file", async || {
+        std::fs::read_to_string(&pid_file).ok()
     })
     .await;
-    let pid = pid.trim().to_owned();
+    let pids: Vec<String> = pids.split_whitespace().map(str::to_owned).collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
 
     // Both watches open before the delete, to see the order of the deletions.
     fn seen<K: kube::Resource>(event: Result<Event<K>, watcher::Error>) -> Seen {
@@ -500,8 +503,17 @@ async fn a_foreground_delete_kills_the_process_then_removes_pods_then_the_job() 
             .unwrap()
             .is_none()
     );
-    let alive = std::path::Path::new("/proc").join(&pid).exists();
-    assert!(!alive, "the pod's process {pid} was killed");
+    for pid in &pids {
+        // Gone, or a zombie waiting for whoever reaps orphans here.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        assert!(
+            matches!(state, None | Some('Z' | 'X')),
+            "the pod's process {pid} was killed: {stat}"
+        );
+    }
     let gone = jobs.get("butler-bcdf-t6").await.unwrap_err();
     match gone {
         kube::Error::Api(status) => {

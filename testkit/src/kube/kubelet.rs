@@ -740,6 +740,8 @@ struct Prepared {
     working_dir: PathBuf,
     termination_log: PathBuf,
     fallback_to_logs: bool,
+    /// `terminationGracePeriodSeconds`: how long SIGTERM has before SIGKILL.
+    grace: Duration,
     /// The volumes' and scratch dirs, removed when the pod ends.
     _dirs: Vec<TempDir>,
 }
@@ -915,8 +917,34 @@ fn prepare(
         working_dir,
         termination_log,
         fallback_to_logs,
+        grace: Duration::from_secs(
+            pod["spec"]["terminationGracePeriodSeconds"]
+                .as_u64()
+                .unwrap_or(30),
+        ),
         _dirs: dirs,
     })
+}
+
+/// Sends `signal` to every process of the group `group` (the container's processes).
+async fn signal_group(group: u32, signal: &str) {
+    let _ = tokio::process::Command::new("kill")
+        .args(["-s", signal, "--", &format!("-{group}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await;
+}
+
+/// Kills what is left of the containers' process groups (the stand-in is going away).
+pub fn kill_groups(groups: impl IntoIterator<Item = u32>) {
+    for group in groups {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{group}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
 }
 
 /// Copies one output pipe into the pod's log, line by line.
@@ -979,6 +1007,8 @@ async fn run_process(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        // The container's processes are one group, killed together as a container is.
+        .process_group(0)
         .kill_on_drop(true);
     let started_at = clock::now();
     let mut child = match command.spawn() {
@@ -1012,15 +1042,35 @@ async fn run_process(
         .stderr
         .take()
         .map(|err| tokio::spawn(pump(Arc::clone(shared), pod_name.to_owned(), err)));
+    let group = child.id();
+    if let Some(group) = group {
+        shared.lock().process_groups.insert(group);
+    }
     let started_at = running(id);
     let (status, end) = tokio::select! {
         status = child.wait() => (status.ok(), None),
         end = interrupted(deadline, stop) => {
+            // As the kubelet stops a container: SIGTERM, the grace period, then SIGKILL.
             mark_deleting(shared, pod_name);
-            let _ = child.start_kill();
-            (child.wait().await.ok(), Some(end))
+            let grace = prepared.grace;
+            if let Some(group) = group {
+                signal_group(group, "TERM").await;
+            }
+            let status = match tokio::time::timeout(grace, child.wait()).await {
+                Ok(status) => status.ok(),
+                Err(_) => {
+                    let _ = child.start_kill();
+                    child.wait().await.ok()
+                }
+            };
+            (status, Some(end))
         }
     };
+    // What the main process leaves behind goes with the container.
+    if let Some(group) = group {
+        signal_group(group, "KILL").await;
+        shared.lock().process_groups.remove(&group);
+    }
     for pump in [stdout, stderr].into_iter().flatten() {
         let _ = pump.await;
     }

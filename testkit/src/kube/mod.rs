@@ -61,7 +61,13 @@ pub enum PodScript {
     /// container's `state.terminated.message` (with `FallbackToLogsOnError`: the log's last
     /// 80 lines / 2048 bytes when the file is empty and the exit code non-zero). Stdout and
     /// stderr are the pod's log. A missing Secret (or key) keeps the pod `Pending` with
-    /// `CreateContainerConfigError` and the kubelet's message.
+    /// `CreateContainerConfigError` and the kubelet's message; a missing Secret volume keeps
+    /// it `ContainerCreating`.
+    ///
+    /// The process leads its own process group, which stands for the container: when the
+    /// Job is deleted or its deadline passes, the group gets SIGTERM, then SIGKILL after the
+    /// pod's `terminationGracePeriodSeconds` (30 by default); when the main process ends,
+    /// whatever it left running is killed.
     Run {
         /// The program standing for the image's entrypoint word.
         program: PathBuf,
@@ -243,7 +249,14 @@ impl KubeStandIn {
 impl Drop for KubeStandIn {
     fn drop(&mut self) {
         self.server.abort();
-        let controllers = std::mem::take(&mut self.shared.lock().controllers);
+        let (controllers, groups) = {
+            let mut state = self.shared.lock();
+            (
+                std::mem::take(&mut state.controllers),
+                std::mem::take(&mut state.process_groups),
+            )
+        };
+        kubelet::kill_groups(groups);
         for (_, controller) in controllers {
             controller.stop.send_replace(Stop::Deleting);
             if let Some(task) = controller.task {

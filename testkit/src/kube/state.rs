@@ -163,6 +163,8 @@ pub struct State {
     pub logs: BTreeMap<String, PodLog>,
     /// Running Job controllers by Job name.
     pub controllers: BTreeMap<String, Controller>,
+    /// The process groups of running containers.
+    pub process_groups: BTreeSet<u32>,
 }
 
 impl State {
