@@ -302,7 +302,7 @@ async fn a_failing_pod_falls_back_to_its_log_and_fails_the_job() {
     let dir = tempfile::tempdir().unwrap();
     let client = client(&kube, &dir).await;
     secrets(&kube);
-    kube.set_pods(|_| sh("echo first; echo 'last words' >&2; exit 3"));
+    kube.set_pods(|_| sh("echo first; sleep 0.05; echo 'last words' >&2; exit 3"));
     let jobs: Api<Job> = Api::default_namespaced(client.clone());
     let pods: Api<Pod> = Api::default_namespaced(client);
     jobs.create(&PostParams::default(), &typed(design_job("butler-bcdf-t4")))
@@ -340,6 +340,10 @@ async fn a_failing_pod_falls_back_to_its_log_and_fails_the_job() {
         (3, Some("Error"))
     );
     assert_eq!(terminated.message.as_deref(), Some("first\nlast words\n"));
+    assert_eq!(
+        kube.log(pod.metadata.name.as_deref().unwrap()).unwrap(),
+        "first\nlast words\n"
+    );
 }
 
 #[tokio::test]

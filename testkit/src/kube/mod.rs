@@ -229,6 +229,19 @@ impl KubeStandIn {
         self.shared.lock().pods.values().cloned().collect()
     }
 
+    /// The log of pod `name` so far (stdout and stderr as the kubelet keeps them), when the
+    /// pod has run.
+    pub fn log(&self, pod: &str) -> Option<String> {
+        let state = self.shared.lock();
+        let log = state.logs.get(pod)?;
+        let bytes: Vec<u8> = log
+            .lines
+            .iter()
+            .flat_map(|(_, line)| line.iter().copied())
+            .collect();
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
     /// The next watch stream is cut (the connection dropped) after `events` events.
     pub fn cut_next_watch_after(&self, events: usize) {
         self.shared.lock().knobs.cut_watch_after = Some(events);
