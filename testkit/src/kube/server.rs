@@ -391,19 +391,17 @@ fn create_job(
         let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
         return Err(undecodable(&listed));
     }
-    if job
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .is_some_and(|v| v != "batch/v1")
-        || job
-            .get("kind")
-            .and_then(Value::as_str)
-            .is_some_and(|k| k != "Job")
-    {
-        return Err(status::bad_request(
-            "the API version in the data (…) does not match the expected API version (batch/v1)"
-                .to_owned(),
-        ));
+    let api_version = job["apiVersion"].as_str().unwrap_or("batch/v1").to_owned();
+    if api_version != "batch/v1" {
+        return Err(status::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version (batch/v1)"
+        )));
+    }
+    let kind = job["kind"].as_str().unwrap_or("Job").to_owned();
+    if kind != "Job" {
+        return Err(status::bad_request(format!(
+            "Job in version \"v1\" cannot be handled as a Job: the kind in the data ({kind}) does not match the expected kind (Job)"
+        )));
     }
     if let Some(ns) = job["metadata"]["namespace"].as_str()
         && ns != shared.namespace
