@@ -5,6 +5,8 @@
 //!   `XDG_CONFIG_HOME` inside the temp dir, a fixed identity, fixed dates and `LC_ALL=C`.
 //! - [`gitea`]: a wiremock Gitea — scenario builders ([`GiteaMock::unauthorized`], …), fixtures
 //!   shaped like Gitea 1.27's schemas, and [`LiveGitea`], an in-memory Gitea that keeps state.
+//! - [`kube`]: a stand-in Kubernetes API server ([`kube::KubeStandIn`]) speaking the pinned API
+//!   subset, whose kubelet emulation runs a Job's pod as a local child process.
 //! - [`fake_agent()`]: the path of the scripted fake agent (this package's `fake-agent` binary),
 //!   found among Cargo's own build artifacts.
 //!
@@ -17,6 +19,7 @@
 
 pub mod fake_agent;
 pub mod gitea;
+pub mod kube;
 mod world;
 
 pub use fake_agent::fake_agent;
