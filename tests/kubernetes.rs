@@ -67,9 +67,12 @@ async fn cluster_world(
     let kube = KubeStandIn::start().await;
     kube.set_pods(script);
     let kubeconfig = kube.kubeconfig(w.tmp.path());
+    // The pod reaches the destination by URL (a path under `/tmp` would be the pod's own
+    // `emptyDir`, as in a real pod).
+    let destination = format!("file://{}", w.shared.display());
     w.user_config(&format!(
         "[runner]\nkind = \"kubernetes\"\nimage = \"registry.example.com/butler-goose:test\"\n\
-         pending_timeout_s = 3\n{runner_extra}\n"
+         pending_timeout_s = 3\ndestination = \"{destination}\"\n{runner_extra}\n"
     ));
     w.env.push((
         "KUBECONFIG".to_owned(),
@@ -212,7 +215,10 @@ async fn submit_task_implement_goes_through_the_cluster_too() {
 }
 
 /// Runs one task whose pod does `script`; the tool's answer.
-async fn failing(script: PodScript, runner_extra: &str) -> (ClusterWorld, common::Answer) {
+async fn failing(
+    script: PodScript,
+    runner_extra: &str,
+) -> (ClusterWorld, butler_orchestrator::client::Answer) {
     let cw = cluster_world(runner_extra, move |_| script.clone()).await;
     let brain = session(&cw).await;
     let a = brain.call("run_implement", implement_args()).await;
@@ -254,7 +260,11 @@ async fn every_way_a_job_fails_ends_with_the_clusters_reason() {
         let (cw, a) = failing(script, extra).await;
         assert_eq!(a.status(), "error", "{name}: {}", a.envelope);
         assert_eq!(a.error_code(), code, "{name}: {}", a.envelope);
-        assert!(a.envelope.contains(words), "{name}: {}", a.envelope);
+        assert!(
+            a.envelope.to_string().contains(words),
+            "{name}: {}",
+            a.envelope
+        );
         assert_eq!(
             butler_refs(&cw.w).trim(),
             "",
@@ -284,7 +294,7 @@ async fn a_missing_permission_is_named() {
     let a = brain.call("run_implement", implement_args()).await;
     assert_eq!(a.error_code(), "need_input", "{}", a.envelope);
     assert!(
-        a.envelope.contains("`create` on `jobs.batch`"),
+        a.envelope.to_string().contains("`create` on `jobs.batch`"),
         "{}",
         a.envelope
     );
@@ -303,30 +313,77 @@ async fn cut_watches_expired_versions_and_a_cut_log_are_survived() {
     let a = brain.call("run_implement", implement_args()).await;
     assert_eq!(a.status(), "ok", "{}", a.envelope);
     assert_eq!(a.data()["outcome"], "succeeded", "{}", a.envelope);
+    // What was survived: the jobs listed again after the 410, the log asked again from the
+    // last line's second.
+    let requests = cw.kube.requests();
+    let gets = |watch: bool| {
+        requests
+            .iter()
+            .filter(|r| r.method == "GET" && !r.path.ends_with("/log"))
+            .filter(|r| r.param("watch").is_some() == watch)
+            .count()
+    };
+    assert!(gets(false) >= 3, "a re-list after 410 Gone: {requests:?}");
+    assert!(gets(true) >= 3, "a watch again after the cut: {requests:?}");
+    let logs: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/log"))
+        .collect();
+    assert!(logs.len() >= 2, "{logs:?}");
+    assert!(
+        logs.iter().any(|r| r.param("sinceTime").is_some()),
+        "{logs:?}"
+    );
+    let task = a.data()["task_id"].as_str().expect("id").to_owned();
+    let log = std::process::Command::new(BUTLER)
+        .args(["task", "log", &task, "--project"])
+        .arg(&cw.w.project)
+        .envs(cw.w.env.iter().cloned())
+        .output()
+        .expect("task log");
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(log.contains("resumed"), "{log}");
+    assert!(log.contains("attempt 1"), "{log}");
 }
 
 #[tokio::test]
 async fn cancelling_deletes_the_job_in_the_foreground() {
     let cw = cluster_world("", |_| PodScript::Hang).await;
     let brain = session(&cw).await;
-    let call = brain.call_cancellable("run_implement", implement_args());
+    brain
+        .client
+        .call_then_cancel("run_implement", implement_args(), Duration::from_secs(2))
+        .await
+        .expect("cancel sent");
+    assert_eq!(
+        cw.kube.jobs().len(),
+        1,
+        "the Job was created before the cancellation"
+    );
+    let mut deletes = Vec::new();
     for _ in 0..200 {
-        if !cw.kube.jobs().is_empty() {
+        deletes = cw
+            .kube
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "DELETE")
+            .collect();
+        if !deletes.is_empty() && butler_refs(&cw.w).trim().is_empty() {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let a = call.cancel_and_wait().await;
-    let _ = a;
-    let deletes: Vec<_> = cw
-        .kube
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == "DELETE")
-        .collect();
     assert_eq!(deletes.len(), 1, "{deletes:?}");
-    assert!(deletes[0].body.contains("Foreground"), "{deletes:?}");
-    assert_eq!(butler_refs(&cw.w).trim(), "");
+    assert_eq!(
+        deletes[0]
+            .body
+            .as_ref()
+            .map(|b| b["propagationPolicy"].clone()),
+        Some(json!("Foreground")),
+        "{deletes:?}"
+    );
+    assert_eq!(butler_refs(&cw.w).trim(), "", "private refs deleted");
+    assert_eq!(brain.state().await, "clean_idle", "the server still serves");
 }
 
 #[tokio::test]
@@ -350,4 +407,37 @@ async fn eight_tasks_run_at_once() {
         assert!(!tip.trim().is_empty(), "t{n}");
     }
     assert_eq!(butler_refs(&cw.w).trim(), "");
+}
+
+/// The same scenario against a real cluster: `KUBECONFIG` names it, `BUTLER_K8S_TEST_IMAGE` is
+/// an image built from `deploy/kubernetes/Dockerfile` (its agent scripted or real), and
+/// `BUTLER_K8S_TEST_DESTINATION` a git URL both this machine and the cluster's pods can push
+/// to (see docs/kubernetes.md, "Try it with kind").
+#[tokio::test]
+#[ignore = "needs a real cluster: KUBECONFIG, BUTLER_K8S_TEST_IMAGE, BUTLER_K8S_TEST_DESTINATION"]
+async fn a_task_runs_on_a_real_cluster() {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
+    let (kubeconfig, image, destination) = (
+        var("KUBECONFIG"),
+        var("BUTLER_K8S_TEST_IMAGE"),
+        var("BUTLER_K8S_TEST_DESTINATION"),
+    );
+    let mut w = World::published();
+    w.git(
+        &w.project,
+        &["push", "-q", &destination, "HEAD:refs/heads/main"],
+    );
+    w.user_config(&format!(
+        "[runner]\nkind = \"kubernetes\"\nimage = \"{image}\"\ndestination = \"{destination}\"\n"
+    ));
+    w.env.push(("KUBECONFIG".to_owned(), kubeconfig));
+    let brain = w.session().await;
+    let a = brain.call("run_implement", implement_args()).await;
+    assert_eq!(a.status(), "ok", "{}", a.envelope);
+    let task = a.data()["task_id"].as_str().expect("id").to_owned();
+    let tip = w.git(
+        &w.project,
+        &["rev-parse", &format!("refs/heads/butler/task-{task}")],
+    );
+    assert!(!tip.trim().is_empty());
 }

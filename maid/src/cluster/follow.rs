@@ -13,6 +13,10 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::job::CONTAINER;
 
+/// Reads of an ended container's log before the follower gives up on a log that keeps
+/// failing or keeps growing (it cannot grow: the container ended).
+const MAX_READS_AFTER_END: u32 = 20;
+
 /// What the follower passes on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogItem {
@@ -81,6 +85,7 @@ pub async fn follow(
 ) {
     let mut mark = Mark::default();
     let mut resumed = 0u32;
+    let mut ended_reads = 0u32;
     loop {
         // A stream opened after the container ended holds the rest of its log.
         let was_ended = ended();
@@ -98,23 +103,39 @@ pub async fn follow(
             before: mark.at,
             left: mark.seen_at,
         };
-        match pods.log_stream(&pod, &params).await {
+        let mut new_lines = 0usize;
+        let read = match pods.log_stream(&pod, &params).await {
             Ok(stream) => {
                 let mut lines = stream.lines();
                 while let Some(Ok(line)) = lines.next().await {
-                    if let Some(text) = mark.take(&line, &mut skip)
-                        && out.send(LogItem::Line(text.to_owned())).is_err()
-                    {
-                        return;
+                    if let Some(text) = mark.take(&line, &mut skip) {
+                        new_lines += 1;
+                        if out.send(LogItem::Line(text.to_owned())).is_err() {
+                            return;
+                        }
                     }
                 }
+                true
             }
             // Not started yet (400), or the API server is briefly away: try again.
-            Err(e) => tracing::debug!(%e, pod, "the task's log is not readable yet"),
-        }
-        if was_ended {
+            Err(e) => {
+                tracing::debug!(%e, pod, "the task's log is not readable yet");
+                false
+            }
+        };
+        // A stream of an ended container that closed may still have been cut: the log is
+        // whole once a stream read after the end brings nothing new.
+        if was_ended && read && new_lines == 0 {
             let _ = out.send(LogItem::Ended);
             return;
+        }
+        if was_ended {
+            ended_reads += 1;
+            if ended_reads > MAX_READS_AFTER_END {
+                let _ = out.send(LogItem::Ended);
+                return;
+            }
+            continue;
         }
         if !ended() {
             resumed += 1;

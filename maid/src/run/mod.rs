@@ -100,7 +100,10 @@ pub async fn prepare_task(
     blocking(move || {
         let main = ctx.main_git()?;
         require_recorded(&main)?;
-        ctx.check_agent(&draft, main.workdir())?;
+        // A task run elsewhere finds its agent in its image.
+        if ctx.runner.kind == butler_worker::config::RunnerKind::Local {
+            ctx.check_agent(&draft, main.workdir())?;
+        }
         let ledger = open_ledger(&ctx.ledger_file(&main), &ctx.clock)?;
         Ok(ledger.create_task(|_| draft)?)
     })
