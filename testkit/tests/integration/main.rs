@@ -1,0 +1,10 @@
+//! The test kit's own tests, in one test binary: each module was a file
+//! of its own in `tests/`, its own binary linking every dependency again.
+//! `cargo test -p butler-testkit --test integration <module>::` runs one module's tests.
+//!
+//! The modules share this process, and none changes process-wide state (the environment, the
+//! current directory, signal dispositions, a `prctl`, seccomp or Landlock on itself): what is
+//! confined or supervised runs as a child process.
+
+mod fake_agent;
+mod kube_standin;
