@@ -1,12 +1,10 @@
 //! The Gitea backend against a wiremock Gitea: the requests it sends and what it returns.
 
-mod gitea_backend;
-
+use crate::gitea_backend::*;
 use butler_worker::issues::gitea::ServerKind;
 use butler_worker::issues::{
     IssueBackend, IssueError, IssueQuery, IssueState, NewIssue, ReportedState, StateFilter,
 };
-use gitea_backend::*;
 use serde_json::{Value, json};
 use wiremock::ResponseTemplate;
 

@@ -1,13 +1,11 @@
 //! Every failure of the Gitea backend maps to a typed error that leaks nothing: no status
 //! code, no URL, no response body, no token.
 
-mod gitea_backend;
-
 use std::time::{Duration, Instant};
 
+use crate::gitea_backend::*;
 use butler_worker::issues::gitea::{GiteaBackend, GiteaTarget, ServerKind};
 use butler_worker::issues::{IssueBackend, IssueError, IssueQuery, IssueState, NewIssue};
-use gitea_backend::*;
 
 /// Runs every backend operation once and returns the results' errors.
 async fn every_operation(backend: &GiteaBackend) -> Vec<(&'static str, IssueError)> {

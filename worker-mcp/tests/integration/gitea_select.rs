@@ -1,9 +1,8 @@
 //! Choosing the issue backend: `local`, `gitea`, `auto` against a wiremock Gitea / Forgejo.
 
-mod gitea_backend;
-
 use std::path::Path;
 
+use crate::gitea_backend::*;
 use butler_worker::config::IssueConfig;
 use butler_worker::issues::select::{SelectError, Selection, SelectionReason, select_backend};
 use butler_worker::issues::{
@@ -11,7 +10,6 @@ use butler_worker::issues::{
     IssueState, Label, NewIssue,
 };
 use butler_worker::remote_url::{RemoteRepo, parse_remote};
-use gitea_backend::*;
 use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
