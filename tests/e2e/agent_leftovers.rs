@@ -4,7 +4,7 @@
 //! worktree's `.git` pointer after the agent exits; a verify command leaves a daemon of its own.
 //! After the attempt both are dead, their markers stop changing, the pointer is the Maid's, and
 //! the evidence names them — with the sandbox on (this kernel's Landlock) and off (the user's
-//! setting). `tests/agent_lifetime.rs` does the same through Butler's own exit.
+//! setting). `tests/e2e/agent_lifetime.rs` does the same through Butler's own exit.
 
 // The test plays the user's side: it reads pid files and /proc.
 #![allow(clippy::disallowed_methods)]

@@ -182,7 +182,7 @@ async fn an_agent_and_a_verify_command_never_see_butlers_secrets() {
         ("BUTLER_GOOSE_PROVIDER", "openai".into()),
         ("BUTLER_GOOSE_MODEL", "fake".into()),
         // The dumps are written outside the task's worktree, which the sandbox refuses
-        // (tests/sandbox.rs runs agents confined and checks their environment there too).
+        // (tests/e2e/sandbox.rs runs agents confined and checks their environment there too).
         ("BUTLER_SANDBOX", "off".into()),
         ("FAKE_AGENT_SCRIPT", script.to_string_lossy().into_owned()),
         // Even listed for the agent, Butler's secrets stay out.

@@ -92,7 +92,7 @@ impl TaskWorld {
         ctx.stagnation = Duration::from_secs(30);
         ctx.test_timeout = Duration::from_secs(30);
         ctx.grace = Duration::from_millis(300);
-        // These scenarios exercise detection after the run (tests/sandbox.rs runs agents
+        // These scenarios exercise detection after the run (tests/e2e/sandbox.rs runs agents
         // confined); worktrees stay in the git directory, never in the machine's data dir.
         ctx.sandbox = butler_maid::SandboxSettings::off();
         ctx.worktrees_root = None;

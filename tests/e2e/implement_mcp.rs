@@ -36,7 +36,7 @@ fn delegating_world(attempts: &[Value]) -> World {
         ),
         ("BUTLER_GITEA_TOKEN", "tok-never-to-the-agent".into()),
         ("BUTLER_ISSUE_BACKEND", "local".into()),
-        // Detection after the run; tests/sandbox.rs runs the fake agent confined.
+        // Detection after the run; tests/e2e/sandbox.rs runs the fake agent confined.
         ("BUTLER_SANDBOX", "off".into()),
     ] {
         w.env.push((k.to_string(), v));

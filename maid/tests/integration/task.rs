@@ -79,7 +79,7 @@ fn context(repo: &Repo) -> MaidContext {
     ctx.stagnation = Duration::from_secs(30);
     ctx.test_timeout = Duration::from_secs(30);
     ctx.grace = Duration::from_millis(300);
-    // Detection after the run (maid/tests/sandbox.rs runs agents confined).
+    // Detection after the run (maid/tests/integration/sandbox.rs runs agents confined).
     ctx.sandbox = butler_maid::SandboxSettings::off();
     ctx
 }

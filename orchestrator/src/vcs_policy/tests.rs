@@ -1,5 +1,5 @@
 //! Decisions over hand-written command lines, against a table of repository facts. The
-//! spellings generated from git's own option lists run in `tests/work_vcs_spellings.rs`.
+//! spellings generated from git's own option lists run in `tests/e2e/work_vcs_spellings.rs`.
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! The fake agent binary on its own: found where Cargo built it, one script line per attempt,
 //! and a clear failure without a script. (How the Maid drives it as each agent is tested in
-//! `maid/tests/fake_agent.rs`.) This test also makes `cargo test --workspace` build the binary
-//! for every other package's tests.
+//! `maid/tests/integration/fake_agent.rs`.) This test also makes `cargo test --workspace` build
+//! the binary for every other package's tests.
 #![allow(
     clippy::disallowed_methods,
     reason = "the test starts the binary under test"
