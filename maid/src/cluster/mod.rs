@@ -387,3 +387,50 @@ impl JobWatch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PERMISSIONS;
+
+    /// `["a", "b"]` → `["a", "b"]`.
+    fn list(line: &str) -> Vec<String> {
+        let inside = line
+            .split_once('[')
+            .and_then(|(_, rest)| rest.rsplit_once(']'))
+            .map(|(inside, _)| inside)
+            .unwrap_or_default();
+        inside
+            .split(',')
+            .map(|w| w.trim().trim_matches('"').to_owned())
+            .filter(|w| !w.is_empty() || inside.trim() == "\"\"")
+            .collect()
+    }
+
+    #[test]
+    fn the_documented_role_grants_exactly_what_the_runner_uses() {
+        let text = include_str!("../../../deploy/kubernetes/rbac.yaml");
+        let mut rules = Vec::new();
+        let mut lines = text.lines().map(str::trim);
+        while let Some(line) = lines.next() {
+            if let Some(groups) = line.strip_prefix("- apiGroups:") {
+                let resources = lines.next().expect("resources line");
+                let verbs = lines.next().expect("verbs line");
+                assert!(resources.starts_with("resources:") && verbs.starts_with("verbs:"));
+                for resource in list(resources) {
+                    rules.push((list(groups).join(","), resource, list(verbs)));
+                }
+            }
+        }
+        let wanted: Vec<(String, String, Vec<String>)> = PERMISSIONS
+            .iter()
+            .map(|(g, r, v)| {
+                (
+                    (*g).to_owned(),
+                    (*r).to_owned(),
+                    v.iter().map(|v| (*v).to_owned()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(rules, wanted);
+    }
+}
