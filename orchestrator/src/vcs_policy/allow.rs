@@ -754,10 +754,10 @@ pub const ENTRIES: &[Entry] = &[
         .shares(&[CHECKOUT_COMMON, CHECKOUT_SWITCHING, CHECKOUT_PATHS])
         .classes(&[(Effect, "-b -B"), (Plain, "-l")])
         .examples(&[
-            run("checkout").runs_as("checkout"),
             tool("checkout main", "work_switch_line"),
             tool("checkout only-remote", "work_switch_line"),
             tool("checkout -b topic", "work_new_line"),
+            run("checkout").runs_as("checkout"),
             weigh("checkout -- src/a.rs"),
             weigh("checkout ."),
             weigh("checkout a.txt").runs_as("checkout -- a.txt"),
@@ -947,9 +947,9 @@ pub const ENTRIES: &[Entry] = &[
         ])
         .examples(&[
             tool("merge feature", "work_merge_line"),
-            weigh("merge --squash feature"),
             run("merge --continue"),
             run("merge --no-overwrite-ignore feature"),
+            weigh("merge --squash feature"),
             // A negation turns the program off.
             weigh("merge --no-edit --no-gpg-sign main")
                 .runs_as("merge --no-edit --no-gpg-sign main"),
