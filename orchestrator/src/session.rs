@@ -297,12 +297,5 @@ fn shown_settings(settings: &[String]) -> String {
 
 /// `text` as one shell word (quoted when it holds anything but plain path characters).
 fn shell_word(text: &str) -> String {
-    let plain = text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c));
-    if plain && !text.is_empty() {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
+    shlex::try_quote(text).map_or_else(|_| format!("{text:?}"), |q| q.into_owned())
 }

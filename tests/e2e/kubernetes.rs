@@ -183,6 +183,32 @@ async fn a_task_runs_as_a_job_and_comes_home_with_its_line_and_evidence() {
     );
     assert_eq!(shown["status"], "succeeded", "{shown}");
 
+    // Every call the runner made is one the documented Role grants.
+    for r in cw.kube.requests() {
+        let (group, resource) = if r.path.starts_with("/apis/batch/") {
+            ("batch", "jobs")
+        } else if r.path.ends_with("/log") {
+            ("", "pods/log")
+        } else {
+            ("", "pods")
+        };
+        let named = !r.path.ends_with("/jobs") && !r.path.ends_with("/pods");
+        let verb = match (r.method.as_str(), named, r.param("watch").is_some()) {
+            ("POST", _, _) => "create",
+            ("DELETE", _, _) => "delete",
+            ("GET", true, _) => "get",
+            ("GET", false, true) => "watch",
+            ("GET", false, false) => "list",
+            other => panic!("an unexpected call {other:?}: {r:?}"),
+        };
+        assert!(
+            butler_maid::cluster::PERMISSIONS
+                .iter()
+                .any(|(g, res, verbs)| *g == group && *res == resource && verbs.contains(&verb)),
+            "{verb} {resource} is not in the Role: {r:?}"
+        );
+    }
+
     // Accepted as a local task is.
     let accepted = brain.call("task_accept", json!({"task_id": task})).await;
     assert_eq!(accepted.status(), "ok", "{}", accepted.envelope);

@@ -67,6 +67,9 @@ impl ClusterFailure {
                 namespace: namespace.to_owned(),
                 message: status.message.clone(),
             },
+            kube::Error::Api(status) if status.code == 401 => ClusterFailure::Unreachable {
+                message: format!("{verb} {resource}: 401 Unauthorized: {}", status.message),
+            },
             kube::Error::Api(status) => ClusterFailure::Api {
                 action: format!("{verb} {resource}"),
                 code: status.code,

@@ -25,6 +25,8 @@ pub enum LogItem {
     Resumed(u32),
     /// The log ended with the container.
     Ended,
+    /// The pod waits to start: the reason and message the scheduler or the kubelet gave.
+    Waiting(String, String),
 }
 
 /// Where a resumed stream picks up: the last line's time and how many lines of that time were
@@ -107,15 +109,21 @@ pub async fn follow(
         let read = match pods.log_stream(&pod, &params).await {
             Ok(stream) => {
                 let mut lines = stream.lines();
-                while let Some(Ok(line)) = lines.next().await {
-                    if let Some(text) = mark.take(&line, &mut skip) {
-                        new_lines += 1;
-                        if out.send(LogItem::Line(text.to_owned())).is_err() {
-                            return;
+                loop {
+                    match lines.next().await {
+                        Some(Ok(line)) => {
+                            if let Some(text) = mark.take(&line, &mut skip) {
+                                new_lines += 1;
+                                if out.send(LogItem::Line(text.to_owned())).is_err() {
+                                    return;
+                                }
+                            }
                         }
+                        // Cut: whatever it held is read again from the mark.
+                        Some(Err(_)) => break false,
+                        None => break true,
                     }
                 }
-                true
             }
             // Not started yet (400), or the API server is briefly away: try again.
             Err(e) => {
@@ -123,11 +131,19 @@ pub async fn follow(
                 false
             }
         };
-        // A stream of an ended container that closed may still have been cut: the log is
-        // whole once a stream read after the end brings nothing new.
+        // A stream of an ended container that closed cleanly may still have been cut by a
+        // proxy: the log is whole once a clean read after the end brings nothing new.
         if was_ended && read && new_lines == 0 {
             let _ = out.send(LogItem::Ended);
             return;
+        }
+        let running = !ended();
+        // Cut (or closed while the container ran): said in the task's log, then read again.
+        if !read || running {
+            resumed += 1;
+            if out.send(LogItem::Resumed(resumed)).is_err() {
+                return;
+            }
         }
         if was_ended {
             ended_reads += 1;
@@ -135,13 +151,8 @@ pub async fn follow(
                 let _ = out.send(LogItem::Ended);
                 return;
             }
-            continue;
         }
-        if !ended() {
-            resumed += 1;
-            if out.send(LogItem::Resumed(resumed)).is_err() {
-                return;
-            }
+        if running {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }

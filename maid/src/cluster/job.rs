@@ -67,8 +67,11 @@ pub fn job_object(request: &JobRequest, config: &RunnerConfig, namespace: &str) 
     let mut env = vec![
         json!({"name": "HOME", "value": HOME_DIR}),
         json!({"name": "TMPDIR", "value": TMP_DIR}),
-        json!({"name": "BUTLER_SANDBOX", "value": "auto"}),
     ];
+    // Confined where the node's kernel allows it, unless the user's `[runner] env` says.
+    if !config.env.contains_key("BUTLER_SANDBOX") {
+        env.push(json!({"name": "BUTLER_SANDBOX", "value": "auto"}));
+    }
     env.extend(
         request
             .env

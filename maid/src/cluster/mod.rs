@@ -53,6 +53,9 @@ pub const PERMISSIONS: &[(&str, &str, &[&str])] = &[
 pub const DEFAULT_PENDING_TIMEOUT: Duration = Duration::from_secs(300);
 /// After the Job's verdict, how long its pod's last state and log may take to arrive.
 const SETTLE: Duration = Duration::from_secs(10);
+/// A pod deleted before its container ended fails the task this long after, unless the Job's
+/// own verdict (its deadline) comes first.
+const POD_GONE_GRACE: Duration = Duration::from_secs(3);
 /// A cancelled Job's foreground deletion is waited for this long.
 const DELETION_WAIT: Duration = Duration::from_secs(30);
 
@@ -218,6 +221,7 @@ impl JobWatch {
         let mut waiting: Option<(String, String)> = None;
         let mut started = false;
         let mut ended: Option<Terminated> = None;
+        let mut gone: Option<(ClusterFailure, Instant)> = None;
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         loop {
             tokio::select! {
@@ -247,7 +251,10 @@ impl JobWatch {
                                 {
                                     return Err(state::not_started(why.as_ref()));
                                 }
-                                if why.is_some() {
+                                if why.is_some() && why != waiting {
+                                    if let Some((reason, message)) = &why {
+                                        on_line(LogItem::Waiting(reason.clone(), message.clone()));
+                                    }
                                     waiting = why;
                                 }
                             }
@@ -271,6 +278,20 @@ impl JobWatch {
                             ));
                         }
                     }
+                    // The pod went before its container ended: its node is gone (or someone
+                    // deleted it).
+                    // (The Job's own verdict, e.g. its deadline, is waited for a moment: its
+                    // controller deletes the pod too.)
+                    Some(Ok(watcher::Event::Delete(pod))) if ended.is_none() && gone.is_none() => {
+                        let failure = ClusterFailure::NodeLost {
+                            reason: "PodDeleted".to_owned(),
+                            message: format!(
+                                "pod {} was deleted before its container ended",
+                                pod.metadata.name.unwrap_or_default()
+                            ),
+                        };
+                        gone = Some((failure, Instant::now()));
+                    }
                     Some(Ok(_)) => {}
                     Some(Err(e)) => self.watch_error(&e, "pods")?,
                     None => return Err(ClusterFailure::Unreachable { message: "the pods' watch ended".into() }),
@@ -289,6 +310,11 @@ impl JobWatch {
                     seconds: self.deadline_s,
                     message: message.clone(),
                 });
+            }
+            if let Some((failure, at)) = &gone
+                && now.duration_since(*at) >= POD_GONE_GRACE
+            {
+                return Err(failure.clone());
             }
             if !started && verdict.is_none() && self.pending.expired(now) {
                 return Err(state::not_started(waiting.as_ref()));
@@ -359,5 +385,52 @@ impl JobWatch {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PERMISSIONS;
+
+    /// `["a", "b"]` → `["a", "b"]`.
+    fn list(line: &str) -> Vec<String> {
+        let inside = line
+            .split_once('[')
+            .and_then(|(_, rest)| rest.rsplit_once(']'))
+            .map(|(inside, _)| inside)
+            .unwrap_or_default();
+        inside
+            .split(',')
+            .map(|w| w.trim().trim_matches('"').to_owned())
+            .filter(|w| !w.is_empty() || inside.trim() == "\"\"")
+            .collect()
+    }
+
+    #[test]
+    fn the_documented_role_grants_exactly_what_the_runner_uses() {
+        let text = include_str!("../../../deploy/kubernetes/rbac.yaml");
+        let mut rules = Vec::new();
+        let mut lines = text.lines().map(str::trim);
+        while let Some(line) = lines.next() {
+            if let Some(groups) = line.strip_prefix("- apiGroups:") {
+                let resources = lines.next().expect("resources line");
+                let verbs = lines.next().expect("verbs line");
+                assert!(resources.starts_with("resources:") && verbs.starts_with("verbs:"));
+                for resource in list(resources) {
+                    rules.push((list(groups).join(","), resource, list(verbs)));
+                }
+            }
+        }
+        let wanted: Vec<(String, String, Vec<String>)> = PERMISSIONS
+            .iter()
+            .map(|(g, r, v)| {
+                (
+                    (*g).to_owned(),
+                    (*r).to_owned(),
+                    v.iter().map(|v| (*v).to_owned()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(rules, wanted);
     }
 }

@@ -72,9 +72,17 @@ pub fn pod_state(pod: &Pod) -> PodState {
         .find(|c| c.type_ == "DisruptionTarget" && c.status == "True")
         && status.phase.as_deref() != Some("Succeeded")
     {
-        return PodState::Lost(ClusterFailure::NodeLost {
-            reason: c.reason.clone().unwrap_or_default(),
-            message: c.message.clone().unwrap_or_default(),
+        let reason = c.reason.clone().unwrap_or_default();
+        let message = c.message.clone().unwrap_or_default();
+        // The node went away (the taint manager or the pod GC deleted the pod); anything else
+        // (preemption, a drain's eviction, the kubelet's own) ended a pod on a live node.
+        return PodState::Lost(match reason.as_str() {
+            "DeletionByTaintManager" | "DeletionByPodGC" => {
+                ClusterFailure::NodeLost { reason, message }
+            }
+            _ => ClusterFailure::Evicted {
+                message: format!("{reason}: {message}"),
+            },
         });
     }
     let container = status

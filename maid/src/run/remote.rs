@@ -191,6 +191,10 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
                 at: clock.now(),
                 text: format!("the pod's log stream was cut; resumed ({n})"),
             }),
+            LogItem::Waiting(reason, message) => log.append(&LogEntry::Step {
+                at: clock.now(),
+                text: format!("the pod waits to start: {reason}: {message}"),
+            }),
             LogItem::Ended => {}
         };
         let Some(end) = cluster.run(&request, &on_line, self.cancel).await? else {

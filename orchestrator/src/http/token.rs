@@ -123,7 +123,8 @@ pub fn client_setup(url: &str, origin: &TokenOrigin) -> String {
 
 /// `path` as one shell word.
 fn shell_quote(path: &Path) -> String {
-    format!("'{}'", path.to_string_lossy().replace('\'', r"'\''"))
+    let text = path.to_string_lossy();
+    shlex::try_quote(&text).map_or_else(|_| format!("{text:?}"), |q| q.into_owned())
 }
 
 /// The server's token: from `file`, else `env_value`, else the user's token file `default`
@@ -410,7 +411,7 @@ mod tests {
         assert!(
             made.contains(&format!(
                 "claude mcp add --transport http butler {url} --header \"Authorization: Bearer \
-                 $(cat '/h/it'\\''s/http-token')\""
+                 $(cat \"/h/it's/http-token\")\""
             )),
             "{made}"
         );

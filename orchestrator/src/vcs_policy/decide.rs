@@ -76,8 +76,8 @@ fn nested_refusal(sub: &str, nested: &str) -> Option<(&'static str, &'static str
 }
 
 /// Where the command path ends in the arguments.
-struct Resolved {
-    path: Vec<&'static str>,
+pub(super) struct Resolved {
+    pub(super) path: Vec<&'static str>,
     /// Options of the top-level command before its sub-subcommand (`remote -v show`).
     prefix: usize,
     /// Arguments that belong to the path (the prefix and the sub-subcommand's name).
@@ -85,7 +85,7 @@ struct Resolved {
 }
 
 /// The command path `sub` and `rest` name; `Ok(None)` when it is not on the allow-list.
-fn resolve_path(sub: &str, rest: &[String]) -> Result<Option<Resolved>, Stop> {
+pub(super) fn resolve_path(sub: &str, rest: &[String]) -> Result<Option<Resolved>, Stop> {
     let plain = |path: Vec<&'static str>| {
         Some(Resolved {
             path,

@@ -110,6 +110,11 @@ impl RawOption {
         }
     }
 
+    /// A hand-written long option without a short name, matched exactly.
+    pub const fn long(name: &'static str, arg: Arg) -> Self {
+        Self::exact(name, None, Some(name), arg)
+    }
+
     /// A hand-written option matched exactly (revision and diff options, `rev-parse`).
     pub const fn exact(
         id: &'static str,

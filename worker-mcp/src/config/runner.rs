@@ -54,8 +54,10 @@ pub struct RunnerConfig {
     pub env: BTreeMap<String, String>,
 }
 
-/// The variables Butler sets on a task's pod itself; `[runner] env` may not name them.
+/// The variables Butler sets on a task's pod itself; `[runner] env` may not name them
+/// (`BUTLER_SANDBOX` it may: `auto` unless set).
 pub const RESERVED_ENV_PREFIXES: &[&str] = &["BUTLER_TASK_", "BUTLER_PUSH_", "BUTLER_TERMINATION"];
+pub const RESERVED_ENV: &[&str] = &["HOME", "TMPDIR"];
 
 impl RunnerConfig {
     /// What the types cannot say: a Kubernetes runner names its image; `[runner] env` names
@@ -71,7 +73,9 @@ impl RunnerConfig {
                 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
             if !plain {
                 problems.push(format!("[runner] env: `{name}` is not a variable name"));
-            } else if RESERVED_ENV_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            } else if RESERVED_ENV_PREFIXES.iter().any(|p| name.starts_with(p))
+                || RESERVED_ENV.contains(&name.as_str())
+            {
                 problems.push(format!("[runner] env: `{name}` is set by Butler itself"));
             }
         }
@@ -105,7 +109,8 @@ mod tests {
     fn unknown_keys_kinds_and_reserved_variables_are_refused() {
         assert!(parse("kind = \"nomad\"").is_err());
         assert!(parse("imag = \"x\"").is_err());
-        let k = parse("env = { BUTLER_TASK_BASE = \"x\", \"A-B\" = \"y\" }").expect("parses");
-        assert_eq!(k.problems().len(), 2, "{:?}", k.problems());
+        let k = parse("env = { BUTLER_TASK_BASE = \"x\", \"A-B\" = \"y\", HOME = \"/\" }")
+            .expect("parses");
+        assert_eq!(k.problems().len(), 3, "{:?}", k.problems());
     }
 }

@@ -57,9 +57,9 @@ impl FileCredentials {
     }
 }
 
-/// `text` as one single-quoted shell word.
+/// `text` as one shell word (a path with a NUL byte cannot be one: never a directory name).
 fn quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
+    shlex::try_quote(text).map_or_else(|_| "''".to_owned(), |q| q.into_owned())
 }
 
 /// `url` as it may be shown: the user-info of http(s) URLs and other URLs' passwords removed.

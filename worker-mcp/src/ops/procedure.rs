@@ -73,15 +73,7 @@ impl CommandLine {
         match self {
             CommandLine::Argv(argv) => argv
                 .iter()
-                .map(|w| {
-                    if w.is_empty()
-                        || w.contains(|c: char| c.is_whitespace() || "'\"\\$`".contains(c))
-                    {
-                        format!("'{}'", w.replace('\'', "'\\''"))
-                    } else {
-                        w.clone()
-                    }
-                })
+                .map(|w| shlex::try_quote(w).map_or_else(|_| format!("{w:?}"), |q| q.into_owned()))
                 .collect::<Vec<_>>()
                 .join(" "),
             CommandLine::Shell(script) => format!("sh -c {script:?}"),
@@ -817,7 +809,7 @@ mod tests {
     #[test]
     fn command_lines_show_as_typed() {
         let argv = CommandLine::Argv(vec!["echo".into(), "a b".into(), "it's".into()]);
-        assert_eq!(argv.shown(), "echo 'a b' 'it'\\''s'");
+        assert_eq!(argv.shown(), "echo 'a b' \"it's\"");
         assert_eq!(placeholder_names("a{target.x}b{target.y}"), ["x", "y"]);
     }
 }
