@@ -13,6 +13,7 @@ use anyhow::Context;
 use butler_worker::config::Environment;
 use butler_worker::time::{FixedClock, SharedClock, SystemClock, Timestamp};
 use clap::{Parser, Subcommand};
+use task_cli::project_dir;
 
 #[derive(Parser)]
 #[command(
@@ -324,15 +325,6 @@ async fn serve_mcp(clock: SharedClock, env: Arc<Environment>) -> anyhow::Result<
         tracing::warn!("tasks still running after the stop limit; their groups are killed on exit");
     }
     served
-}
-
-fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    let dir = match project {
-        Some(dir) => dir,
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
-    dir.canonicalize()
-        .with_context(|| format!("{} does not exist", dir.display()))
 }
 
 /// What a terminal command prints for the person who ran it.

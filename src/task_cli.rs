@@ -111,7 +111,8 @@ pub struct ImplementCommand {
     pub json: bool,
 }
 
-fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+/// The project a terminal command works on: `project`, else the current directory (resolved).
+pub(crate) fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let dir = match project {
         Some(dir) => dir,
         None => std::env::current_dir().context("reading the current directory")?,

@@ -320,7 +320,7 @@ pub struct ProjectTrust {
     pub file: PathBuf,
     pub state: TrustState,
     /// The project's settings left out because the file is not trusted (`[agent] sandbox`,
-    /// `[mcp_servers.kb]`), as written.
+    /// `[mcp_servers.kb]`), or because no project file may set them (`[runner]`), as written.
     pub ignored: Vec<String>,
 }
 
@@ -845,6 +845,35 @@ mod agent_tests {
         fn load(&self) -> ProjectConfig {
             ProjectConfig::load(self.project.path(), &self.env()).expect("loads")
         }
+    }
+
+    #[test]
+    fn only_the_users_file_says_where_tasks_run() {
+        let d = Dirs::new();
+        d.user_file("[runner]\nkind = \"kubernetes\"\nimage = \"r/b:1\"\nnamespace = \"ns\"\n");
+        d.project_file("[runner]\nkind = \"local\"\nimage = \"evil/b:1\"\n");
+        for trusted in [false, true] {
+            if trusted {
+                d.trust();
+            }
+            let cfg = d.load();
+            assert_eq!(
+                cfg.runner.kind,
+                RunnerKind::Kubernetes,
+                "trusted: {trusted}"
+            );
+            assert_eq!(cfg.runner.image.as_deref(), Some("r/b:1"));
+            assert!(
+                cfg.trust.ignored.contains(&"[runner]".to_owned()),
+                "{:?}",
+                cfg.trust.ignored
+            );
+        }
+        d.user_file("[runner]\nkind = \"kubernetes\"\n");
+        assert!(
+            ProjectConfig::load(d.project.path(), &d.env()).is_err(),
+            "no image"
+        );
     }
 
     #[test]
