@@ -647,8 +647,9 @@ async fn loopback_needs_the_token_too_made_private_on_the_first_start_and_kept()
         assert!(
             log.contains(&format!(
                 "claude mcp add --transport http butler {} --header \"Authorization: Bearer \
-                 $(cat '{shown}')\"",
-                server.url
+                 $(cat {})\"",
+                server.url,
+                shlex::try_quote(&shown).expect("a path quotes")
             )),
             "{log}"
         );

@@ -341,11 +341,14 @@ fn list(
     Ok(json_response(200, &list))
 }
 
-/// The message strict decoding gives a Job body outside the schema.
+/// The message strict decoding gives a Job body outside the schema (the problems sorted: the
+/// same message whatever order the client's JSON object kept its keys in).
 fn undecodable(problems: &[String]) -> ApiError {
+    let mut sorted = problems.to_vec();
+    sorted.sort();
     status::bad_request(format!(
         "Job in version \"v1\" cannot be handled as a Job: strict decoding error: {}",
-        problems.join(", ")
+        sorted.join(", ")
     ))
 }
 
