@@ -17,73 +17,19 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
-use butler_maid::contract::ImplementRequest;
-use butler_maid::{AgentKind, MaidContext, Outcome, SandboxSettings};
-use butler_orchestrator::implement::CancellationToken;
+use butler_maid::{AgentKind, MaidContext, SandboxSettings};
 use butler_testkit::World;
 use butler_testkit::kube::{KubeStandIn, PodScript};
 use butler_worker::config::{RunnerConfig, RunnerKind};
 
+use common::task::{agent, side_by_side};
 use common::{env_usize, median, ms};
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
-
-fn request(n: usize) -> ImplementRequest {
-    ImplementRequest {
-        goal: format!("Add bench {n}"),
-        target_paths: vec!["src/".into()],
-        test_commands: vec!["test -s src/bench.rs".into()],
-        ..Default::default()
-    }
-}
-
-/// Runs one task to its end (checked), returns its id.
-async fn one_task(ctx: MaidContext, n: usize) -> String {
-    let contract = butler_maid::prepare_task(&ctx, request(n), "bench")
-        .await
-        .expect("prepared");
-    let id = contract.task_id.as_str().to_owned();
-    let result = butler_maid::run_task(ctx, contract, |_| {}, CancellationToken::new())
-        .await
-        .expect("runs");
-    let evidence = result.implementation().expect("implementation evidence");
-    assert_eq!(evidence.outcome, Outcome::Succeeded, "{result:#?}");
-    id
-}
-
-async fn timed(ctx: &MaidContext, tasks: usize) -> Duration {
-    let t = Instant::now();
-    let mut set = tokio::task::JoinSet::new();
-    for n in 0..tasks {
-        set.spawn(one_task(ctx.clone(), n));
-    }
-    let mut ids = Vec::new();
-    while let Some(done) = set.join_next().await {
-        ids.push(done.expect("a task panicked"));
-    }
-    let took = t.elapsed();
-    for id in ids {
-        butler_maid::discard(&ctx.project_root, &id, ctx.clock.clone())
-            .await
-            .expect("discarded");
-    }
-    took
-}
-
-fn agent(path: &Path, wait_ms: usize) {
-    let script = format!(
-        "#!/bin/sh\nsleep {}.{:03}\nmkdir -p src && echo \"pub fn bench() {{}} // $PWD\" > src/bench.rs\n",
-        wait_ms / 1000,
-        wait_ms % 1000
-    );
-    std::fs::write(path, script).expect("agent");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
 
 fn main() {
     let runs = env_usize("BUTLER_BENCH_RUNS", 5);
@@ -152,11 +98,11 @@ fn main() {
     let (mut here, mut there) = (Vec::new(), Vec::new());
     for round in 0..runs {
         if round % 2 == 0 {
-            here.push(rt.block_on(timed(&local, 1)));
-            there.push(rt.block_on(timed(&cluster, 1)));
+            here.push(rt.block_on(side_by_side(&local, 1)));
+            there.push(rt.block_on(side_by_side(&cluster, 1)));
         } else {
-            there.push(rt.block_on(timed(&cluster, 1)));
-            here.push(rt.block_on(timed(&local, 1)));
+            there.push(rt.block_on(side_by_side(&cluster, 1)));
+            here.push(rt.block_on(side_by_side(&local, 1)));
         }
     }
     let (h, t) = (median(here.clone()), median(there.clone()));
@@ -181,7 +127,7 @@ fn main() {
         ms(t) - ms(h),
         t.as_secs_f64() / h.as_secs_f64()
     );
-    let eight = rt.block_on(timed(&cluster, 8));
+    let eight = rt.block_on(side_by_side(&cluster, 8));
     println!(
         "eight tasks at once through the runner: {:8.1} ms ({:.2}× one task; 2 cores here, the pods' processes share them)",
         ms(eight),

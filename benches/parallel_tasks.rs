@@ -14,49 +14,14 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
-use butler_maid::contract::ImplementRequest;
-use butler_maid::{AgentKind, MaidContext, Outcome, SandboxSettings};
-use butler_orchestrator::implement::CancellationToken;
+use butler_maid::{AgentKind, MaidContext, SandboxSettings};
 use butler_testkit::World;
 
+use common::task::{agent, discard, one_task, side_by_side};
 use common::{env_usize, median, ms};
-
-fn request(n: usize) -> ImplementRequest {
-    ImplementRequest {
-        goal: format!("Add bench {n}"),
-        target_paths: vec!["src/".into()],
-        test_commands: vec!["test -s src/bench.rs".into()],
-        ..Default::default()
-    }
-}
-
-/// Runs task `n` to its end, checks it succeeded, and returns its id.
-async fn one_task(ctx: MaidContext, n: usize) -> String {
-    let contract = butler_maid::prepare_task(&ctx, request(n), "bench")
-        .await
-        .expect("prepared");
-    let id = contract.task_id.as_str().to_owned();
-    let result = butler_maid::run_task(ctx, contract, |_| {}, CancellationToken::new())
-        .await
-        .expect("runs");
-    let evidence = result.implementation().expect("implementation evidence");
-    assert_eq!(evidence.outcome, Outcome::Succeeded, "{result:#?}");
-    id
-}
-
-/// Discards the tasks of a run (untimed), so every run starts from the same repository.
-async fn discard(ctx: &MaidContext, ids: Vec<String>) {
-    for id in ids {
-        butler_maid::discard(&ctx.project_root, &id, ctx.clock.clone())
-            .await
-            .expect("discarded");
-    }
-}
 
 async fn sequential(ctx: &MaidContext, tasks: usize) -> Duration {
     let t = Instant::now();
@@ -67,31 +32,6 @@ async fn sequential(ctx: &MaidContext, tasks: usize) -> Duration {
     let took = t.elapsed();
     discard(ctx, ids).await;
     took
-}
-
-async fn parallel(ctx: &MaidContext, tasks: usize) -> Duration {
-    let t = Instant::now();
-    let mut set = tokio::task::JoinSet::new();
-    for n in 0..tasks {
-        set.spawn(one_task(ctx.clone(), n));
-    }
-    let mut ids = Vec::new();
-    while let Some(done) = set.join_next().await {
-        ids.push(done.expect("a task panicked"));
-    }
-    let took = t.elapsed();
-    discard(ctx, ids).await;
-    took
-}
-
-fn agent(path: &Path, wait_ms: usize) {
-    let script = format!(
-        "#!/bin/sh\nsleep {}.{:03}\nmkdir -p src && echo \"pub fn bench() {{}} // $PWD\" > src/bench.rs\n",
-        wait_ms / 1000,
-        wait_ms % 1000
-    );
-    std::fs::write(path, script).expect("agent");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
 fn main() {
@@ -126,9 +66,9 @@ fn main() {
     for round in 0..runs {
         if round % 2 == 0 {
             seq.push(rt.block_on(sequential(&ctx, tasks)));
-            par.push(rt.block_on(parallel(&ctx, tasks)));
+            par.push(rt.block_on(side_by_side(&ctx, tasks)));
         } else {
-            par.push(rt.block_on(parallel(&ctx, tasks)));
+            par.push(rt.block_on(side_by_side(&ctx, tasks)));
             seq.push(rt.block_on(sequential(&ctx, tasks)));
         }
     }

@@ -5,6 +5,8 @@
 // own children go through `butler_worker::process`.
 #![allow(clippy::disallowed_methods)]
 
+pub mod task;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
