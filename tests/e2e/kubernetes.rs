@@ -465,3 +465,47 @@ async fn a_task_runs_on_a_real_cluster() {
     );
     assert!(!tip.trim().is_empty());
 }
+
+#[tokio::test]
+async fn a_destination_or_a_cluster_butler_cannot_reach_is_the_users_to_fix() {
+    // A destination that is neither a remote of the project nor a URL.
+    let mut cw = cluster_world("", |_| PodScript::Hang).await;
+    cw.w.user_config(
+        "[runner]\nkind = \"kubernetes\"\nimage = \"r/b:1\"\ndestination = \"nosuch\"\n",
+    );
+    let brain = session(&cw).await;
+    let a = brain.call("run_implement", implement_args()).await;
+    assert_eq!(a.error_code(), "need_input", "{}", a.envelope);
+    assert!(
+        a.envelope.to_string().contains("`nosuch`"),
+        "{}",
+        a.envelope
+    );
+    assert!(cw.kube.jobs().is_empty(), "no Job without a destination");
+
+    // A kubeconfig that is not there: nothing started, the base's private ref taken back.
+    let destination = format!("file://{}", cw.w.shared.display());
+    cw.w.user_config(&format!(
+        "[runner]\nkind = \"kubernetes\"\nimage = \"r/b:1\"\ndestination = \"{destination}\"\n"
+    ));
+    cw.w.env.retain(|(k, _)| k != "KUBECONFIG");
+    let missing = cw.w.tmp.path().join("no-kubeconfig");
+    cw.w.env.push((
+        "KUBECONFIG".to_owned(),
+        missing.to_string_lossy().into_owned(),
+    ));
+    let brain = session(&cw).await;
+    let a = brain.call("run_implement", implement_args()).await;
+    assert_eq!(a.error_code(), "need_input", "{}", a.envelope);
+    assert!(
+        a.envelope.to_string().contains("cannot be reached"),
+        "{}",
+        a.envelope
+    );
+    assert!(cw.kube.jobs().is_empty());
+    assert_eq!(
+        butler_refs(&cw.w).trim(),
+        "",
+        "the base's private ref deleted"
+    );
+}
