@@ -58,6 +58,21 @@ pub enum ClusterFailure {
 }
 
 impl ClusterFailure {
+    /// Whether the pod ended (the Job's controller fails the Job; it is kept for its TTL, its
+    /// log readable with `kubectl logs`) rather than a Job that may still be waiting or running
+    /// (which Butler deletes when it gives up on it).
+    pub fn pod_ended(&self) -> bool {
+        matches!(
+            self,
+            ClusterFailure::OomKilled
+                | ClusterFailure::Evicted { .. }
+                | ClusterFailure::DeadlineExceeded { .. }
+                | ClusterFailure::NodeLost { .. }
+                | ClusterFailure::NoResult { .. }
+                | ClusterFailure::JobDeleted
+        )
+    }
+
     /// The failure a refused API call means: RBAC refusals name the missing permission.
     pub fn of_api(error: kube::Error, verb: &str, resource: &str, namespace: &str) -> Self {
         match error {

@@ -172,12 +172,12 @@ impl Cluster {
             deadline_s: request.deadline_s,
         };
         let outcome = watch.follow_to_end(on_line, cancel).await;
-        match &outcome {
-            // Ended by the cluster, or given up on: nothing of it should keep running.
-            Err(failure) if !matches!(failure, ClusterFailure::JobDeleted) => {
-                watch.delete(false).await;
-            }
-            _ => {}
+        // Given up on while it may still start or run: nothing of it may keep going. A Job
+        // whose pod ended stays for its TTL, for its log.
+        if let Err(failure) = &outcome
+            && !failure.pod_ended()
+        {
+            watch.delete(false).await;
         }
         outcome
     }
