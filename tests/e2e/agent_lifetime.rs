@@ -301,12 +301,21 @@ fn what_a_killed_butler_ran_is_ended_by_its_reaper_and_the_next_start_marks_the_
     kill_leftover(daemon);
     assert!(gone, "the agent outlived its Butler");
     assert!(daemon_gone, "the agent's daemon outlived its Butler");
-    let reaped = std::fs::read_to_string(
-        w.project
-            .join(".git/butler/tasks/t1/attempt-1-agent-leftovers.jsonl"),
-    )
-    .expect("the helper's account");
-    assert!(reaped.contains(&format!("\"pid\":{daemon},")), "{reaped}");
+    // The helper writes its account once it has reaped everything, a moment after the daemon
+    // is gone: wait for it rather than read it the moment the daemon goes.
+    let account = w
+        .project
+        .join(".git/butler/tasks/t1/attempt-1-agent-leftovers.jsonl");
+    let named = format!("\"pid\":{daemon},");
+    let mut reaped = String::new();
+    for _ in 0..100 {
+        reaped = std::fs::read_to_string(&account).unwrap_or_default();
+        if reaped.contains(&named) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(reaped.contains(&named), "{reaped}");
     // The next start: any Butler command that reads the task journal.
     let list = Command::new(BUTLER)
         .args(["task", "list"])
