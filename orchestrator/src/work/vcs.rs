@@ -7,7 +7,7 @@
 //! carrying it — after the Brain asked the human — runs, provided the arguments and what they
 //! would lose are still the same. Butler never approves on its own.
 
-use butler_worker::git::{GitRepo, Lost, VcsOutput, Watch};
+use butler_worker::git::{GitRepo, Lost, TreeLock, VcsOutput, Watch};
 use serde::Serialize;
 
 use crate::catalogue::{Key, fill, text};
@@ -89,15 +89,21 @@ pub fn vcs(
     approval: Option<String>,
 ) -> Result<(String, VcsReply), WorkError> {
     match vet(&args, &Facts(&project.repo)) {
-        Verdict::Run { args } => run(project, args, approval.as_deref()),
+        Verdict::Run { args } => {
+            let held = project.repo.lock_tree()?;
+            run(project, &held, args, approval.as_deref())
+        }
         Verdict::RunUnlessLoss {
             args,
             loss,
             globals,
         } => {
+            // One hold of the tree from the prediction to the check after the run: a record or
+            // another operation landing in between would be weighed as this run's doing.
+            let held = project.repo.lock_tree()?;
             let lost = project.repo.would_lose(&loss, &globals)?;
             if lost.is_empty() {
-                return run(project, args, approval.as_deref());
+                return run(project, &held, args, approval.as_deref());
             }
             let fingerprint = fingerprint(&project.repo, &args, &lost)?;
             let lines: Vec<String> = lost.iter().map(Lost::describe).collect();
@@ -124,7 +130,7 @@ pub fn vcs(
                         });
                     }
                     // The user accepted exactly this loss: what the run then does is theirs.
-                    run_approved(project, args)
+                    run_approved(project, &held, args)
                 }
             }
         }
@@ -158,11 +164,12 @@ fn fingerprint(repo: &GitRepo, args: &[String], lost: &[Lost]) -> Result<String,
 /// to exactly that question.
 fn run(
     project: &Project,
+    held: &TreeLock,
     args: Vec<String>,
     approval: Option<&str>,
 ) -> Result<(String, VcsReply), WorkError> {
     let before = project.repo.effect_before(effects::watch(&args))?;
-    let out = project.repo.run_vcs(&args, MAX_OUTPUT);
+    let out = project.repo.run_vcs_held(held, &args, MAX_OUTPUT);
     let effect = project
         .repo
         .effect_after(&before, &effects::disallowed_config)?;
@@ -194,13 +201,17 @@ fn run(
 }
 
 /// Runs `args` whose loss the user approved; configuration is still checked.
-fn run_approved(project: &Project, args: Vec<String>) -> Result<(String, VcsReply), WorkError> {
+fn run_approved(
+    project: &Project,
+    held: &TreeLock,
+    args: Vec<String>,
+) -> Result<(String, VcsReply), WorkError> {
     let watch = Watch {
         config: true,
         ..Watch::default()
     };
     let before = project.repo.effect_before(watch)?;
-    let out = project.repo.run_vcs(&args, MAX_OUTPUT);
+    let out = project.repo.run_vcs_held(held, &args, MAX_OUTPUT);
     let effect = project
         .repo
         .effect_after(&before, &effects::disallowed_config)?;

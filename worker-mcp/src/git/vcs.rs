@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::command::GitCommand;
 use super::error::redact_credentials;
-use super::{GitError, GitRepo};
+use super::{GitError, GitRepo, TreeLock};
 use crate::process::tail_of;
 
 /// How much of stderr is kept for the Brain.
@@ -61,8 +61,20 @@ impl GitRepo {
     /// not Butler's a moment to go.
     pub fn run_vcs(&self, args: &[String], max_output: usize) -> Result<VcsOutput, GitError> {
         let held = self.lock_tree()?;
+        self.run_vcs_held(&held, args, max_output)
+    }
+
+    /// [`GitRepo::run_vcs`] with this tree's lock already held, so what the caller notes
+    /// before and after the run sees only the run's doing.
+    pub fn run_vcs_held(
+        &self,
+        held: &TreeLock,
+        args: &[String],
+        max_output: usize,
+    ) -> Result<VcsOutput, GitError> {
+        self.holds(held)?;
         // A moment for a person's git to finish; if its lock stays, git itself says so.
-        let _ = self.wait_for_index(&held);
+        let _ = self.wait_for_index(held);
         let out = GitCommand::new(self, "vcs")
             .args(args)
             // Nothing may wait for a person or start a viewer: `:` is git's "no editor", the
