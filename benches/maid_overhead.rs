@@ -1,13 +1,22 @@
-//! The ImplementMaid's own overhead per attempt on a large repository, as a ratio to what the
-//! same work costs with plain git: `git worktree add` + `git add -A` + `git commit`, measured in
-//! the same run.
+//! The ImplementMaid's own overhead per attempt on a large repository, against two plain-git
+//! baselines measured in the same run:
+//!
+//! - **minimal**: `git worktree add` + `git add -A` + `git commit` — the least a person could do;
+//! - **the Maid's git work**: every git command one Maid attempt runs (read from a
+//!   `GIT_TRACE2_EVENT` trace of the Maid: the Brain's-tree checks, the worktree and its
+//!   checkout, the baseline, detection, the record, the evidence's diffs), replayed with plain
+//!   git in the same places and with the same hardening options. The Maid's figure over this
+//!   one is what Butler adds beyond git: its ledger, its own bookkeeping, its processes.
 //!
 //! `cargo bench --bench maid_overhead` (env `BUTLER_BENCH_FILES`, default 100000;
-//! `BUTLER_BENCH_RUNS`, default 5). The Maid's figure is a whole one-attempt task (precheck,
+//! `BUTLER_BENCH_RUNS`, default 9). The Maid's figure is a whole one-attempt task (precheck,
 //! task creation in the ledger, worktree, baseline, detection and restoration, the Brain's-tree
 //! check, scope check, the Maid's record, verification with no test commands, the evidence in
 //! the ledger) with a no-op agent that writes one file, minus that agent's own run time
 //! (measured separately). Each side gets a fresh worktree per run; retiring it is not timed.
+//! Which side runs first rotates from round to round, and the generated repository has
+//! automatic gc off, so no side pays for another's leftovers; the spread over the rounds is
+//! printed with the medians.
 #![allow(clippy::print_stdout)]
 // The baseline of a benchmark is git spawned the plain way a person's shell does; Butler's
 // own children go through `butler_worker::process`.
@@ -51,7 +60,7 @@ fn plain_git(world: &World, dir: &Path, scratch: &Path, run: usize) -> Duration 
 
 fn main() {
     let files = env_usize("BUTLER_BENCH_FILES", 100_000);
-    let runs = env_usize("BUTLER_BENCH_RUNS", 5);
+    let runs = env_usize("BUTLER_BENCH_RUNS", 9);
     let world = World::new();
     let t = Instant::now();
     let dir = generate(&world, files);
@@ -106,44 +115,292 @@ fn main() {
     std::fs::create_dir_all(&scratch).expect("mkdir");
 
     let mut plain = Vec::new();
+    let mut replay = Vec::new();
     let mut maid = Vec::new();
+    let sides = [Side::Minimal, Side::Replay, Side::Maid];
     for run in 0..runs {
-        plain.push(plain_git(&world, &dir, &scratch, run));
-        let request = ImplementRequest {
-            goal: "Add bench".into(),
-            target_paths: vec!["src/".into()],
-            ..Default::default()
-        };
-        let t = Instant::now();
-        let result = rt.block_on(async {
-            let contract = butler_maid::prepare_task(&ctx, request, "bench")
-                .await
-                .expect("prepared");
-            butler_maid::run_task(ctx.clone(), contract, |_| {}, CancellationToken::new())
-                .await
-                .expect("runs")
-        });
-        let took = t.elapsed();
-        let evidence = result.implementation().expect("implementation evidence");
-        assert_eq!(evidence.outcome, Outcome::Succeeded, "{result:#?}");
-        assert_eq!(evidence.attempts.len(), 1);
-        maid.push(took.saturating_sub(agent_time));
-        let discarded = butler_maid::discard(&dir, result.task_id.as_str(), ctx.clock.clone());
-        rt.block_on(discarded).expect("discard");
+        // The side that runs first rotates: none always follows the same one.
+        for k in 0..sides.len() {
+            match sides[(run + k) % sides.len()] {
+                Side::Minimal => plain.push(plain_git(&world, &dir, &scratch, run)),
+                Side::Replay => replay.push(maids_git_work(&world, &dir, &scratch, run)),
+                Side::Maid => {
+                    let request = ImplementRequest {
+                        goal: "Add bench".into(),
+                        target_paths: vec!["src/".into()],
+                        ..Default::default()
+                    };
+                    let t = Instant::now();
+                    let result = rt.block_on(async {
+                        let contract = butler_maid::prepare_task(&ctx, request, "bench")
+                            .await
+                            .expect("prepared");
+                        butler_maid::run_task(
+                            ctx.clone(),
+                            contract,
+                            |_| {},
+                            CancellationToken::new(),
+                        )
+                        .await
+                        .expect("runs")
+                    });
+                    let took = t.elapsed();
+                    let evidence = result.implementation().expect("implementation evidence");
+                    assert_eq!(evidence.outcome, Outcome::Succeeded, "{result:#?}");
+                    assert_eq!(evidence.attempts.len(), 1);
+                    maid.push(took.saturating_sub(agent_time));
+                    let discarded =
+                        butler_maid::discard(&dir, result.task_id.as_str(), ctx.clock.clone());
+                    rt.block_on(discarded).expect("discard");
+                }
+            }
+        }
     }
-    let (p, m) = (median(plain), median(maid));
-    println!("runs: {runs}, files: {files}");
+    println!("runs: {runs}, files: {files} (median [min – max] over the runs)");
     println!(
-        "plain git (worktree add + add -A + commit): {:9.1} ms (median)",
-        ms(p)
+        "plain git, minimal (worktree add + add -A + commit): {}",
+        spread(&plain)
     );
     println!(
-        "Maid overhead per attempt:                  {:9.1} ms (median; agent's own {:.1} ms taken out)",
-        ms(m),
+        "plain git, the Maid's git work replayed:            {}",
+        spread(&replay)
+    );
+    println!(
+        "Maid overhead per attempt:                          {}  (agent's own {:.1} ms taken out)",
+        spread(&maid),
         ms(agent_time)
     );
     println!(
-        "ratio Maid / plain git:                     {:9.2}  (target <= 1.2)",
-        m.as_secs_f64() / p.as_secs_f64()
+        "ratio Maid / minimal plain git:                     {}",
+        ratios(&maid, &plain)
     );
+    println!(
+        "ratio Maid / the Maid's git work:                   {}",
+        ratios(&maid, &replay)
+    );
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Minimal,
+    Replay,
+    Maid,
+}
+
+/// `median [min – max]` in milliseconds.
+fn spread(v: &[Duration]) -> String {
+    let mut sorted = v.to_vec();
+    sorted.sort();
+    format!(
+        "{:8.1} ms [{:.1} – {:.1}]",
+        ms(median(v.to_vec())),
+        ms(sorted[0]),
+        ms(sorted[sorted.len() - 1])
+    )
+}
+
+/// The median of the per-run ratios `a[i] / b[i]`, with their range.
+fn ratios(a: &[Duration], b: &[Duration]) -> String {
+    let mut r: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+        .collect();
+    r.sort_by(f64::total_cmp);
+    format!(
+        "{:8.2}    [{:.2} – {:.2}]",
+        r[r.len() / 2],
+        r[0],
+        r[r.len() - 1]
+    )
+}
+
+/// Where a replayed command runs: the Brain's tree or the task's worktree.
+#[derive(Clone, Copy)]
+enum Place {
+    Brain,
+    Task,
+}
+
+/// The options every git Butler runs carries (`worker-mcp/src/git/hardened.rs`).
+const HARDENING: &[&str] = &[
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "core.attributesFile=/dev/null",
+    "-c",
+    "diff.ignoreSubmodules=all",
+    "-c",
+    "status.submoduleSummary=false",
+    "-c",
+    "submodule.recurse=false",
+    "-c",
+    "commit.gpgSign=false",
+    "-c",
+    "tag.gpgSign=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+    "-c",
+    "protocol.ext.allow=never",
+];
+
+const STATUS: &[&str] = &[
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+];
+const STATUS_NO_REFRESH: &[&str] = &[
+    "--no-optional-locks",
+    "-c",
+    "diff.autoRefreshIndex=false",
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+];
+const HEAD_COMMIT: &[&str] = &["rev-parse", "--verify", "-q", "HEAD^{commit}"];
+const HEAD: &[&str] = &["rev-parse", "--verify", "-q", "HEAD"];
+const SYMREF: &[&str] = &["symbolic-ref", "-q", "HEAD"];
+const REFS: &[&str] = &["for-each-ref", "--format=%(refname) %(objectname)"];
+const INDEX: &[&str] = &["ls-files", "-s"];
+const TRACKED: &[&str] = &["ls-files", "-z"];
+
+/// One Maid attempt's git commands, in its order (from a `GIT_TRACE2_EVENT` trace of the
+/// Maid on this benchmark), with plain git: what the Maid would cost if Butler added nothing.
+fn maids_git_work(world: &World, dir: &Path, scratch: &Path, run: usize) -> Duration {
+    use Place::{Brain, Task};
+    let wt = scratch.join(format!("replay-{run}"));
+    let wt_arg = wt.to_string_lossy().into_owned();
+    let branch = format!("replay-{run}");
+    let base = world.git(dir, &["rev-parse", "HEAD"]).trim().to_owned();
+    let git = |place: Place, args: &[&str]| {
+        let cwd = match place {
+            Brain => dir,
+            Task => wt.as_path(),
+        };
+        let all: Vec<&str> = HARDENING.iter().chain(args).copied().collect();
+        // The reads may answer "no" (exit 1); only a failed write is the benchmark's fault.
+        world.git_output(cwd, &all)
+    };
+    let write = |place: Place, args: &[&str]| {
+        let out = git(place, args);
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let before_agent = [(Brain, STATUS), (Brain, STATUS), (Brain, HEAD_COMMIT)];
+    let baseline = [
+        (Task, HEAD_COMMIT),
+        (Task, REFS),
+        (Task, INDEX),
+        (Brain, SYMREF),
+        (Brain, HEAD),
+        (Brain, STATUS_NO_REFRESH),
+        (Brain, TRACKED),
+        (Task, SYMREF),
+        (Task, HEAD),
+        (Task, REFS),
+        (Task, INDEX),
+        (Task, STATUS),
+    ];
+    let after_agent = [
+        (Brain, SYMREF),
+        (Brain, HEAD),
+        (Brain, STATUS_NO_REFRESH),
+        (Brain, TRACKED),
+        (Task, STATUS),
+        (Task, STATUS),
+        (Task, HEAD_COMMIT),
+    ];
+    let evidence = [
+        (Task, HEAD_COMMIT),
+        (Task, HEAD_COMMIT),
+        (Task, STATUS),
+        (Task, HEAD_COMMIT),
+        (Task, REFS),
+        (Task, INDEX),
+        (Task, SYMREF),
+        (Task, HEAD),
+        (Task, REFS),
+        (Task, INDEX),
+        (Task, HEAD_COMMIT),
+        (Task, STATUS),
+    ];
+    let t = Instant::now();
+    for (place, args) in before_agent {
+        git(place, args);
+    }
+    write(
+        Brain,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--no-checkout",
+            "-b",
+            &branch,
+            &wt_arg,
+            &base,
+        ],
+    );
+    write(Task, &["read-tree", "--reset", "-u", "HEAD"]);
+    for (place, args) in baseline {
+        git(place, args);
+    }
+    let took_before = t.elapsed();
+    // The agent's part, not timed (the Maid's figure has the agent's own time taken out).
+    std::fs::create_dir_all(wt.join("src")).expect("mkdir");
+    std::fs::write(wt.join("src/bench.rs"), "pub fn bench() {}\n").expect("write");
+    let t = Instant::now();
+    for (place, args) in after_agent {
+        git(place, args);
+    }
+    write(Task, &["add", "-A", "--", "src/bench.rs"]);
+    write(
+        Task,
+        &[
+            "commit",
+            "-q",
+            "--no-verify",
+            "--cleanup=verbatim",
+            "-m",
+            "bench",
+        ],
+    );
+    git(Task, HEAD_COMMIT);
+    write(
+        Task,
+        &["diff", "--no-ext-diff", "--no-textconv", &base, "HEAD"],
+    );
+    for (place, args) in evidence {
+        git(place, args);
+    }
+    let range = format!("{base}...refs/heads/{branch}");
+    write(
+        Brain,
+        &[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            &range,
+        ],
+    );
+    let took = took_before + t.elapsed();
+    world.git(dir, &["worktree", "remove", "--force", &wt_arg]);
+    world.git(dir, &["branch", "-D", "-q", &branch]);
+    took
 }

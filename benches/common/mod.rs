@@ -21,8 +21,13 @@ pub fn env_usize(name: &str, default: usize) -> usize {
 
 /// A repository `big` in `world` of `files` small files in directories of 1000, all committed,
 /// with git's index refreshed once (as any first status would); returns its path.
+///
+/// Automatic gc and maintenance are off: the commit of that many loose objects would otherwise
+/// start git's background gc, which then competes with whatever is measured first.
 pub fn generate(world: &World, files: usize) -> PathBuf {
     let dir = world.init("big");
+    world.git(&dir, &["config", "gc.auto", "0"]);
+    world.git(&dir, &["config", "maintenance.auto", "false"]);
     for i in 0..files {
         let sub = dir.join(format!("d{:03}", i / 1000));
         if i % 1000 == 0 {

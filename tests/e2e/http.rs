@@ -1110,7 +1110,7 @@ async fn an_idle_session_lets_go_of_its_ledger_and_takes_it_up_again() {
     tokio::time::timeout(TEST_LIMIT, async {
         let w = World::published();
         let mut env = w.env.clone();
-        env.push(("BUTLER_LEDGER_IDLE_S".into(), "1".into()));
+        env.push(("BUTLER_LEDGER_IDLE_S".into(), "2".into()));
         let server = Served::start(&env, &[]).await;
         let ledger_files = |pid| {
             open_files(pid)
@@ -1131,15 +1131,17 @@ async fn an_idle_session_lets_go_of_its_ledger_and_takes_it_up_again() {
                            "next_action": "Record.", "blockers": "None."}),
                 )
                 .await;
-            brain.observe().await;
             brains.push(brain);
         }
+        // All six at work at once, so none has been idle long when they are counted (set up
+        // one after another on a busy machine, the first could already have let go).
+        futures::future::join_all(brains.iter().map(|brain| brain.observe())).await;
         let busy = ledger_files(server.pid());
         assert!(
             busy >= 6,
             "each session has its ledger open while it works: {busy}"
         );
-        tokio::time::sleep(Duration::from_millis(3000)).await;
+        tokio::time::sleep(Duration::from_millis(5000)).await;
         assert_eq!(
             ledger_files(server.pid()),
             0,
