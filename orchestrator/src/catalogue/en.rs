@@ -94,6 +94,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::FinishCommentReason => "Leave a summary of the work on issue #{issue}",
         Key::FinishCloseReason => "The work looks done. Close issue #{issue}?",
         Key::FinishProposals => "All work is recorded and shared. Check the proposals below.",
+        Key::FinishOptionsNeedAuto => "message, comment and close apply only with auto=true",
         Key::ErrNoSession => "No session has been started",
         Key::ErrNoSessionHint => "call work_session_start(project_root) first",
         Key::ErrInvalidArgument => "Invalid `{field}`: {reason}",

@@ -95,6 +95,7 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::FinishCommentReason => "作業要約を issue #{issue} に残すことを推奨します",
         Key::FinishCloseReason => "完了条件を満たしていそうです。issue #{issue} を閉じますか？",
         Key::FinishProposals => "作業は記録・公開済みです。以下を確認してください",
+        Key::FinishOptionsNeedAuto => "message・comment・close は auto=true のときだけ使えます",
         Key::ErrNoSession => "セッションが開始されていません",
         Key::ErrNoSessionHint => "先に work_session_start(project_root) を呼んでください",
         Key::ErrInvalidArgument => "`{field}` が不正です: {reason}",

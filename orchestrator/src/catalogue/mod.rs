@@ -160,6 +160,7 @@ keys! {
     FinishCommentReason,
     FinishCloseReason,
     FinishProposals,
+    FinishOptionsNeedAuto,
     // Errors (error.rs `ToolError::from_work`).
     ErrNoSession,
     ErrNoSessionHint,

@@ -10,9 +10,6 @@ use serde::{Deserialize, Serialize};
 use crate::error::WorkError;
 use crate::session::Project;
 
-/// git subcommands this tool replaces.
-pub const GIT_EQUIVALENTS: &[&str] = &["diff", "show"];
-
 /// The most patch text returned at once (about 12k tokens).
 pub const MAX_PATCH_BYTES: usize = 48 * 1024;
 /// The most files listed in an overview.

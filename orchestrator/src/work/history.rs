@@ -11,9 +11,6 @@ use crate::error::WorkError;
 use crate::session::Project;
 use crate::work::records::records_for;
 
-/// git subcommands this tool replaces.
-pub const GIT_EQUIVALENTS: &[&str] = &["log", "whatchanged", "shortlog"];
-
 pub const DEFAULT_N: usize = 10;
 pub const MAX_N: usize = 100;
 

@@ -12,12 +12,10 @@ use crate::catalogue::{Key, fill, text};
 use crate::envelope::Reply;
 use crate::error::{BlockReason, Unfinished, WorkError};
 use crate::session::{Project, blocking};
+use crate::tool::Tool;
 use crate::work::line::{self, LineView};
 use crate::work::records::{RecordView, records_for};
 use crate::work::state::{self, Decision, Facts, RequiredAction, WorkState};
-
-/// git subcommands this tool replaces (collected by `crate::equivalents`).
-pub const GIT_EQUIVALENTS: &[&str] = &["status"];
 
 /// How many changed paths are listed before the rest is only counted.
 pub const CHANGED_FILES_CAP: usize = 100;
@@ -56,7 +54,7 @@ pub struct Observation {
     pub unpublished_records: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub required_action: Option<RequiredAction>,
-    pub available_next: Vec<&'static str>,
+    pub available_next: Vec<Tool>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }

@@ -8,9 +8,6 @@ use crate::session::Project;
 use crate::work::observe::{Snapshot, snapshot};
 use crate::work::sensitive;
 
-/// git subcommands this tool replaces.
-pub const GIT_EQUIVALENTS: &[&str] = &["push"];
-
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PublishOutcome {
     pub published_records: usize,

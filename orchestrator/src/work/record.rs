@@ -35,9 +35,6 @@ use crate::work::observe::{Snapshot, line_of, snapshot, unrecordable_notes};
 use crate::work::propose::{ChangedFile, FileKind, propose};
 use crate::work::sensitive;
 
-/// git subcommands this tool replaces.
-pub const GIT_EQUIVALENTS: &[&str] = &["commit", "add"];
-
 pub const MAX_MESSAGE_CHARS: usize = 10_000;
 pub const MAX_ISSUE_IDS: usize = 20;
 const JOURNAL_KIND: &str = "record";
