@@ -22,3 +22,6 @@ pub mod tool;
 pub mod transport;
 pub mod vcs_policy;
 pub mod work;
+
+#[cfg(test)]
+mod floors;

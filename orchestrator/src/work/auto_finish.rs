@@ -21,10 +21,10 @@ use crate::error::{FinishStop, WorkError};
 use crate::issue_ops;
 use crate::session::{Project, blocking};
 use crate::tool::Tool;
-use crate::work::observe::line_of;
 use crate::work::publish;
 use crate::work::record::{self, Message, RecordRequest};
 use crate::work::records::records_for;
+use crate::work::snapshot::line_of;
 
 /// How far back records are looked for when the comment is written from them.
 const SUMMARY_SCAN: usize = 50;

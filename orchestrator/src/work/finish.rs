@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::error::WorkError;
 use crate::session::Project;
 use crate::tool::Tool;
-use crate::work::observe::{Snapshot, line_of, snapshot};
+use crate::work::snapshot::{Snapshot, line_of, snapshot};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PendingAction {

@@ -34,7 +34,7 @@ use crate::envelope::Reply;
 use crate::error::{BlockReason, WorkError};
 use crate::session::{Project, blocking};
 use crate::work::diff::resolve_record;
-use crate::work::observe::{Snapshot, line_of, snapshot, title};
+use crate::work::snapshot::{Snapshot, line_of, snapshot, title};
 
 mod view;
 
