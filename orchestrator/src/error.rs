@@ -1332,6 +1332,44 @@ mod tests {
         assert_eq!(code("something else entirely"), "backend_error");
     }
 
+    /// Three ASCII words in a row (`find record ids`): an English sentence.
+    fn english(text: &str) -> bool {
+        let words: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || "。、().,;:".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        words
+            .windows(3)
+            .any(|w| w.iter().all(|x| x.chars().all(|c| c.is_ascii_alphabetic())))
+    }
+
+    #[tokio::test]
+    async fn a_japanese_session_reads_no_english_sentence() {
+        assert!(english("find record ids with work_history"));
+        let shown = crate::catalogue::scope(crate::catalogue::Lang::Ja, async {
+            let missing = LedgerError::NotFound {
+                what: "record 20260101-001".into(),
+            };
+            let mut shown = vec![ToolError::from_work(missing.into(), Tool::WorkDiff)];
+            for bad in [
+                crate::work::issue_number(0, "issue_id").map(|_| ()),
+                crate::work::history::validate_n(Some(0)).map(|_| ()),
+                crate::work::record::validate_message(" ").map(|_| ()),
+                crate::work::record::validate_issue_ids(&[1; 100]).map(|_| ()),
+            ] {
+                if let Err(e) = bad {
+                    shown.push(ToolError::from_work(e, Tool::WorkRecord));
+                }
+            }
+            shown
+        })
+        .await;
+        assert_eq!(shown.len(), 5);
+        for e in shown {
+            assert!(!english(&e.summary) && !english(&e.hint), "{e:?}");
+        }
+    }
+
     #[test]
     fn an_approval_request_lists_the_loss_and_what_will_run() {
         let e = ToolError::from_work(

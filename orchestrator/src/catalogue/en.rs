@@ -610,5 +610,20 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrUndoUnfinishedHint => {
             "wait for it and try again; work_observe shows where the project stands"
         }
+        Key::ArgOutOfRange => "{n} is out of range; use {min} to {max}",
+        Key::ArgNotBetween => "{n} is not between {min} and {max}",
+        Key::ArgMessageEmpty => "it is empty; say in one line what the work does",
+        Key::ArgLongerThanChars => "it is longer than {max} characters",
+        Key::ArgLongerThanBytes => "it is longer than {max} bytes",
+        Key::ArgNulCharacter => "it contains a NUL character",
+        Key::ArgNul => "it contains NUL",
+        Key::ArgEmpty => "it is empty",
+        Key::ArgTooManyIssues => "at most {max} issues can be linked",
+        Key::ArgNotIssueNumber => "{n} is not an issue number (a positive integer)",
+        Key::ArgNotOperationId => "{n} is not an operation id (a positive integer)",
+        Key::ArgNotPage => "{p} is not a page number",
+        Key::ArgRecordId => "use a record id such as 20260612-001-kqrt (see work_history)",
+        Key::ArgMergeCurrentLine => "`{name}` is the current line; name another line to merge",
+        Key::ArgGiveMessage => "give the record's message (what the work does, in one line)",
     }
 }

@@ -464,6 +464,22 @@ keys! {
     ErrUndoNoOperationHint,
     ErrUndoUnfinished,
     ErrUndoUnfinishedHint,
+    // Why an argument is refused (the `reason` of `ErrInvalidArgument`).
+    ArgOutOfRange,
+    ArgNotBetween,
+    ArgMessageEmpty,
+    ArgLongerThanChars,
+    ArgLongerThanBytes,
+    ArgNulCharacter,
+    ArgNul,
+    ArgEmpty,
+    ArgTooManyIssues,
+    ArgNotIssueNumber,
+    ArgNotOperationId,
+    ArgNotPage,
+    ArgRecordId,
+    ArgMergeCurrentLine,
+    ArgGiveMessage,
 }
 
 tokio::task_local! {

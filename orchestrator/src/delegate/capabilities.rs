@@ -111,7 +111,7 @@ fn message(contract: &TaskContract) -> Result<String, CapabilityError> {
     let text = target.0.get("message").cloned().unwrap_or_default();
     record::validate_message(&text).map_err(|_| CapabilityError::Input {
         field: "target.message".into(),
-        reason: "give the record's message (what the work does, in one line)".into(),
+        reason: crate::catalogue::text(crate::catalogue::Key::ArgGiveMessage).into(),
     })
 }
 

@@ -164,7 +164,7 @@ pub fn resolve_record(project: &Project, id: &str) -> Result<String, WorkError> 
     if !is_hex {
         return Err(WorkError::InvalidArgument {
             field: "record_id",
-            reason: "use a record id such as 20260612-001-kqrt (see work_history)".into(),
+            reason: crate::catalogue::text(Key::ArgRecordId).into(),
         });
     }
     project.repo.resolve_commit(id)?.ok_or_else(not_found)

@@ -34,7 +34,10 @@ pub fn validate_n(n: Option<i64>) -> Result<usize, WorkError> {
         Some(n) if (1..=MAX_N as i64).contains(&n) => Ok(n as usize),
         Some(n) => Err(WorkError::InvalidArgument {
             field: "n",
-            reason: format!("{n} is out of range; use 1 to {MAX_N}"),
+            reason: fill(
+                Key::ArgOutOfRange,
+                &[("n", &n), ("min", &1), ("max", &MAX_N)],
+            ),
         }),
     }
 }

@@ -437,7 +437,7 @@ fn merge(project: &Project, name: Option<&str>) -> Result<MergeDone, WorkError> 
         Some(name) if name == current => {
             return Err(WorkError::InvalidArgument {
                 field: "name",
-                reason: format!("`{name}` is the current line; name another line to merge"),
+                reason: fill(Key::ArgMergeCurrentLine, &[("name", &name)]),
             });
         }
         Some(name) => (name.to_owned(), current.clone()),

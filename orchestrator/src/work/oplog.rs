@@ -111,7 +111,10 @@ pub fn oplog(project: &Project, n: Option<i64>) -> Result<Reply, WorkError> {
         Some(n) => {
             return Err(WorkError::InvalidArgument {
                 field: "n",
-                reason: format!("{n} is not between 1 and {MAX_SHOWN}"),
+                reason: fill(
+                    Key::ArgNotBetween,
+                    &[("n", &n), ("min", &1), ("max", &MAX_SHOWN)],
+                ),
             });
         }
     };
@@ -132,7 +135,7 @@ pub fn undo(project: &Project, operation: Option<i64>, by: &str) -> Result<Reply
         Some(n) => {
             return Err(WorkError::InvalidArgument {
                 field: "operation",
-                reason: format!("{n} is not an operation id (a positive integer)"),
+                reason: fill(Key::ArgNotOperationId, &[("n", &n)]),
             });
         }
     };

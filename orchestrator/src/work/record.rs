@@ -45,19 +45,19 @@ pub fn validate_message(message: &str) -> Result<String, WorkError> {
     if trimmed.is_empty() {
         return Err(WorkError::InvalidArgument {
             field: "message",
-            reason: "it is empty; say in one line what the work does".into(),
+            reason: text(Key::ArgMessageEmpty).into(),
         });
     }
     if trimmed.chars().count() > MAX_MESSAGE_CHARS {
         return Err(WorkError::InvalidArgument {
             field: "message",
-            reason: format!("it is longer than {MAX_MESSAGE_CHARS} characters"),
+            reason: fill(Key::ArgLongerThanChars, &[("max", &MAX_MESSAGE_CHARS)]),
         });
     }
     if trimmed.contains('\0') {
         return Err(WorkError::InvalidArgument {
             field: "message",
-            reason: "it contains a NUL character".into(),
+            reason: text(Key::ArgNulCharacter).into(),
         });
     }
     Ok(trimmed.to_string())
@@ -67,7 +67,7 @@ pub fn validate_issue_ids(ids: &[i64]) -> Result<Vec<u64>, WorkError> {
     if ids.len() > MAX_ISSUE_IDS {
         return Err(WorkError::InvalidArgument {
             field: "issue_ids",
-            reason: format!("at most {MAX_ISSUE_IDS} issues can be linked"),
+            reason: fill(Key::ArgTooManyIssues, &[("max", &MAX_ISSUE_IDS)]),
         });
     }
     let mut out = Vec::new();
