@@ -625,5 +625,23 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ArgRecordId => "use a record id such as 20260612-001-kqrt (see work_history)",
         Key::ArgMergeCurrentLine => "`{name}` is the current line; name another line to merge",
         Key::ArgGiveMessage => "give the record's message (what the work does, in one line)",
+        Key::NoteSparseRecorded => {
+            "{n} file(s) outside the sparse checkout's directories were recorded too: {list}."
+        }
+        Key::NoteHookChangedMeanwhile => {
+            "The project's {hooks} hook changed {n} file(s) while recording without saving the change: {list}. The record holds them as they were; the hook's changes are unrecorded now (save them with work_record)."
+        }
+        Key::NoteMessageRewritten => {
+            "The project's commit-msg hook rewrote the message; history and the record show the rewritten one."
+        }
+        Key::NoteTrailerDropped => {
+            " It dropped Butler's record trailer: Butler still knows the record by its commit."
+        }
+        Key::NoteIssueRefsDropped => {
+            " It dropped the issue reference(s) {refs}: the tracker will not link them to this record."
+        }
+        Key::AndMore => " and {more} more",
+        Key::ArgProjectPath => "give the project's absolute path",
+        Key::ArgNotAbsolute => "`{root}` is not an absolute path",
     }
 }

@@ -418,5 +418,13 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::ArgRecordId => "20260612-001-kqrt のような記録 id を指定してください (work_history で確認できます)",
         Key::ArgMergeCurrentLine => "`{name}` は今の作業ラインです。取り込む別の作業ラインを指定してください",
         Key::ArgGiveMessage => "記録のメッセージ (作業の内容を一行で) を指定してください",
+        Key::NoteSparseRecorded => "スパースチェックアウトのディレクトリ外のファイル {n} 件も記録しました: {list}。",
+        Key::NoteHookChangedMeanwhile => "記録中にプロジェクトの {hooks} フックがファイル {n} 件を変更しましたが、その変更は保存されていません: {list}。記録には変更前の内容が入っています。フックの変更は未記録なので work_record で保存してください。",
+        Key::NoteMessageRewritten => "プロジェクトの commit-msg フックがメッセージを書き換えました。履歴と記録には書き換え後のものが残ります。",
+        Key::NoteTrailerDropped => "Butler の記録トレーラーは消されましたが、Butler はコミットから記録を識別できます。",
+        Key::NoteIssueRefsDropped => "issue の参照 {refs} が消されたため、トラッカーはこれらをこの記録に結び付けません。",
+        Key::AndMore => " ほか {more} 件",
+        Key::ArgProjectPath => "プロジェクトの絶対パスを指定してください",
+        Key::ArgNotAbsolute => "`{root}` は絶対パスではありません",
     }
 }

@@ -480,6 +480,15 @@ keys! {
     ArgRecordId,
     ArgMergeCurrentLine,
     ArgGiveMessage,
+    ArgProjectPath,
+    ArgNotAbsolute,
+    // Notes of a record (`work/save.rs`).
+    NoteSparseRecorded,
+    NoteHookChangedMeanwhile,
+    NoteMessageRewritten,
+    NoteTrailerDropped,
+    NoteIssueRefsDropped,
+    AndMore,
 }
 
 tokio::task_local! {

@@ -139,18 +139,22 @@ pub(crate) fn save(
         notes.push(rewrite_note(&rewrite));
     }
     if !recorded.outside_sparse.is_empty() {
-        notes.push(format!(
-            "{} file(s) outside the sparse checkout's directories were recorded too: {}.",
-            recorded.outside_sparse.len(),
-            paths_list(&recorded.outside_sparse)
+        notes.push(fill(
+            Key::NoteSparseRecorded,
+            &[
+                ("n", &recorded.outside_sparse.len()),
+                ("list", &paths_list(&recorded.outside_sparse)),
+            ],
         ));
     }
     if !recorded.changed_meanwhile.is_empty() {
-        notes.push(format!(
-            "The project's {} hook changed {} file(s) while recording without saving the change: {}. The record holds them as they were; the hook's changes are unrecorded now (save them with work_record).",
-            recorded.hooks.join("/"),
-            recorded.changed_meanwhile.len(),
-            paths_list(&recorded.changed_meanwhile)
+        notes.push(fill(
+            Key::NoteHookChangedMeanwhile,
+            &[
+                ("hooks", &recorded.hooks.join("/")),
+                ("n", &recorded.changed_meanwhile.len()),
+                ("list", &paths_list(&recorded.changed_meanwhile)),
+            ],
         ));
     }
     Ok(Some(Saved {
@@ -171,11 +175,9 @@ pub(crate) fn nested_repositories(status: &WorkTreeStatus) -> Vec<RepoPath> {
 
 /// What a `commit-msg` hook's rewrite of the message changed, for the answer.
 fn rewrite_note(rewrite: &Rewrite) -> String {
-    let mut text = "The project's commit-msg hook rewrote the message; history and the record show the rewritten one.".to_string();
+    let mut note = text(Key::NoteMessageRewritten).to_string();
     if rewrite.lost_record_id {
-        text.push_str(
-            " It dropped Butler's record trailer: Butler still knows the record by its commit.",
-        );
+        note.push_str(text(Key::NoteTrailerDropped));
     }
     if !rewrite.lost_issue_ids.is_empty() {
         let refs: Vec<String> = rewrite
@@ -183,12 +185,12 @@ fn rewrite_note(rewrite: &Rewrite) -> String {
             .iter()
             .map(|n| format!("#{n}"))
             .collect();
-        text.push_str(&format!(
-            " It dropped the issue reference(s) {}: the tracker will not link them to this record.",
-            refs.join(", ")
+        note.push_str(&fill(
+            Key::NoteIssueRefsDropped,
+            &[("refs", &refs.join(", "))],
         ));
     }
-    text
+    note
 }
 
 /// `a, b, c and 2 more`.
@@ -201,7 +203,7 @@ pub(crate) fn paths_list(paths: &[RepoPath]) -> String {
     let more = paths.len().saturating_sub(NOTE_PATHS);
     let mut text = shown.join(", ");
     if more > 0 {
-        text.push_str(&format!(" and {more} more"));
+        text.push_str(&fill(Key::AndMore, &[("more", &more)]));
     }
     text
 }
