@@ -40,16 +40,7 @@ impl Reply {
 
 /// The error envelope for `err` (the one shape every failure takes).
 pub fn error_json(err: &ToolError) -> Value {
-    let mut value = json!({
-        "status": "error",
-        "error_code": err.code.as_str(),
-        "summary": err.summary,
-        "hint": err.hint,
-    });
-    if let Some(data) = &err.data {
-        value["data"] = data.clone();
-    }
-    plain(value)
+    plain(err.to_json())
 }
 
 /// `value` with every string and key shown plainly ([`butler_worker::plain::escaped`]).

@@ -1,26 +1,40 @@
 //! The git-equivalents registry: which git subcommands each Brain-facing tool replaces.
 //!
-//! Every tool declares its git equivalents beside its definition (`GIT_EQUIVALENTS` in
-//! `crate::work::*`); this module only collects them. The hook's block messages and
-//! `work_vcs`'s `use_proper_tool` refusals are both built from [`proper_tool`], so adding a
-//! tool updates both.
+//! Every tool declares its git subcommands with its name ([`Tool::git_equivalents`]); this
+//! module says which uses of them it covers. The hook's block messages and `work_vcs`'s
+//! `use_proper_tool` refusals are both built from [`proper_tool`], so adding a tool updates
+//! both.
 //!
 //! Most tools stand in for every use of their subcommands. The line tools cover only some
 //! uses (`git switch -c x` starts a line, `git switch x` switches, `git switch --detach` is
-//! neither), so a declaration also says which argument lists it covers; an uncovered use
-//! stays with `work_vcs`.
+//! neither), so a declaration also says which argument lists it covers ([`line`]); an
+//! uncovered use stays with `work_vcs`.
 
-use crate::work;
+mod line;
+
+pub use line::suggested_params;
+
+use crate::tool::Tool;
 
 /// One Brain-facing tool and the git subcommands it stands in for.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolEquivalents {
     /// The Butler tool the Brain should call instead.
-    pub tool: &'static str,
+    pub tool: Tool,
     /// git subcommands (as typed after `git`) that this tool replaces.
     pub git: &'static [&'static str],
     /// Whether the tool covers this use of the subcommand (the arguments after it).
     pub covers: fn(&str, &[String]) -> bool,
+}
+
+impl ToolEquivalents {
+    const fn of(tool: Tool, covers: fn(&str, &[String]) -> bool) -> Self {
+        ToolEquivalents {
+            tool,
+            git: tool.git_equivalents(),
+            covers,
+        }
+    }
 }
 
 /// For tools that stand in for every use of their subcommands.
@@ -30,46 +44,14 @@ fn every_use(_: &str, _: &[String]) -> bool {
 
 /// Every declaration, in the order tools are listed to the Brain.
 pub const REGISTRY: &[ToolEquivalents] = &[
-    ToolEquivalents {
-        tool: "work_observe",
-        git: work::observe::GIT_EQUIVALENTS,
-        covers: every_use,
-    },
-    ToolEquivalents {
-        tool: "work_diff",
-        git: work::diff::GIT_EQUIVALENTS,
-        covers: every_use,
-    },
-    ToolEquivalents {
-        tool: "work_history",
-        git: work::history::GIT_EQUIVALENTS,
-        covers: every_use,
-    },
-    ToolEquivalents {
-        tool: "work_record",
-        git: work::record::GIT_EQUIVALENTS,
-        covers: every_use,
-    },
-    ToolEquivalents {
-        tool: "work_publish",
-        git: work::publish::GIT_EQUIVALENTS,
-        covers: every_use,
-    },
-    ToolEquivalents {
-        tool: "work_new_line",
-        git: work::line::NEW_LINE_EQUIVALENTS,
-        covers: work::line::covers_new,
-    },
-    ToolEquivalents {
-        tool: "work_switch_line",
-        git: work::line::SWITCH_LINE_EQUIVALENTS,
-        covers: work::line::covers_switch,
-    },
-    ToolEquivalents {
-        tool: "work_merge_line",
-        git: work::line::MERGE_LINE_EQUIVALENTS,
-        covers: work::line::covers_merge,
-    },
+    ToolEquivalents::of(Tool::WorkObserve, every_use),
+    ToolEquivalents::of(Tool::WorkDiff, every_use),
+    ToolEquivalents::of(Tool::WorkHistory, every_use),
+    ToolEquivalents::of(Tool::WorkRecord, every_use),
+    ToolEquivalents::of(Tool::WorkPublish, every_use),
+    ToolEquivalents::of(Tool::WorkNewLine, line::covers_new),
+    ToolEquivalents::of(Tool::WorkSwitchLine, line::covers_switch),
+    ToolEquivalents::of(Tool::WorkMergeLine, line::covers_merge),
 ];
 
 /// The tool that replaces `git <subcommand> <rest>`, if one does; `None` means the operation
@@ -91,17 +73,25 @@ mod tests {
     fn tool(line: &str) -> Option<&'static str> {
         let mut all = words(line);
         let sub = all.remove(0);
-        proper_tool(&sub, &all).map(|d| d.tool)
+        proper_tool(&sub, &all).map(|d| d.tool.as_str())
+    }
+
+    #[test]
+    fn every_tool_with_git_equivalents_is_declared() {
+        for tool in Tool::ALL {
+            let declared = REGISTRY.iter().any(|d| d.tool == *tool);
+            assert_eq!(declared, !tool.git_equivalents().is_empty(), "{tool}");
+        }
     }
 
     #[test]
     fn every_use_is_covered_by_at_most_one_tool() {
         // Only tools that cover some uses share a subcommand; the corpus checks they never
         // both cover one use.
-        const PARTIAL: &[&str] = &["work_new_line", "work_switch_line", "work_merge_line"];
+        const PARTIAL: &[Tool] = &[Tool::WorkNewLine, Tool::WorkSwitchLine, Tool::WorkMergeLine];
         for decl in REGISTRY {
             for sub in decl.git {
-                let sharing: Vec<&str> = REGISTRY
+                let sharing: Vec<Tool> = REGISTRY
                     .iter()
                     .filter(|d| d.git.contains(sub))
                     .map(|d| d.tool)

@@ -10,10 +10,11 @@ use butler_worker::issues::IssueError;
 use butler_worker::ledger::LedgerError;
 use butler_worker::ops::{CapabilityError, OpsError};
 use butler_worker::secrets::{FileFinding, Rule};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::catalogue::{Key, fill, text};
-use crate::work::sensitive::RecordFinding;
+use crate::tool::Tool;
 
 /// The error codes of the response contract (see `crate::envelope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +73,20 @@ impl ToolError {
         self.data = Some(data);
         self
     }
+
+    /// The error envelope (`crate::envelope` shows its strings plainly).
+    pub fn to_json(&self) -> Value {
+        let mut value = json!({
+            "status": "error",
+            "error_code": self.code.as_str(),
+            "summary": self.summary,
+            "hint": self.hint,
+        });
+        if let Some(data) = &self.data {
+            value["data"] = data.clone();
+        }
+        value
+    }
 }
 
 /// An operation git started that is not finished, or conflicts git left without one (a
@@ -102,7 +117,7 @@ impl Unfinished {
     pub fn abort_call(&self) -> Option<String> {
         self.op.map(|op| {
             let [a, b] = op.abort_args();
-            format!("work_vcs([\"{a}\", \"{b}\"])")
+            format!("{}([\"{a}\", \"{b}\"])", Tool::WorkVcs)
         })
     }
 
@@ -168,13 +183,39 @@ impl BlockReason {
     }
 }
 
+/// A secret found in a record about to be shared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordFinding {
+    /// The record id, or the short commit id for work recorded outside Butler.
+    pub record: String,
+    /// The file; absent when the record's message is what matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub rule: Rule,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
+/// How many lines an answer that lists them shows.
+const LINES_SHOWN: usize = 20;
+
+/// The lines for an answer that lists them: the first [`LINES_SHOWN`] and how many more.
+pub fn listed(lines: &[LineInfo]) -> Value {
+    let shown: Vec<&LineInfo> = lines.iter().take(LINES_SHOWN).collect();
+    let mut value = serde_json::json!({ "lines": shown });
+    if lines.len() > LINES_SHOWN {
+        value["lines_more"] = (lines.len() - LINES_SHOWN).into();
+    }
+    value
+}
+
 /// Where `work_finish(auto=true)` stopped, and why.
 #[derive(Debug)]
 pub struct FinishStop {
     /// The step that failed (`record`, `publish`, `comment`, `close`).
     pub step: &'static str,
     /// The tool that step stands for, whose hint the failure carries.
-    pub tool: &'static str,
+    pub tool: Tool,
     pub cause: WorkError,
     /// What was carried out before (a JSON list).
     pub done: Value,
@@ -212,7 +253,7 @@ pub enum WorkError {
     #[error("proper tool exists")]
     UseProperTool {
         subcommand: String,
-        tool: String,
+        tool: Tool,
         suggestion: String,
     },
     #[error("refused by policy: {reason}")]
@@ -314,7 +355,7 @@ fn observe_hint() -> &'static str {
 impl ToolError {
     /// The one mapping from a Brain-facing operation's failure to what the Brain sees;
     /// `tool` is the tool that was called (hints about its own arguments name it).
-    pub fn from_work(err: WorkError, tool: &str) -> Self {
+    pub fn from_work(err: WorkError, tool: Tool) -> Self {
         use ErrorCode::*;
         match err {
             WorkError::NoSession => ToolError::new(
@@ -375,7 +416,7 @@ impl ToolError {
                     Some(id) => fill(Key::ErrOpStoppedAgainSaved, &[("id", id)]),
                     None => String::new(),
                 };
-                let call = format!("work_vcs([\"{a}\", \"{b}\"])");
+                let call = format!("{}([\"{a}\", \"{b}\"])", Tool::WorkVcs);
                 ToolError::new(
                     Conflict,
                     fill(
@@ -571,7 +612,7 @@ impl ToolError {
                 fill(Key::ErrLineNotFound, &[("name", &name)]),
                 fill(Key::ErrLineNotFoundHint, &[("quoted", &quoted(&name))]),
             )
-            .with_data(crate::work::line::listed(&lines)),
+            .with_data(listed(&lines)),
             WorkError::LineExists { name } => ToolError::new(
                 NeedInput,
                 fill(Key::ErrLineExists, &[("name", &name)]),
@@ -603,7 +644,7 @@ impl ToolError {
                 text(Key::ErrLineNeeded),
                 text(Key::ErrLineNeededHint),
             )
-            .with_data(crate::work::line::listed(&lines)),
+            .with_data(listed(&lines)),
             WorkError::LineNeedsRecord { paths } => {
                 let shown: Vec<&String> = paths.iter().take(10).collect();
                 ToolError::new(
@@ -620,7 +661,7 @@ impl ToolError {
                 .with_data(json!({"changed_files": shown, "total": paths.len()}))
             }
             WorkError::MergeConflicted { files, from } => {
-                let again = if tool == "task_accept" {
+                let again = if tool == Tool::TaskAccept {
                     text(Key::ErrMergeAgainTask)
                 } else {
                     ""
@@ -648,8 +689,7 @@ impl ToolError {
                     left,
                 } = *stop;
                 let inner = ToolError::from_work(cause, step_tool);
-                let mut left_steps =
-                    vec![json!({"step": step, "error": crate::envelope::error_json(&inner)})];
+                let mut left_steps = vec![json!({"step": step, "error": inner.to_json()})];
                 left_steps.extend(left.iter().map(|s| json!({"step": s})));
                 let finished: Vec<&str> = done
                     .as_array()
@@ -678,11 +718,11 @@ impl ToolError {
 }
 
 /// After a change that may have been applied: how to check before sending it again.
-fn check_before_repeating(tool: &str) -> String {
+fn check_before_repeating(tool: Tool) -> String {
     let check = match tool {
-        "issue_create" => text(Key::CheckIssueCreated),
-        "issue_comment" => text(Key::CheckCommentThere),
-        "issue_delete_comment" => text(Key::CheckCommentGone),
+        Tool::IssueCreate => text(Key::CheckIssueCreated),
+        Tool::IssueComment => text(Key::CheckCommentThere),
+        Tool::IssueDeleteComment => text(Key::CheckCommentGone),
         _ => text(Key::CheckChangeThere),
     };
     fill(
@@ -881,7 +921,7 @@ fn vcs_failure(message: &str) -> (ErrorCode, &'static str, &'static str) {
     )
 }
 
-fn git_error(err: GitError, tool: &str) -> ToolError {
+fn git_error(err: GitError, tool: Tool) -> ToolError {
     use ErrorCode::*;
     tracing::warn!(error = ?err, "git worker error");
     match err {
@@ -911,18 +951,18 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
             text(Key::ErrNoIdentityHint),
         ),
         GitError::HookRejected { hook, output_tail } => {
-            let default_hook = if tool == "work_publish" {
+            let default_hook = if tool == Tool::WorkPublish {
                 "push"
             } else {
                 "commit"
             };
             let hook_name = hook.as_deref().unwrap_or(default_hook);
             let (summary, hint) = match tool {
-                "work_publish" => (
+                Tool::WorkPublish => (
                     fill(Key::ErrHookRejectedPublish, &[("hook", &hook_name)]),
                     text(Key::ErrHookRejectedPublishHint).to_string(),
                 ),
-                "work_record" => (
+                Tool::WorkRecord => (
                     fill(Key::ErrHookRejected, &[("hook", &hook_name)]),
                     text(Key::ErrHookRejectedHint).to_string(),
                 ),
@@ -981,7 +1021,7 @@ fn git_error(err: GitError, tool: &str) -> ToolError {
     }
 }
 
-fn ledger_error(err: LedgerError, tool: &str) -> ToolError {
+fn ledger_error(err: LedgerError, tool: Tool) -> ToolError {
     use ErrorCode::*;
     tracing::warn!(error = ?err, "ledger error");
     match err {
@@ -1000,7 +1040,7 @@ fn ledger_error(err: LedgerError, tool: &str) -> ToolError {
         LedgerError::NotFound { what } => ToolError::new(
             NotFound,
             fill(Key::ErrIssueNotFound, &[("what", &what)]),
-            "find record ids with work_history",
+            text(Key::FindRecordsHint),
         ),
         LedgerError::Conflict { .. } => {
             ToolError::new(Conflict, text(Key::ErrLedgerConflict), observe_hint())
@@ -1025,7 +1065,7 @@ fn problems_text(problems: &[butler_worker::contract::FieldProblem]) -> String {
     )
 }
 
-fn delegation_error(err: OpsError, tool: &str) -> ToolError {
+fn delegation_error(err: OpsError, tool: Tool) -> ToolError {
     use ErrorCode::*;
     match err {
         OpsError::Contract(problems) => ToolError::new(
@@ -1142,7 +1182,7 @@ fn delegation_error(err: OpsError, tool: &str) -> ToolError {
     }
 }
 
-fn issue_error(err: IssueError, tool: &str) -> ToolError {
+fn issue_error(err: IssueError, tool: Tool) -> ToolError {
     use ErrorCode::*;
     match err {
         IssueError::NotFound { what } => ToolError::new(
@@ -1259,7 +1299,7 @@ mod tests {
                 ran: vec!["x".into()],
                 message: message.into(),
             },
-            "work_vcs",
+            Tool::WorkVcs,
         );
         e.code.as_str()
     }
@@ -1292,6 +1332,44 @@ mod tests {
         assert_eq!(code("something else entirely"), "backend_error");
     }
 
+    /// Three ASCII words in a row (`find record ids`): an English sentence.
+    fn english(text: &str) -> bool {
+        let words: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || "。、().,;:".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        words
+            .windows(3)
+            .any(|w| w.iter().all(|x| x.chars().all(|c| c.is_ascii_alphabetic())))
+    }
+
+    #[tokio::test]
+    async fn a_japanese_session_reads_no_english_sentence() {
+        assert!(english("find record ids with work_history"));
+        let shown = crate::catalogue::scope(crate::catalogue::Lang::Ja, async {
+            let missing = LedgerError::NotFound {
+                what: "record 20260101-001".into(),
+            };
+            let mut shown = vec![ToolError::from_work(missing.into(), Tool::WorkDiff)];
+            for bad in [
+                crate::work::issue_number(0, "issue_id").map(|_| ()),
+                crate::work::history::validate_n(Some(0)).map(|_| ()),
+                crate::work::record::validate_message(" ").map(|_| ()),
+                crate::work::record::validate_issue_ids(&[1; 100]).map(|_| ()),
+            ] {
+                if let Err(e) = bad {
+                    shown.push(ToolError::from_work(e, Tool::WorkRecord));
+                }
+            }
+            shown
+        })
+        .await;
+        assert_eq!(shown.len(), 5);
+        for e in shown {
+            assert!(!english(&e.summary) && !english(&e.hint), "{e:?}");
+        }
+    }
+
     #[test]
     fn an_approval_request_lists_the_loss_and_what_will_run() {
         let e = ToolError::from_work(
@@ -1301,7 +1379,7 @@ mod tests {
                 reference: "apr-0123456789ab".into(),
                 will_run: vec!["reset".into(), "--hard".into(), "--".into()],
             },
-            "work_vcs",
+            Tool::WorkVcs,
         );
         assert_eq!(e.code, ErrorCode::NeedInput);
         let data = e.data.expect("data");

@@ -21,19 +21,19 @@ fn text(field: &'static str, value: &str) -> Result<String, WorkError> {
     if trimmed.is_empty() {
         return Err(WorkError::InvalidArgument {
             field,
-            reason: "it is empty".into(),
+            reason: crate::catalogue::text(Key::ArgEmpty).into(),
         });
     }
     if trimmed.len() > MAX_BODY_BYTES {
         return Err(WorkError::InvalidArgument {
             field,
-            reason: format!("it is longer than {MAX_BODY_BYTES} bytes"),
+            reason: fill(Key::ArgLongerThanBytes, &[("max", &MAX_BODY_BYTES)]),
         });
     }
     if trimmed.contains('\0') {
         return Err(WorkError::InvalidArgument {
             field,
-            reason: "it contains NUL".into(),
+            reason: crate::catalogue::text(Key::ArgNul).into(),
         });
     }
     Ok(trimmed.to_string())
@@ -56,7 +56,10 @@ pub async fn read(project: &Project, id: i64, last_n: Option<i64>) -> Result<Rep
         Some(n) => {
             return Err(WorkError::InvalidArgument {
                 field: "last_n_comments",
-                reason: format!("{n} is out of range; use 0 to {MAX_LAST_COMMENTS}"),
+                reason: fill(
+                    Key::ArgOutOfRange,
+                    &[("n", &n), ("min", &0), ("max", &MAX_LAST_COMMENTS)],
+                ),
             });
         }
     };
@@ -150,7 +153,7 @@ pub async fn delete_comment(
     if reason.is_some_and(|r| r.len() > MAX_BODY_BYTES) {
         return Err(WorkError::InvalidArgument {
             field: "reason",
-            reason: format!("it is longer than {MAX_BODY_BYTES} bytes"),
+            reason: fill(Key::ArgLongerThanBytes, &[("max", &MAX_BODY_BYTES)]),
         });
     }
     // The embedded store keeps the reason in its audit trail; a tracker has no place for it.
@@ -218,7 +221,7 @@ pub async fn list(
         Some(p) => {
             return Err(WorkError::InvalidArgument {
                 field: "page",
-                reason: format!("{p} is not a page number"),
+                reason: fill(Key::ArgNotPage, &[("p", &p)]),
             });
         }
     };

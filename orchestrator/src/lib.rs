@@ -18,6 +18,10 @@ pub mod issue_body;
 pub mod issue_ops;
 pub mod server;
 pub mod session;
+pub mod tool;
 pub mod transport;
 pub mod vcs_policy;
 pub mod work;
+
+#[cfg(test)]
+mod floors;

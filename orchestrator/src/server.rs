@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use butler_worker::ops::Progress;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolResult, Implementation, JsonObject, ProgressNotificationParam, ProtocolVersion,
@@ -13,18 +14,20 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::args::{self, *};
 use crate::catalogue::{self, Key, Lang};
-use crate::delegate;
+use crate::delegate::{self, args::*};
 use crate::envelope::{Reply, into_call_result};
 use crate::error::{ToolError, WorkError};
 use crate::implement::{self, RunImplementArgs, TaskAcceptArgs, TaskIdArgs};
 use crate::instructions;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
+use crate::tool::Tool;
 use crate::work::{auto_finish, diff, finish, history, line, observe, oplog, publish, record, vcs};
 use butler_worker::config::Environment;
 use butler_worker::issues::IssueState;
@@ -139,8 +142,40 @@ type Outcome = Result<Reply, WorkError>;
 /// Whom the operation log says the Brain's tools ran for.
 const BRAIN: &str = "brain session";
 
-fn finish_call(tool: &str, outcome: Outcome) -> CallToolResult {
+fn finish_call(tool: Tool, outcome: Outcome) -> CallToolResult {
     into_call_result(outcome.map_err(|e| ToolError::from_work(e, tool)))
+}
+
+/// Progress of a call as MCP progress notifications, when the client asked for them. MCP
+/// progress must increase: a report that would go back is sent just above the last one.
+fn progress_of(ctx: &RequestContext<RoleServer>) -> Progress {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, f64)>();
+    if let Some(token) = ctx.meta.get_progress_token() {
+        let peer = ctx.peer.clone();
+        tokio::spawn(async move {
+            let mut last = None;
+            while let Some((message, fraction)) = rx.recv().await {
+                let fraction = rising(&mut last, fraction);
+                let note = ProgressNotificationParam::new(token.clone(), fraction)
+                    .with_total(1.0)
+                    .with_message(message);
+                let _ = peer.notify_progress(note).await;
+            }
+        });
+    }
+    Arc::new(move |message: String, fraction: f64| {
+        let _ = tx.send((message, fraction));
+    })
+}
+
+/// The fraction to send after `last`: `fraction` when it is higher, else just above `last`.
+fn rising(last: &mut Option<f64>, fraction: f64) -> f64 {
+    let sent = match *last {
+        Some(before) if fraction <= before => before + 1e-6,
+        _ => fraction,
+    };
+    *last = Some(sent);
+    sent
 }
 
 impl ButlerServer {
@@ -155,7 +190,7 @@ impl ButlerServer {
             clock,
             revisions: Revisions::All,
             env,
-            tool_router: Self::tool_router(),
+            tool_router: Self::router(),
         }
     }
 
@@ -165,6 +200,43 @@ impl ButlerServer {
             revisions: Revisions::WithHandshake,
             ..Self::new(clock, env)
         }
+    }
+
+    /// rmcp's router for the methods below, each tool annotated as [`Tool`] says.
+    fn router() -> ToolRouter<Self> {
+        let mut router = Self::tool_router();
+        for route in router.map.values_mut() {
+            route.attr.annotations = Tool::named(&route.attr.name).map(Tool::annotations);
+        }
+        router
+    }
+
+    /// One tool call: reads the arguments as `A`, runs `body` with them and maps its failure
+    /// for `tool`.
+    async fn run<A, F, Fut>(&self, tool: Tool, raw: JsonObject, body: F) -> CallToolResult
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        F: FnOnce(A) -> Fut,
+        Fut: Future<Output = Outcome>,
+    {
+        let outcome = match args::parse(raw) {
+            Ok(a) => body(a).await,
+            Err(e) => Err(e),
+        };
+        finish_call(tool, outcome)
+    }
+
+    /// [`Self::run`] with the session's project (no session: `WorkError::NoSession`).
+    async fn call<A, F, Fut>(&self, tool: Tool, raw: JsonObject, body: F) -> CallToolResult
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        F: FnOnce(A, Arc<Project>) -> Fut,
+        Fut: Future<Output = Outcome>,
+    {
+        self.run(tool, raw, |a| async move {
+            body(a, self.project().await?).await
+        })
+        .await
     }
 
     async fn project(&self) -> Result<Arc<Project>, WorkError> {
@@ -180,19 +252,21 @@ impl ButlerServer {
     }
 }
 
-/// Tool annotations list only the hints that differ from MCP's defaults (read-only false,
-/// destructive true, idempotent false, open-world true): each is decided, and what is not
-/// listed is the default, which costs the Brain no tokens.
+/// Every tool method has one shape: `self.call(Tool::…, raw, |args, project| async move { … })`
+/// reads the arguments, opens the session's project and maps a failure for that tool
+/// ([`Self::run`] when the project is not needed first). The name, the annotations and the
+/// git equivalents come from [`Tool`]; the doc comment is the description, the arguments type
+/// the schema.
 #[tool_router]
 impl ButlerServer {
     /// Starts the session for a project; call once, first.
-    #[tool(input_schema = schema::<SessionStartArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<SessionStartArgs>())]
     async fn work_session_start(&self, raw: JsonObject) -> CallToolResult {
+        // Not `run`: from the arguments on, the answer is in the session's own language.
         let a: SessionStartArgs = match args::parse(raw) {
             Ok(a) => a,
-            Err(e) => return finish_call("work_session_start", Err(e)),
+            Err(e) => return finish_call(Tool::WorkSessionStart, Err(e)),
         };
-        // From here on the session speaks its own language.
         let root = std::path::Path::new(a.project_root.trim());
         let lang = a.language.unwrap_or_else(|| {
             Lang::from_sources(root, |name| self.env.get(name).map(str::to_owned))
@@ -207,45 +281,44 @@ impl ButlerServer {
             Ok(reply)
         };
         catalogue::scope(lang, async {
-            finish_call("work_session_start", outcome.await)
+            finish_call(Tool::WorkSessionStart, outcome.await)
         })
         .await
     }
 
     /// Sets the issue the work is for (work_record links it by default).
-    #[tool(input_schema = schema::<WorkStartArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<WorkStartArgs>())]
     async fn work_start(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: WorkStartArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let issue = a
-                .issue_id
-                .map(|n| crate::work::issue_number(n, "issue_id"))
-                .transpose()?;
-            crate::work::start::start(&project, issue).await
-        };
-        finish_call("work_start", outcome.await)
+        self.call(
+            Tool::WorkStart,
+            raw,
+            |a: WorkStartArgs, project| async move {
+                let issue = a
+                    .issue_id
+                    .map(|n| crate::work::issue_number(n, "issue_id"))
+                    .transpose()?;
+                crate::work::start::start(&project, issue).await
+            },
+        )
+        .await
     }
 
     /// Where the work stands and the one thing to do next. Call first and whenever unsure. Replaces git status.
-    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<NoArgs>())]
     async fn work_observe(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let _: NoArgs = args::parse(raw)?;
+        self.run(Tool::WorkObserve, raw, |_: NoArgs| async move {
             match self.project.lock().await.clone() {
                 Some(project) => Ok(observe::observe(&project).await),
                 None => Ok(observe::uninitialized()),
             }
-        };
-        finish_call("work_observe", outcome.await)
+        })
+        .await
     }
 
     /// Saves all current work as one permanent record, linked to issues; without a message, proposes one. Replaces git add and commit.
-    #[tool(input_schema = schema::<RecordArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    #[tool(input_schema = schema::<RecordArgs>())]
     async fn work_record(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: RecordArgs = args::parse(raw)?;
-            let project = self.project().await?;
+        self.call(Tool::WorkRecord, raw, |a: RecordArgs, project| async move {
             let req = record::RecordRequest {
                 message: match a.message.as_deref() {
                     Some(text) => record::Message::Given(record::validate_message(text)?),
@@ -262,41 +335,48 @@ impl ButlerServer {
                 let done = blocking(&project, move |p| record::record(p, req)).await?;
                 Ok(Reply::new(done.summary(), done))
             };
-            oplog::logged(&project, "work_record", "record".into(), BRAIN.into(), op).await
-        };
-        finish_call("work_record", outcome.await)
+            oplog::logged(
+                &project,
+                Tool::WorkRecord,
+                "record".into(),
+                BRAIN.into(),
+                op,
+            )
+            .await
+        })
+        .await
     }
 
     /// Shares recorded work with the shared destination. Replaces git push.
-    #[tool(input_schema = schema::<PublishArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
+    #[tool(input_schema = schema::<PublishArgs>())]
     async fn work_publish(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: PublishArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let allow = a.allow_sensitive.unwrap_or_default();
-            let done = blocking(&project, move |p| publish::publish(p, &allow)).await?;
-            let summary = if done.published_records == 0 {
-                catalogue::text(Key::NothingPublished).to_string()
-            } else {
-                catalogue::fill(
-                    Key::Published,
-                    &[
-                        ("n", &done.published_records),
-                        ("destination", &done.destination),
-                    ],
-                )
-            };
-            Ok(Reply::new(summary, done))
-        };
-        finish_call("work_publish", outcome.await)
+        self.call(
+            Tool::WorkPublish,
+            raw,
+            |a: PublishArgs, project| async move {
+                let allow = a.allow_sensitive.unwrap_or_default();
+                let done = blocking(&project, move |p| publish::publish(p, &allow)).await?;
+                let summary = if done.published_records == 0 {
+                    catalogue::text(Key::NothingPublished).to_string()
+                } else {
+                    catalogue::fill(
+                        Key::Published,
+                        &[
+                            ("n", &done.published_records),
+                            ("destination", &done.destination),
+                        ],
+                    )
+                };
+                Ok(Reply::new(summary, done))
+            },
+        )
+        .await
     }
 
     /// The closing checklist: proposes what is left; auto=true does it (record, publish, issue comment; close=true closes).
-    #[tool(input_schema = schema::<FinishArgs>(), annotations(destructive_hint = false))]
+    #[tool(input_schema = schema::<FinishArgs>())]
     async fn work_finish(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: FinishArgs = args::parse(raw)?;
-            let project = self.project().await?;
+        self.call(Tool::WorkFinish, raw, |a: FinishArgs, project| async move {
             if a.auto == Some(true) {
                 let req = auto_finish::AutoFinish {
                     message: a
@@ -309,68 +389,72 @@ impl ButlerServer {
                 };
                 let op = auto_finish::auto_finish(&project, req);
                 let what = "finish the work".to_owned();
-                return oplog::logged(&project, "work_finish", what, BRAIN.into(), op).await;
+                return oplog::logged(&project, Tool::WorkFinish, what, BRAIN.into(), op).await;
             }
             if a.message.is_some() || a.comment.is_some() || a.close.is_some() {
                 return Err(WorkError::InvalidArgument {
                     field: "auto",
-                    reason: "message, comment and close apply only with auto=true".into(),
+                    reason: catalogue::text(Key::FinishOptionsNeedAuto).into(),
                 });
             }
             let (summary, plan) = blocking(&project, finish::finish).await?;
             Ok(Reply::new(summary, plan))
-        };
-        finish_call("work_finish", outcome.await)
+        })
+        .await
     }
 
     /// Starts a line of work here (or at from) and switches to it; unrecorded work comes along. Replaces git switch -c.
-    #[tool(input_schema = schema::<NewLineArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    #[tool(input_schema = schema::<NewLineArgs>())]
     async fn work_new_line(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: NewLineArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let what = format!("new line {}", a.name.as_deref().unwrap_or(""));
-            let op = line::new_line(&project, a.name, a.from);
-            oplog::logged(&project, "work_new_line", what, BRAIN.into(), op).await
-        };
-        finish_call("work_new_line", outcome.await)
+        self.call(
+            Tool::WorkNewLine,
+            raw,
+            |a: NewLineArgs, project| async move {
+                let what = format!("new line {}", a.name.as_deref().unwrap_or(""));
+                let op = line::new_line(&project, a.name, a.from);
+                oplog::logged(&project, Tool::WorkNewLine, what, BRAIN.into(), op).await
+            },
+        )
+        .await
     }
 
     /// Switches to another line of work. Replaces git switch.
-    #[tool(input_schema = schema::<LineNameArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<LineNameArgs>())]
     async fn work_switch_line(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: LineNameArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let what = format!("switch to line {}", a.name);
-            let op = line::switch_line(&project, &a.name);
-            oplog::logged(&project, "work_switch_line", what, BRAIN.into(), op).await
-        };
-        finish_call("work_switch_line", outcome.await)
+        self.call(
+            Tool::WorkSwitchLine,
+            raw,
+            |a: LineNameArgs, project| async move {
+                let what = format!("switch to line {}", a.name);
+                let op = line::switch_line(&project, &a.name);
+                oplog::logged(&project, Tool::WorkSwitchLine, what, BRAIN.into(), op).await
+            },
+        )
+        .await
     }
 
     /// Brings a line's records into this one; no name: this line into the one it came from. Replaces git merge.
-    #[tool(input_schema = schema::<MergeLineArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    #[tool(input_schema = schema::<MergeLineArgs>())]
     async fn work_merge_line(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: MergeLineArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let what = match &a.name {
-                Some(name) => format!("merge line {name}"),
-                None => "merge this line into the one it came from".into(),
-            };
-            let op = line::merge_line(&project, a.name);
-            oplog::logged(&project, "work_merge_line", what, BRAIN.into(), op).await
-        };
-        finish_call("work_merge_line", outcome.await)
+        self.call(
+            Tool::WorkMergeLine,
+            raw,
+            |a: MergeLineArgs, project| async move {
+                let what = match &a.name {
+                    Some(name) => format!("merge line {name}"),
+                    None => "merge this line into the one it came from".into(),
+                };
+                let op = line::merge_line(&project, a.name);
+                oplog::logged(&project, Tool::WorkMergeLine, what, BRAIN.into(), op).await
+            },
+        )
+        .await
     }
 
     /// The changes, only when needed: per-file overview, level="full" for the patch, record_id for one record. Replaces git diff and show.
-    #[tool(input_schema = schema::<DiffArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<DiffArgs>())]
     async fn work_diff(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: DiffArgs = args::parse(raw)?;
-            let project = self.project().await?;
+        self.call(Tool::WorkDiff, raw, |a: DiffArgs, project| async move {
             let req = diff::DiffRequest {
                 path: a.path,
                 level: a.level.unwrap_or_default(),
@@ -378,307 +462,312 @@ impl ButlerServer {
             };
             let (summary, view) = blocking(&project, move |p| diff::diff(p, req)).await?;
             Ok(Reply::new(summary, view))
-        };
-        finish_call("work_diff", outcome.await)
+        })
+        .await
     }
 
     /// Past records, newest first, optionally only those touching a path. Replaces git log.
-    #[tool(input_schema = schema::<HistoryArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<HistoryArgs>())]
     async fn work_history(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: HistoryArgs = args::parse(raw)?;
+        // `n` is checked before the session is.
+        self.run(Tool::WorkHistory, raw, |a: HistoryArgs| async move {
             let n = history::validate_n(a.n)?;
             let project = self.project().await?;
             let (summary, records) =
                 blocking(&project, move |p| history::history(p, n, a.path.as_deref())).await?;
             Ok(Reply::new(summary, json!({"records": records})))
-        };
-        finish_call("work_history", outcome.await)
+        })
+        .await
     }
 
     /// Version-control operations with no proper tool (branch, stash, fetch, …). Discarding work needs the user's approval.
-    #[tool(input_schema = schema::<VcsArgs>(), annotations(read_only_hint = false))]
+    #[tool(input_schema = schema::<VcsArgs>())]
     async fn work_vcs(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: VcsArgs = args::parse(raw)?;
-            let project = self.project().await?;
+        self.call(Tool::WorkVcs, raw, |a: VcsArgs, project| async move {
             let what = format!("git {}", a.args.join(" "));
             let op = async {
                 let (summary, out) =
                     blocking(&project, move |p| vcs::vcs(p, a.args, a.approval)).await?;
                 Ok(Reply::new(summary, out))
             };
-            oplog::logged(&project, "work_vcs", what, BRAIN.into(), op).await
-        };
-        finish_call("work_vcs", outcome.await)
+            oplog::logged(&project, Tool::WorkVcs, what, BRAIN.into(), op).await
+        })
+        .await
     }
 
     /// Operations that changed the project (files, index, references), newest first; each can be undone with work_undo.
-    #[tool(input_schema = schema::<OplogArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<OplogArgs>())]
     async fn work_oplog(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: OplogArgs = args::parse(raw)?;
-            let project = self.project().await?;
+        self.call(Tool::WorkOplog, raw, |a: OplogArgs, project| async move {
             blocking(&project, move |p| oplog::oplog(p, a.n)).await
-        };
-        finish_call("work_oplog", outcome.await)
+        })
+        .await
     }
 
     /// Restores files, index and references to before an operation (default: the newest); refuses if later work would be lost. Undoable.
-    #[tool(input_schema = schema::<UndoArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    #[tool(input_schema = schema::<UndoArgs>())]
     async fn work_undo(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: UndoArgs = args::parse(raw)?;
-            let project = self.project().await?;
+        self.call(Tool::WorkUndo, raw, |a: UndoArgs, project| async move {
             blocking(&project, move |p| oplog::undo(p, a.operation, BRAIN)).await
-        };
-        finish_call("work_undo", outcome.await)
+        })
+        .await
     }
 
     /// Delegates an implementation to a supervised agent; returns the evidence. Then task_accept or task_discard.
-    #[tool(input_schema = schema::<RunImplementArgs>(), annotations(destructive_hint = false))]
+    #[tool(input_schema = schema::<RunImplementArgs>())]
     async fn run_implement(
         &self,
         raw: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let outcome = async {
-            let a: RunImplementArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, f64)>();
-            if let Some(token) = ctx.meta.get_progress_token() {
-                let peer = ctx.peer.clone();
-                tokio::spawn(async move {
-                    while let Some((message, fraction)) = rx.recv().await {
-                        let note = ProgressNotificationParam::new(token.clone(), fraction)
-                            .with_total(1.0)
-                            .with_message(message);
-                        let _ = peer.notify_progress(note).await;
-                    }
-                });
-            }
-            let progress = move |message: String, fraction: f64| {
-                let _ = tx.send((message, fraction));
-            };
-            implement::run_implement(&project, a, progress, ctx.ct.clone()).await
-        };
-        finish_call("run_implement", outcome.await)
+        self.call(
+            Tool::RunImplement,
+            raw,
+            |a: RunImplementArgs, project| async move {
+                let progress = progress_of(&ctx);
+                let report = move |message: String, fraction: f64| progress(message, fraction);
+                implement::run_implement(&project, a, report, ctx.ct.clone()).await
+            },
+        )
+        .await
     }
 
     /// Brings a finished task's records into the current line of work (its tool_config needs confirm_paths).
-    #[tool(input_schema = schema::<TaskAcceptArgs>(), annotations(destructive_hint = false, open_world_hint = false))]
+    #[tool(input_schema = schema::<TaskAcceptArgs>())]
     async fn task_accept(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: TaskAcceptArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let confirmed = a.confirm_paths.unwrap_or_default();
-            let by = format!("task {}", a.task_id);
-            let op = implement::task_accept(&project, &a.task_id, &confirmed);
-            oplog::logged(&project, "task_accept", "accept the task".into(), by, op).await
-        };
-        finish_call("task_accept", outcome.await)
+        self.call(
+            Tool::TaskAccept,
+            raw,
+            |a: TaskAcceptArgs, project| async move {
+                let confirmed = a.confirm_paths.unwrap_or_default();
+                let by = format!("task {}", a.task_id);
+                let op = implement::task_accept(&project, &a.task_id, &confirmed);
+                let what = "accept the task".into();
+                oplog::logged(&project, Tool::TaskAccept, what, by, op).await
+            },
+        )
+        .await
     }
 
     /// Drops a task; its work is kept aside, never deleted.
-    #[tool(input_schema = schema::<TaskIdArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<TaskIdArgs>())]
     async fn task_discard(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: TaskIdArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let by = format!("task {}", a.task_id);
-            let op = implement::task_discard(&project, &a.task_id);
-            oplog::logged(&project, "task_discard", "discard the task".into(), by, op).await
-        };
-        finish_call("task_discard", outcome.await)
+        self.call(
+            Tool::TaskDiscard,
+            raw,
+            |a: TaskIdArgs, project| async move {
+                let by = format!("task {}", a.task_id);
+                let op = implement::task_discard(&project, &a.task_id);
+                let what = "discard the task".into();
+                oplog::logged(&project, Tool::TaskDiscard, what, by, op).await
+            },
+        )
+        .await
     }
 
     /// Reads an issue; comments only when asked (last_n_comments).
-    #[tool(input_schema = schema::<IssueReadArgs>(), annotations(read_only_hint = true))]
+    #[tool(input_schema = schema::<IssueReadArgs>())]
     async fn issue_read(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueReadArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            issue_ops::read(&project, a.issue_id, a.last_n_comments).await
-        };
-        finish_call("issue_read", outcome.await)
+        self.call(
+            Tool::IssueRead,
+            raw,
+            |a: IssueReadArgs, project| async move {
+                issue_ops::read(&project, a.issue_id, a.last_n_comments).await
+            },
+        )
+        .await
     }
 
     /// Opens a new issue. The body states why it is open, the next action and the blockers.
-    #[tool(input_schema = schema::<IssueCreateArgs>(), annotations(destructive_hint = false))]
+    #[tool(input_schema = schema::<IssueCreateArgs>())]
     async fn issue_create(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueCreateArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let req = issue_ops::CreateRequest {
-                title: a.title,
-                body: a.body,
-                labels: a.label_names.unwrap_or_default(),
-                current_state: a.current_state,
-                next_action: a.next_action,
-                blockers: a.blockers,
-            };
-            issue_ops::create(&project, req).await
-        };
-        finish_call("issue_create", outcome.await)
+        self.call(
+            Tool::IssueCreate,
+            raw,
+            |a: IssueCreateArgs, project| async move {
+                let req = issue_ops::CreateRequest {
+                    title: a.title,
+                    body: a.body,
+                    labels: a.label_names.unwrap_or_default(),
+                    current_state: a.current_state,
+                    next_action: a.next_action,
+                    blockers: a.blockers,
+                };
+                issue_ops::create(&project, req).await
+            },
+        )
+        .await
     }
 
     /// Adds a comment to an issue.
-    #[tool(input_schema = schema::<IssueCommentArgs>(), annotations(destructive_hint = false))]
+    #[tool(input_schema = schema::<IssueCommentArgs>())]
     async fn issue_comment(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueCommentArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            issue_ops::comment(&project, a.issue_id, &a.body).await
-        };
-        finish_call("issue_comment", outcome.await)
+        self.call(
+            Tool::IssueComment,
+            raw,
+            |a: IssueCommentArgs, project| async move {
+                issue_ops::comment(&project, a.issue_id, &a.body).await
+            },
+        )
+        .await
     }
 
     /// Deletes a mistaken or duplicate comment from an issue.
-    #[tool(input_schema = schema::<IssueDeleteCommentArgs>(), annotations(idempotent_hint = true))]
+    #[tool(input_schema = schema::<IssueDeleteCommentArgs>())]
     async fn issue_delete_comment(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueDeleteCommentArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            issue_ops::delete_comment(&project, a.issue_id, a.comment_id, a.reason).await
-        };
-        finish_call("issue_delete_comment", outcome.await)
+        self.call(
+            Tool::IssueDeleteComment,
+            raw,
+            |a: IssueDeleteCommentArgs, project| async move {
+                issue_ops::delete_comment(&project, a.issue_id, a.comment_id, a.reason).await
+            },
+        )
+        .await
     }
 
     /// Renames an issue.
-    #[tool(input_schema = schema::<IssueTitleArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
+    #[tool(input_schema = schema::<IssueTitleArgs>())]
     async fn issue_update_title(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueTitleArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            issue_ops::update_title(&project, a.issue_id, &a.title).await
-        };
-        finish_call("issue_update_title", outcome.await)
+        self.call(
+            Tool::IssueUpdateTitle,
+            raw,
+            |a: IssueTitleArgs, project| async move {
+                issue_ops::update_title(&project, a.issue_id, &a.title).await
+            },
+        )
+        .await
     }
 
     /// Rewrites an issue's body (same three sections as issue_create).
-    #[tool(input_schema = schema::<IssueBodyArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
+    #[tool(input_schema = schema::<IssueBodyArgs>())]
     async fn issue_update_body(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueBodyArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            issue_ops::update_body(&project, a.issue_id, &a.body).await
-        };
-        finish_call("issue_update_body", outcome.await)
+        self.call(
+            Tool::IssueUpdateBody,
+            raw,
+            |a: IssueBodyArgs, project| async move {
+                issue_ops::update_body(&project, a.issue_id, &a.body).await
+            },
+        )
+        .await
     }
 
     /// Reopens a closed issue.
-    #[tool(input_schema = schema::<IssueIdArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
+    #[tool(input_schema = schema::<IssueIdArgs>())]
     async fn issue_reopen(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueIdArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            issue_ops::set_state(&project, a.issue_id, IssueState::Open).await
-        };
-        finish_call("issue_reopen", outcome.await)
+        self.call(
+            Tool::IssueReopen,
+            raw,
+            |a: IssueIdArgs, project| async move {
+                issue_ops::set_state(&project, a.issue_id, IssueState::Open).await
+            },
+        )
+        .await
     }
 
     /// Closes an issue (work_finish proposes when).
-    #[tool(input_schema = schema::<IssueIdArgs>(), annotations(destructive_hint = false, idempotent_hint = true))]
+    #[tool(input_schema = schema::<IssueIdArgs>())]
     async fn issue_close(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueIdArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            issue_ops::set_state(&project, a.issue_id, IssueState::Closed).await
-        };
-        finish_call("issue_close", outcome.await)
+        self.call(
+            Tool::IssueClose,
+            raw,
+            |a: IssueIdArgs, project| async move {
+                issue_ops::set_state(&project, a.issue_id, IssueState::Closed).await
+            },
+        )
+        .await
     }
 
     /// Lists issues, a page at a time.
-    #[tool(input_schema = schema::<IssueListArgs>(), annotations(read_only_hint = true))]
+    #[tool(input_schema = schema::<IssueListArgs>())]
     async fn issue_list(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: IssueListArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            let state = a.state.unwrap_or_default();
-            issue_ops::list(&project, state, a.label.as_deref(), a.page).await
-        };
-        finish_call("issue_list", outcome.await)
+        self.call(
+            Tool::IssueList,
+            raw,
+            |a: IssueListArgs, project| async move {
+                let state = a.state.unwrap_or_default();
+                issue_ops::list(&project, state, a.label.as_deref(), a.page).await
+            },
+        )
+        .await
     }
 
     /// Delegates an operation (commit, push, logs, deploy, checks…) as a Task Contract; runs it to the end and returns the Result Contract with evidence.
-    #[tool(input_schema = schema::<delegate::args::SubmitTaskArgs>(), annotations(read_only_hint = false))]
+    #[tool(input_schema = schema::<delegate::args::SubmitTaskArgs>())]
     async fn submit_task(
         &self,
         raw: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let outcome = async {
-            let a: delegate::args::SubmitTaskArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            delegate::submit_task(&project, a, delegate::progress_of(&ctx), ctx.ct.clone()).await
-        };
-        finish_call("submit_task", outcome.await)
+        self.call(
+            Tool::SubmitTask,
+            raw,
+            |a: SubmitTaskArgs, project| async move {
+                delegate::submit_task(&project, a, progress_of(&ctx), ctx.ct.clone()).await
+            },
+        )
+        .await
     }
 
     /// Relays the user's decision on a need_approval task: approve runs it on, deny ends it.
-    #[tool(input_schema = schema::<delegate::args::ApproveArgs>(), annotations(read_only_hint = false))]
+    #[tool(input_schema = schema::<delegate::args::ApproveArgs>())]
     async fn approve(&self, raw: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-        let outcome = async {
-            let a: delegate::args::ApproveArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            delegate::approve(&project, a, delegate::progress_of(&ctx), ctx.ct.clone()).await
-        };
-        finish_call("approve", outcome.await)
+        self.call(Tool::Approve, raw, |a: ApproveArgs, project| async move {
+            delegate::approve(&project, a, progress_of(&ctx), ctx.ct.clone()).await
+        })
+        .await
     }
 
     /// Teaches the procedure for a need_input task (or an intent and target) as typed steps; the task then runs.
-    #[tool(input_schema = schema::<delegate::args::TeachArgs>(), annotations(read_only_hint = false))]
+    #[tool(input_schema = schema::<delegate::args::TeachArgs>())]
     async fn teach(&self, raw: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-        let outcome = async {
-            let a: delegate::args::TeachArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            delegate::teach(&project, a, delegate::progress_of(&ctx), ctx.ct.clone()).await
-        };
-        finish_call("teach", outcome.await)
+        self.call(Tool::Teach, raw, |a: TeachArgs, project| async move {
+            delegate::teach(&project, a, progress_of(&ctx), ctx.ct.clone()).await
+        })
+        .await
     }
 
     /// Stops a delegated task; its running step ends and its evidence says where.
-    #[tool(input_schema = schema::<delegate::args::DelegatedTaskArgs>(), annotations(destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<delegate::args::DelegatedTaskArgs>())]
     async fn cancel_task(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: delegate::args::DelegatedTaskArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            delegate::cancel_task(&project, &a.task_id).await
-        };
-        finish_call("cancel_task", outcome.await)
+        self.call(
+            Tool::CancelTask,
+            raw,
+            |a: DelegatedTaskArgs, project| async move {
+                delegate::cancel_task(&project, &a.task_id).await
+            },
+        )
+        .await
     }
 
     /// A delegated task's state and result, e.g. after a restart. Never poll: submit_task answers when done.
-    #[tool(input_schema = schema::<delegate::args::DelegatedTaskArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<delegate::args::DelegatedTaskArgs>())]
     async fn get_status(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: delegate::args::DelegatedTaskArgs = args::parse(raw)?;
-            let project = self.project().await?;
-            delegate::get_status(&project, &a.task_id).await
-        };
-        finish_call("get_status", outcome.await)
+        self.call(
+            Tool::GetStatus,
+            raw,
+            |a: DelegatedTaskArgs, project| async move {
+                delegate::get_status(&project, &a.task_id).await
+            },
+        )
+        .await
     }
 
     /// What Butler runs without teaching: capabilities and taught procedures.
-    #[tool(input_schema = schema::<NoArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<NoArgs>())]
     async fn list_skills(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let _: NoArgs = args::parse(raw)?;
-            let project = self.project().await?;
+        self.call(Tool::ListSkills, raw, |_: NoArgs, project| async move {
             delegate::list_skills(&project).await
-        };
-        finish_call("list_skills", outcome.await)
+        })
+        .await
     }
 
     /// The contract one skill needs (target, approval, an example); "butler" for the common one.
-    #[tool(input_schema = schema::<delegate::args::SkillArgs>(), annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(input_schema = schema::<delegate::args::SkillArgs>())]
     async fn get_skill_usage(&self, raw: JsonObject) -> CallToolResult {
-        let outcome = async {
-            let a: delegate::args::SkillArgs = args::parse(raw)?;
-            let project = self.project().await?;
+        self.call(Tool::GetSkillUsage, raw, |a: SkillArgs, project| async move {
             delegate::get_skill_usage(&project, &a.name).await
-        };
-        finish_call("get_skill_usage", outcome.await)
+        })
+        .await
     }
 }
 
@@ -732,4 +821,85 @@ pub async fn serve_stdio(clock: SharedClock, env: Arc<Environment>) -> Result<()
     // stopped reading must not keep the server alive).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), output.finish()).await;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_enum_and_rmcps_router_list_the_same_tools() {
+        let listed = ButlerServer::router().list_all();
+        let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
+        let ours: Vec<&str> = Tool::ALL.iter().map(|t| t.as_str()).collect();
+        assert_eq!(names, ours);
+        for tool in &listed {
+            let annotations = Tool::named(&tool.name).map(Tool::annotations);
+            assert_eq!(tool.annotations, annotations, "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn progress_never_goes_back() {
+        let mut last = None;
+        let sent: Vec<f64> = [0.2, 0.5, 0.3, 0.5, 0.9]
+            .into_iter()
+            .map(|f| rising(&mut last, f))
+            .collect();
+        assert_eq!(&sent[..2], &[0.2, 0.5]);
+        assert!(sent.windows(2).all(|w| w[1] > w[0]), "{sent:?}");
+        assert_eq!(sent[4], 0.9);
+    }
+
+    /// Each method maps its failures as its own tool (the hint names the tool to call again).
+    #[tokio::test]
+    async fn each_method_answers_as_its_tool() {
+        let server = ButlerServer::default();
+        for tool in Tool::ALL {
+            let raw = json!({"not_an_argument": 1})
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            let answer = match tool {
+                Tool::WorkSessionStart => server.work_session_start(raw).await,
+                Tool::WorkStart => server.work_start(raw).await,
+                Tool::WorkObserve => server.work_observe(raw).await,
+                Tool::WorkRecord => server.work_record(raw).await,
+                Tool::WorkPublish => server.work_publish(raw).await,
+                Tool::WorkFinish => server.work_finish(raw).await,
+                Tool::WorkNewLine => server.work_new_line(raw).await,
+                Tool::WorkSwitchLine => server.work_switch_line(raw).await,
+                Tool::WorkMergeLine => server.work_merge_line(raw).await,
+                Tool::WorkDiff => server.work_diff(raw).await,
+                Tool::WorkHistory => server.work_history(raw).await,
+                Tool::WorkVcs => server.work_vcs(raw).await,
+                Tool::WorkOplog => server.work_oplog(raw).await,
+                Tool::WorkUndo => server.work_undo(raw).await,
+                Tool::TaskAccept => server.task_accept(raw).await,
+                Tool::TaskDiscard => server.task_discard(raw).await,
+                Tool::IssueRead => server.issue_read(raw).await,
+                Tool::IssueCreate => server.issue_create(raw).await,
+                Tool::IssueComment => server.issue_comment(raw).await,
+                Tool::IssueDeleteComment => server.issue_delete_comment(raw).await,
+                Tool::IssueUpdateTitle => server.issue_update_title(raw).await,
+                Tool::IssueUpdateBody => server.issue_update_body(raw).await,
+                Tool::IssueReopen => server.issue_reopen(raw).await,
+                Tool::IssueClose => server.issue_close(raw).await,
+                Tool::IssueList => server.issue_list(raw).await,
+                Tool::CancelTask => server.cancel_task(raw).await,
+                Tool::GetStatus => server.get_status(raw).await,
+                Tool::ListSkills => server.list_skills(raw).await,
+                Tool::GetSkillUsage => server.get_skill_usage(raw).await,
+                // These take the request's context (for progress and cancellation).
+                Tool::RunImplement | Tool::SubmitTask | Tool::Approve | Tool::Teach => continue,
+            };
+            let hint = answer
+                .structured_content
+                .as_ref()
+                .and_then(|v| v["hint"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let own = format!("call {tool} again");
+            assert!(hint.contains(&own), "{tool}: {hint}");
+        }
+    }
 }

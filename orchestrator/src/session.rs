@@ -174,14 +174,17 @@ pub async fn open_project(
     if root.is_empty() || root.len() > MAX_PATH || root.contains('\0') {
         return Err(WorkError::InvalidArgument {
             field: "project_root",
-            reason: "give the project's absolute path".into(),
+            reason: crate::catalogue::text(crate::catalogue::Key::ArgProjectPath).into(),
         });
     }
     let path = std::path::PathBuf::from(root);
     if !path.is_absolute() {
         return Err(WorkError::InvalidArgument {
             field: "project_root",
-            reason: format!("`{root}` is not an absolute path"),
+            reason: crate::catalogue::fill(
+                crate::catalogue::Key::ArgNotAbsolute,
+                &[("root", &root)],
+            ),
         });
     }
     let ledger_clock = clock.clone();

@@ -656,6 +656,46 @@ mod tests {
         }
     }
 
+    /// The `const` a schema node stands for, following a `$ref` into `root`'s definitions.
+    fn const_of<'a>(node: &'a Value, root: &'a Value) -> Option<&'a str> {
+        if let Some(c) = node.get("const") {
+            return c.as_str();
+        }
+        let name = node.get("$ref")?.as_str()?.rsplit('/').next()?;
+        let defs = root.get("$defs").or_else(|| root.get("definitions"))?;
+        const_of(defs.get(name)?, root)
+    }
+
+    /// Every `method` property's `const` under `node`.
+    fn methods_in<'a>(node: &'a Value, root: &'a Value, out: &mut Vec<&'a str>) {
+        match node {
+            Value::Object(map) => {
+                if let Some(method) = map.get("properties").and_then(|p| p.get("method"))
+                    && let Some(name) = const_of(method, root)
+                {
+                    out.push(name);
+                }
+                map.values().for_each(|v| methods_in(v, root, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| methods_in(v, root, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn known_methods_are_all_of_rmcps_client_requests() {
+        // `ClientRequest` is `#[non_exhaustive]`, so no match outside rmcp can list its
+        // variants without a `_` arm; its JSON schema (rmcp derives it) does: each request's
+        // `method` is a `const`, and a custom request's is any string.
+        let schema = serde_json::to_value(schemars::schema_for!(ClientRequest)).expect("JSON");
+        let mut found = Vec::new();
+        methods_in(&schema, &schema, &mut found);
+        let rmcps: std::collections::BTreeSet<&str> = found.into_iter().collect();
+        let ours: std::collections::BTreeSet<&str> = KNOWN_METHODS.iter().copied().collect();
+        assert_eq!(ours.len(), KNOWN_METHODS.len(), "each method once");
+        assert_eq!(rmcps, ours);
+    }
+
     #[test]
     fn malformed_params_of_a_known_method_are_invalid_params() {
         let line = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":5}}

@@ -145,7 +145,7 @@ async fn run(
     (
         reply
             .map(|r| r.to_json()["data"].clone())
-            .map_err(|e| ToolError::from_work(e, "run_implement")),
+            .map_err(|e| ToolError::from_work(e, butler_orchestrator::tool::Tool::RunImplement)),
         seen,
     )
 }

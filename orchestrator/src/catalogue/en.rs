@@ -94,6 +94,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::FinishCommentReason => "Leave a summary of the work on issue #{issue}",
         Key::FinishCloseReason => "The work looks done. Close issue #{issue}?",
         Key::FinishProposals => "All work is recorded and shared. Check the proposals below.",
+        Key::FinishOptionsNeedAuto => "message, comment and close apply only with auto=true",
         Key::ErrNoSession => "No session has been started",
         Key::ErrNoSessionHint => "call work_session_start(project_root) first",
         Key::ErrInvalidArgument => "Invalid `{field}`: {reason}",
@@ -609,5 +610,38 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrUndoUnfinishedHint => {
             "wait for it and try again; work_observe shows where the project stands"
         }
+        Key::ArgOutOfRange => "{n} is out of range; use {min} to {max}",
+        Key::ArgNotBetween => "{n} is not between {min} and {max}",
+        Key::ArgMessageEmpty => "it is empty; say in one line what the work does",
+        Key::ArgLongerThanChars => "it is longer than {max} characters",
+        Key::ArgLongerThanBytes => "it is longer than {max} bytes",
+        Key::ArgNulCharacter => "it contains a NUL character",
+        Key::ArgNul => "it contains NUL",
+        Key::ArgEmpty => "it is empty",
+        Key::ArgTooManyIssues => "at most {max} issues can be linked",
+        Key::ArgNotIssueNumber => "{n} is not an issue number (a positive integer)",
+        Key::ArgNotOperationId => "{n} is not an operation id (a positive integer)",
+        Key::ArgNotPage => "{p} is not a page number",
+        Key::ArgRecordId => "use a record id such as 20260612-001-kqrt (see work_history)",
+        Key::ArgMergeCurrentLine => "`{name}` is the current line; name another line to merge",
+        Key::ArgGiveMessage => "give the record's message (what the work does, in one line)",
+        Key::NoteSparseRecorded => {
+            "{n} file(s) outside the sparse checkout's directories were recorded too: {list}."
+        }
+        Key::NoteHookChangedMeanwhile => {
+            "The project's {hooks} hook changed {n} file(s) while recording without saving the change: {list}. The record holds them as they were; the hook's changes are unrecorded now (save them with work_record)."
+        }
+        Key::NoteMessageRewritten => {
+            "The project's commit-msg hook rewrote the message; history and the record show the rewritten one."
+        }
+        Key::NoteTrailerDropped => {
+            " It dropped Butler's record trailer: Butler still knows the record by its commit."
+        }
+        Key::NoteIssueRefsDropped => {
+            " It dropped the issue reference(s) {refs}: the tracker will not link them to this record."
+        }
+        Key::AndMore => " and {more} more",
+        Key::ArgProjectPath => "give the project's absolute path",
+        Key::ArgNotAbsolute => "`{root}` is not an absolute path",
     }
 }

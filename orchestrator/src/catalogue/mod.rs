@@ -160,6 +160,7 @@ keys! {
     FinishCommentReason,
     FinishCloseReason,
     FinishProposals,
+    FinishOptionsNeedAuto,
     // Errors (error.rs `ToolError::from_work`).
     ErrNoSession,
     ErrNoSessionHint,
@@ -463,6 +464,31 @@ keys! {
     ErrUndoNoOperationHint,
     ErrUndoUnfinished,
     ErrUndoUnfinishedHint,
+    // Why an argument is refused (the `reason` of `ErrInvalidArgument`).
+    ArgOutOfRange,
+    ArgNotBetween,
+    ArgMessageEmpty,
+    ArgLongerThanChars,
+    ArgLongerThanBytes,
+    ArgNulCharacter,
+    ArgNul,
+    ArgEmpty,
+    ArgTooManyIssues,
+    ArgNotIssueNumber,
+    ArgNotOperationId,
+    ArgNotPage,
+    ArgRecordId,
+    ArgMergeCurrentLine,
+    ArgGiveMessage,
+    ArgProjectPath,
+    ArgNotAbsolute,
+    // Notes of a record (`work/save.rs`).
+    NoteSparseRecorded,
+    NoteHookChangedMeanwhile,
+    NoteMessageRewritten,
+    NoteTrailerDropped,
+    NoteIssueRefsDropped,
+    AndMore,
 }
 
 tokio::task_local! {

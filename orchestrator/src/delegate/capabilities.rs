@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ToolError, WorkError};
 use crate::session::{Project, blocking};
+use crate::tool::Tool;
 use crate::work::{observe, publish, record, vcs};
 
 /// Butler's capabilities for `project`.
@@ -64,7 +65,7 @@ fn action(step: u32, what: impl Into<String>, started: Instant) -> StepEvidence 
 
 /// A failed action: the Brain-facing summary and hint of the error, as the one mapping words
 /// them.
-fn failed(mut e: StepEvidence, err: WorkError, tool: &str) -> StepEvidence {
+fn failed(mut e: StepEvidence, err: WorkError, tool: Tool) -> StepEvidence {
     let shown = ToolError::from_work(err, tool);
     e.outcome = StepOutcome::Failed;
     e.detail = Some(format!(
@@ -110,7 +111,7 @@ fn message(contract: &TaskContract) -> Result<String, CapabilityError> {
     let text = target.0.get("message").cloned().unwrap_or_default();
     record::validate_message(&text).map_err(|_| CapabilityError::Input {
         field: "target.message".into(),
-        reason: "give the record's message (what the work does, in one line)".into(),
+        reason: crate::catalogue::text(crate::catalogue::Key::ArgGiveMessage).into(),
     })
 }
 
@@ -192,7 +193,7 @@ impl Git {
                 )
             }
             Err(err) => (
-                failed(action(step, shown, started), err, "work_record"),
+                failed(action(step, shown, started), err, Tool::WorkRecord),
                 None,
             ),
         }
@@ -215,7 +216,11 @@ impl Git {
                 )
             }
             Err(err) => (
-                failed(action(step, "share records", started), err, "work_publish"),
+                failed(
+                    action(step, "share records", started),
+                    err,
+                    Tool::WorkPublish,
+                ),
                 None,
             ),
         }
@@ -235,7 +240,10 @@ impl Git {
                 .to_owned();
                 (e, None)
             }
-            Err(err) => (failed(action(step, shown, started), err, "work_vcs"), None),
+            Err(err) => (
+                failed(action(step, shown, started), err, Tool::WorkVcs),
+                None,
+            ),
         }
     }
 }
@@ -437,10 +445,12 @@ impl Capability for Implement {
     ) -> BoxFuture<'_, Result<CapabilityOutcome, CapabilityError>> {
         Box::pin(async move {
             let refused = |e: WorkError| {
-                let shown = ToolError::from_work(e, "submit_task");
+                let shown = ToolError::from_work(e, Tool::SubmitTask);
                 CapabilityError::Refused {
                     reason: shown.summary,
-                    hint: shown.hint.replace("run_implement", "submit_task"),
+                    hint: shown
+                        .hint
+                        .replace(Tool::RunImplement.as_str(), Tool::SubmitTask.as_str()),
                 }
             };
             let contract = call.contract;

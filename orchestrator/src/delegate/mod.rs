@@ -19,9 +19,6 @@ use butler_worker::contract::{
 use butler_worker::ops::confine::StepSandbox;
 use butler_worker::ops::{Engine, EngineParts, Progress, TeachRequest};
 use butler_worker::sandbox::{Network, SandboxMode};
-use rmcp::RoleServer;
-use rmcp::model::ProgressNotificationParam;
-use rmcp::service::RequestContext;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -101,33 +98,6 @@ fn step_sandbox(project: &Project) -> Result<StepSandbox, WorkError> {
         .filter(|p| p.is_absolute())
         .collect();
     Ok(s)
-}
-
-/// Progress of a call as MCP progress notifications (when the client asked for them).
-pub fn progress_of(ctx: &RequestContext<RoleServer>) -> Progress {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, f64)>();
-    if let Some(token) = ctx.meta.get_progress_token() {
-        let peer = ctx.peer.clone();
-        tokio::spawn(async move {
-            let mut last = -1.0_f64;
-            while let Some((message, fraction)) = rx.recv().await {
-                // MCP progress must increase.
-                let fraction = if fraction > last {
-                    fraction
-                } else {
-                    last + 1e-6
-                };
-                last = fraction;
-                let note = ProgressNotificationParam::new(token.clone(), fraction)
-                    .with_total(1.0)
-                    .with_message(message);
-                let _ = peer.notify_progress(note).await;
-            }
-        });
-    }
-    Arc::new(move |message: String, fraction: f64| {
-        let _ = tx.send((message, fraction));
-    })
 }
 
 /// `submit_task`.

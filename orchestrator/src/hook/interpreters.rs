@@ -15,33 +15,8 @@
 
 use super::getopt::{self, Grammar};
 use super::programs;
-use super::wrappers::Runs;
-
-/// A language whose code the hook reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    Python,
-    Perl,
-    Ruby,
-    JavaScript,
-    Php,
-    Lua,
-    R,
-    Julia,
-    Tcl,
-    AppleScript,
-    Awk,
-    Sed,
-    Vim,
-    Lisp,
-}
-
-/// Code in a language, as the interpreter receives it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Code {
-    pub lang: Lang,
-    pub text: String,
-}
+use super::runs::Runs;
+pub use super::runs::{Code, Lang};
 
 /// How an interpreter takes code on its command line.
 struct Interpreter {

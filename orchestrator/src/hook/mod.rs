@@ -37,6 +37,7 @@ mod getopt;
 pub mod git_cli;
 mod interpreters;
 pub(crate) mod programs;
+mod runs;
 mod suggest;
 pub(crate) mod walk;
 mod wrappers;

@@ -13,7 +13,7 @@
 
 use std::borrow::Cow;
 
-use super::wrappers::DYNAMIC;
+use super::runs::DYNAMIC;
 
 /// Commands git ships as `git-<name>` (builtins, scripts and helpers in its exec path), as of
 /// git 2.47–2.50, plus older ones still found installed.

@@ -7,6 +7,7 @@
 use super::git_cli::GitInvocation;
 use crate::catalogue::{Key, fill, text};
 use crate::equivalents;
+use crate::tool::Tool;
 
 /// The Butler call that replaces `inv`, written as the Brain would type it, e.g.
 /// `work_diff(path="src/a.rs")` or `work_vcs(["branch", "-a"])`.
@@ -16,13 +17,13 @@ pub fn replacement_call(inv: &GitInvocation) -> String {
         return work_vcs_call(&inv.command_args());
     };
     let params = match decl.tool {
-        "work_diff" if sub == "show" => show_params(&inv.rest),
-        "work_diff" => diff_params(&inv.rest),
-        "work_history" => history_params(&inv.rest),
-        "work_record" if sub == "commit" => commit_params(&inv.rest),
-        "work_record" => vec![("message", quote("…"))],
-        "work_new_line" | "work_switch_line" | "work_merge_line" => {
-            crate::work::line::suggested_params(decl.tool, &inv.rest)
+        Tool::WorkDiff if sub == "show" => show_params(&inv.rest),
+        Tool::WorkDiff => diff_params(&inv.rest),
+        Tool::WorkHistory => history_params(&inv.rest),
+        Tool::WorkRecord if sub == "commit" => commit_params(&inv.rest),
+        Tool::WorkRecord => vec![("message", quote("…"))],
+        Tool::WorkNewLine | Tool::WorkSwitchLine | Tool::WorkMergeLine => {
+            equivalents::suggested_params(decl.tool, &inv.rest)
         }
         _ => Vec::new(),
     };
@@ -36,7 +37,7 @@ pub fn replacement_call(inv: &GitInvocation) -> String {
 /// `work_vcs([...])` with the arguments as a JSON list.
 pub fn work_vcs_call(args: &[String]) -> String {
     let list = serde_json::to_string(args).expect("a list of strings always serializes");
-    format!("work_vcs({})", list.replace("\",\"", "\", \""))
+    format!("{}({})", Tool::WorkVcs, list.replace("\",\"", "\", \""))
 }
 
 /// The full deny reason for the Brain.

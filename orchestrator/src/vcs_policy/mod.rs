@@ -37,6 +37,7 @@ use butler_worker::git::LossQuery;
 use crate::equivalents;
 use crate::hook::git_cli::{self, GitInvocation};
 use crate::hook::replacement_call;
+use crate::tool::Tool;
 
 /// What `vet` needs to know about the repository (answered by git in the running server,
 /// by a table in unit tests).
@@ -82,7 +83,7 @@ pub enum Verdict {
     /// A Butler tool does this; `work_vcs` refuses it.
     UseProperTool {
         /// The tool to use (`work_diff`, …).
-        tool: &'static str,
+        tool: Tool,
         /// The git subcommand that was asked for.
         subcommand: String,
         /// The call to make instead, e.g. `work_history(n=5)`.
@@ -152,21 +153,21 @@ pub fn vet(args: &[String], facts: &dyn RepoFacts) -> Verdict {
             suggestion: replacement_call(&inv),
         };
     }
-    match decide::command(&sub, &inv.rest, facts) {
-        // Any spelling of a use a proper tool covers goes to that tool: the canonical form is
-        // asked too (`switch --create=topic` reads as `switch -c topic`).
-        Ok((words_args, _))
-            if words_args.first().is_some_and(|w| w == &sub)
-                && equivalents::proper_tool(&sub, &words_args[1..]).is_some() =>
-        {
-            let tool = equivalents::proper_tool(&sub, &words_args[1..]).map_or("", |d| d.tool);
-            let canonical = git_cli::parse(&words_args);
-            Verdict::UseProperTool {
-                tool,
-                subcommand: sub,
-                suggestion: replacement_call(&canonical),
-            }
-        }
+    let decided = decide::command(&sub, &inv.rest, facts);
+    // Any spelling of a use a proper tool covers goes to that tool: the canonical form is
+    // asked too (`switch --create=topic` reads as `switch -c topic`).
+    if let Ok((words_args, _)) = &decided
+        && words_args.first().is_some_and(|w| w == &sub)
+        && let Some(decl) = equivalents::proper_tool(&sub, &words_args[1..])
+    {
+        let canonical = git_cli::parse(words_args);
+        return Verdict::UseProperTool {
+            tool: decl.tool,
+            subcommand: sub,
+            suggestion: replacement_call(&canonical),
+        };
+    }
+    match decided {
         Ok((words_args, loss)) => {
             let globals: Vec<String> = inv.globals.iter().map(|g| g.name.clone()).collect();
             let mut full = globals.clone();

@@ -115,7 +115,7 @@ fn every_rule_decides_its_examples_as_written() {
                 Verdict::RunUnlessLoss { args, .. } => (Expect::Weigh, Some(args.join(" "))),
                 Verdict::Refused { .. } => (Expect::Refuse, None),
                 Verdict::Invalid { .. } => (Expect::Invalid, None),
-                Verdict::UseProperTool { tool, .. } => (Expect::Tool(tool), None),
+                Verdict::UseProperTool { tool, .. } => (Expect::Tool(tool.as_str()), None),
             };
             if got != ex.expect {
                 problems.push(format!(
@@ -184,7 +184,10 @@ fn proper_tools_are_named() {
     else {
         panic!("log has a proper tool");
     };
-    assert_eq!((tool, subcommand.as_str()), ("work_history", "log"));
+    assert_eq!(
+        (tool.as_str(), subcommand.as_str()),
+        ("work_history", "log")
+    );
     assert_eq!(suggestion, r#"work_history(n=5, path="src/")"#);
     for (args, tool) in [
         ("--no-pager status", "work_observe"),
@@ -194,7 +197,7 @@ fn proper_tools_are_named() {
         ("shortlog", "work_history"),
     ] {
         assert!(
-            matches!(v(args), Verdict::UseProperTool { tool: t, .. } if t == tool),
+            matches!(v(args), Verdict::UseProperTool { tool: t, .. } if t.as_str() == tool),
             "{args}"
         );
     }

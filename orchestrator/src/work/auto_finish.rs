@@ -20,10 +20,11 @@ use crate::envelope::Reply;
 use crate::error::{FinishStop, WorkError};
 use crate::issue_ops;
 use crate::session::{Project, blocking};
-use crate::work::observe::line_of;
+use crate::tool::Tool;
 use crate::work::publish;
 use crate::work::record::{self, Message, RecordRequest};
 use crate::work::records::records_for;
+use crate::work::snapshot::line_of;
 
 /// How far back records are looked for when the comment is written from them.
 const SUMMARY_SCAN: usize = 50;
@@ -51,12 +52,12 @@ impl Step {
     }
 
     /// The tool the step stands for (its errors' hints name it).
-    fn tool(self) -> &'static str {
+    fn tool(self) -> Tool {
         match self {
-            Step::Record => "work_record",
-            Step::Publish => "work_publish",
-            Step::Comment => "issue_comment",
-            Step::Close => "issue_close",
+            Step::Record => Tool::WorkRecord,
+            Step::Publish => Tool::WorkPublish,
+            Step::Comment => Tool::IssueComment,
+            Step::Close => Tool::IssueClose,
         }
     }
 }
@@ -352,7 +353,7 @@ mod tests {
             done,
             ..
         } = *stop;
-        assert_eq!((step, tool), ("publish", "work_publish"));
+        assert_eq!((step, tool), ("publish", Tool::WorkPublish));
         assert_eq!(left, vec!["comment", "close"]);
         assert_eq!(
             done,

@@ -19,11 +19,11 @@ use butler_worker::record::RecordMessage;
 use crate::catalogue::{Key, fill};
 use crate::error::{BlockReason, Unfinished, WorkError};
 use crate::session::Project;
-use crate::work::observe::{Snapshot, line_of};
-use crate::work::record::{
+use crate::work::save::{
     Message, OperationOutcome, RecordOutcome, RecordRequest, nested_repositories, paths_list, save,
 };
 use crate::work::sensitive;
+use crate::work::snapshot::{Snapshot, line_of};
 
 /// `work_record` while `unfinished.op` is in progress (the caller checked there is one).
 pub fn finish(

@@ -10,9 +10,6 @@ use serde::{Deserialize, Serialize};
 use crate::error::WorkError;
 use crate::session::Project;
 
-/// git subcommands this tool replaces.
-pub const GIT_EQUIVALENTS: &[&str] = &["diff", "show"];
-
 /// The most patch text returned at once (about 12k tokens).
 pub const MAX_PATCH_BYTES: usize = 48 * 1024;
 /// The most files listed in an overview.
@@ -167,7 +164,7 @@ pub fn resolve_record(project: &Project, id: &str) -> Result<String, WorkError> 
     if !is_hex {
         return Err(WorkError::InvalidArgument {
             field: "record_id",
-            reason: "use a record id such as 20260612-001-kqrt (see work_history)".into(),
+            reason: crate::catalogue::text(Key::ArgRecordId).into(),
         });
     }
     project.repo.resolve_commit(id)?.ok_or_else(not_found)

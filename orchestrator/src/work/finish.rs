@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use crate::error::WorkError;
 use crate::session::Project;
-use crate::work::observe::{Snapshot, line_of, snapshot};
+use crate::tool::Tool;
+use crate::work::snapshot::{Snapshot, line_of, snapshot};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PendingAction {
@@ -44,14 +45,14 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
     if let Some(reason) = blocked {
         return Ok((
             fill(Key::FinishBlocked, &[("what", &reason.describe())]),
-            one("work_vcs", reason.hint().to_string(), &["args"]),
+            one(Tool::WorkVcs.as_str(), reason.hint().to_string(), &["args"]),
         ));
     }
     if !status.entries.is_empty() {
         let reason = fill(Key::FinishUnrecordedReason, &[("n", &status.entries.len())]);
         return Ok((
             text(Key::FinishUnrecorded).into(),
-            one("work_record", reason, &["message"]),
+            one(Tool::WorkRecord.as_str(), reason, &["message"]),
         ));
     }
     let Some(dest) = repo.destination()? else {
@@ -70,7 +71,7 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
             return Ok((
                 text(Key::FinishUnshared).into(),
                 one(
-                    "work_publish",
+                    Tool::WorkPublish.as_str(),
                     fill(Key::FinishUnsharedReason, &[("n", &pending.count)]),
                     &[],
                 ),
@@ -89,13 +90,13 @@ pub fn finish(project: &Project) -> Result<(String, FinishPlan), WorkError> {
     let plan = FinishPlan {
         pending_actions: vec![
             PendingAction {
-                action: "issue_comment",
+                action: Tool::IssueComment.as_str(),
                 reason: fill(Key::FinishCommentReason, &[("issue", &issue)]),
                 required_args: vec!["issue_id", "body"],
                 issue_id: Some(issue),
             },
             PendingAction {
-                action: "issue_close",
+                action: Tool::IssueClose.as_str(),
                 reason: fill(Key::FinishCloseReason, &[("issue", &issue)]),
                 required_args: vec!["issue_id"],
                 issue_id: Some(issue),

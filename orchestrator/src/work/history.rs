@@ -11,9 +11,6 @@ use crate::error::WorkError;
 use crate::session::Project;
 use crate::work::records::records_for;
 
-/// git subcommands this tool replaces.
-pub const GIT_EQUIVALENTS: &[&str] = &["log", "whatchanged", "shortlog"];
-
 pub const DEFAULT_N: usize = 10;
 pub const MAX_N: usize = 100;
 
@@ -37,7 +34,10 @@ pub fn validate_n(n: Option<i64>) -> Result<usize, WorkError> {
         Some(n) if (1..=MAX_N as i64).contains(&n) => Ok(n as usize),
         Some(n) => Err(WorkError::InvalidArgument {
             field: "n",
-            reason: format!("{n} is out of range; use 1 to {MAX_N}"),
+            reason: fill(
+                Key::ArgOutOfRange,
+                &[("n", &n), ("min", &1), ("max", &MAX_N)],
+            ),
         }),
     }
 }

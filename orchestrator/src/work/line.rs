@@ -29,25 +29,17 @@ use butler_worker::git::{
 };
 use butler_worker::record::Draft;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::envelope::Reply;
 use crate::error::{BlockReason, WorkError};
 use crate::session::{Project, blocking};
 use crate::work::diff::resolve_record;
-use crate::work::observe::{Snapshot, line_of, snapshot, title};
+use crate::work::snapshot::{Snapshot, line_of, snapshot, title};
 
-mod equivalents;
 mod view;
 
-pub use equivalents::{
-    MERGE_LINE_EQUIVALENTS, NEW_LINE_EQUIVALENTS, SWITCH_LINE_EQUIVALENTS, covers_merge,
-    covers_new, covers_switch, suggested_params,
-};
 pub use view::{LineView, attach, line_view};
 
-/// How many lines an answer that lists them shows.
-const LINES_SHOWN: usize = 20;
 /// How many files a line change would overwrite are named (the rest are counted).
 const MAX_LOST_NAMED: usize = 50;
 /// The longest name accepted for an existing line (git's own limit is the file system's).
@@ -445,7 +437,7 @@ fn merge(project: &Project, name: Option<&str>) -> Result<MergeDone, WorkError> 
         Some(name) if name == current => {
             return Err(WorkError::InvalidArgument {
                 field: "name",
-                reason: format!("`{name}` is the current line; name another line to merge"),
+                reason: fill(Key::ArgMergeCurrentLine, &[("name", &name)]),
             });
         }
         Some(name) => (name.to_owned(), current.clone()),
@@ -528,16 +520,6 @@ fn merge_into(
             from: source.into(),
         }),
     }
-}
-
-/// The lines for an answer that lists them: the first [`LINES_SHOWN`] and how many more.
-pub fn listed(lines: &[LineInfo]) -> Value {
-    let shown: Vec<&LineInfo> = lines.iter().take(LINES_SHOWN).collect();
-    let mut value = serde_json::json!({ "lines": shown });
-    if lines.len() > LINES_SHOWN {
-        value["lines_more"] = (lines.len() - LINES_SHOWN).into();
-    }
-    value
 }
 
 #[cfg(test)]

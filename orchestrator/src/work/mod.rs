@@ -12,7 +12,9 @@ pub mod propose;
 pub mod publish;
 pub mod record;
 pub mod records;
+pub mod save;
 pub mod sensitive;
+pub mod snapshot;
 pub mod start;
 pub mod state;
 pub mod vcs;
@@ -24,7 +26,7 @@ pub fn issue_number(n: i64, field: &'static str) -> Result<u64, WorkError> {
     if n <= 0 || n > 1_000_000_000 {
         return Err(WorkError::InvalidArgument {
             field,
-            reason: format!("{n} is not an issue number (a positive integer)"),
+            reason: crate::catalogue::fill(crate::catalogue::Key::ArgNotIssueNumber, &[("n", &n)]),
         });
     }
     Ok(n as u64)

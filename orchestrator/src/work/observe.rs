@@ -3,21 +3,19 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
 
-use butler_worker::git::{GitRepo, HeadInfo, InProgress, Markers, NotRecordable, WorkTreeStatus};
+use butler_worker::git::{GitRepo, InProgress, Markers, NotRecordable, WorkTreeStatus};
 use serde::Serialize;
 
 use crate::catalogue::{Key, fill, text};
 use crate::envelope::Reply;
-use crate::error::{BlockReason, Unfinished, WorkError};
+use crate::error::{BlockReason, WorkError};
 use crate::session::{Project, blocking};
+use crate::tool::Tool;
 use crate::work::line::{self, LineView};
 use crate::work::records::{RecordView, records_for};
+use crate::work::snapshot::{Snapshot, line_of, snapshot, title};
 use crate::work::state::{self, Decision, Facts, RequiredAction, WorkState};
-
-/// git subcommands this tool replaces (collected by `crate::equivalents`).
-pub const GIT_EQUIVALENTS: &[&str] = &["status"];
 
 /// How many changed paths are listed before the rest is only counted.
 pub const CHANGED_FILES_CAP: usize = 100;
@@ -25,8 +23,6 @@ pub const CHANGED_FILES_CAP: usize = 100;
 pub const RECENT_RECORDS: usize = 3;
 /// How far back outside-Butler records are looked for on each observation.
 const OUTSIDE_SCAN_LIMIT: usize = 50;
-/// How long `work_observe` waits for the tracker to name the active issue.
-const TITLE_TIMEOUT: Duration = Duration::from_secs(3);
 /// A changed file this large gets a note before it is recorded: once in history it stays.
 pub const LARGE_FILE_BYTES: u64 = 20 << 20;
 /// How many paths a note names before it only counts.
@@ -56,7 +52,7 @@ pub struct Observation {
     pub unpublished_records: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub required_action: Option<RequiredAction>,
-    pub available_next: Vec<&'static str>,
+    pub available_next: Vec<Tool>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -193,47 +189,6 @@ fn cap(mut changed: Vec<String>) -> (Vec<String>, Option<usize>) {
     }
 }
 
-/// The line of work the project is on (the branch), used to remember the active issue.
-pub fn line_of(head: &HeadInfo) -> String {
-    head.branch.clone().unwrap_or_else(|| "(detached)".into())
-}
-
-/// Why the repository cannot take a record as usual, if it cannot: an operation git has not
-/// finished, conflicts (with where markers remain), or a detached HEAD.
-fn block_reason(repo: &GitRepo, head: &HeadInfo, status: &WorkTreeStatus) -> Option<BlockReason> {
-    let op = repo.operation_in_progress();
-    if op.is_some() || !status.conflicted.is_empty() {
-        return Some(BlockReason::Unfinished(Unfinished {
-            op,
-            conflicted: status.conflicted.iter().map(|p| p.display()).collect(),
-            unresolved: repo.conflict_markers(&status.conflicted),
-        }));
-    }
-    if head.detached {
-        return Some(BlockReason::Detached);
-    }
-    None
-}
-
-/// The line, the working tree and whether the project can take a record: what every tool
-/// that changes or judges the work reads first.
-pub struct Snapshot {
-    pub head: HeadInfo,
-    pub status: WorkTreeStatus,
-    pub blocked: Option<BlockReason>,
-}
-
-pub fn snapshot(repo: &GitRepo) -> Result<Snapshot, WorkError> {
-    let head = repo.head()?;
-    let status = repo.status()?;
-    let blocked = block_reason(repo, &head, &status);
-    Ok(Snapshot {
-        head,
-        status,
-        blocked,
-    })
-}
-
 fn gather(project: &Project) -> Result<Gathered, WorkError> {
     let repo = &project.repo;
     let Snapshot {
@@ -355,33 +310,4 @@ fn names(paths: &[String]) -> String {
         text.push_str(&format!(" and {more} more"));
     }
     text
-}
-
-/// The active issue's title, from the cache or the tracker; `None` (with a note) when the
-/// tracker cannot say — `work_observe` never fails because of the tracker.
-pub async fn title(project: &Arc<Project>, number: u64, notes: &mut Vec<String>) -> Option<String> {
-    if let Some(t) = project
-        .titles
-        .lock()
-        .ok()
-        .and_then(|cache| cache.get(&number).cloned())
-    {
-        return Some(t);
-    }
-    match tokio::time::timeout(TITLE_TIMEOUT, project.issues.read(number)).await {
-        Ok(Ok(issue)) => {
-            if let Ok(mut cache) = project.titles.lock() {
-                cache.insert(number, issue.title.clone());
-            }
-            Some(issue.title)
-        }
-        Ok(Err(butler_worker::issues::IssueError::NotFound { .. })) => {
-            notes.push(fill(Key::IssueMissingNote, &[("issue", &number)]));
-            None
-        }
-        Ok(Err(_)) | Err(_) => {
-            notes.push(text(Key::TrackerSilentNote).into());
-            None
-        }
-    }
 }

@@ -14,10 +14,7 @@ use crate::catalogue::{Key, fill, text};
 use crate::envelope::Reply;
 use crate::error::WorkError;
 use crate::session::{Project, blocking};
-
-/// No git subcommand is replaced: `git reflog` follows references only, and stays with
-/// `work_vcs` for what happened before the log or outside Butler.
-pub const GIT_EQUIVALENTS: &[&str] = &[];
+use crate::tool::Tool;
 
 /// Entries `work_oplog` lists without `n`, and at most.
 const DEFAULT_SHOWN: usize = 10;
@@ -36,10 +33,10 @@ pub fn retention(get: impl Fn(&str) -> Option<String>) -> Retention {
     r
 }
 
-fn begin(project: &Project, tool: &str, what: String, by: String) -> Result<Begun, WorkError> {
+fn begin(project: &Project, tool: Tool, what: String, by: String) -> Result<Begun, WorkError> {
     let lock = project.repo.lock_tree()?;
     let info = OpInfo {
-        tool: tool.to_owned(),
+        tool: tool.as_str().to_owned(),
         what,
         by,
         at: project.clock.now().unix(),
@@ -69,7 +66,7 @@ fn prune(
 /// carries the entry's id (`data.oplog_id`) and says how to undo it.
 pub async fn logged<F>(
     project: &Arc<Project>,
-    tool: &'static str,
+    tool: Tool,
     what: String,
     by: String,
     op: F,
@@ -114,7 +111,10 @@ pub fn oplog(project: &Project, n: Option<i64>) -> Result<Reply, WorkError> {
         Some(n) => {
             return Err(WorkError::InvalidArgument {
                 field: "n",
-                reason: format!("{n} is not between 1 and {MAX_SHOWN}"),
+                reason: fill(
+                    Key::ArgNotBetween,
+                    &[("n", &n), ("min", &1), ("max", &MAX_SHOWN)],
+                ),
             });
         }
     };
@@ -135,13 +135,13 @@ pub fn undo(project: &Project, operation: Option<i64>, by: &str) -> Result<Reply
         Some(n) => {
             return Err(WorkError::InvalidArgument {
                 field: "operation",
-                reason: format!("{n} is not an operation id (a positive integer)"),
+                reason: fill(Key::ArgNotOperationId, &[("n", &n)]),
             });
         }
     };
     let lock = project.repo.lock_tree()?;
     let info = OpInfo {
-        tool: "work_undo".into(),
+        tool: Tool::WorkUndo.as_str().into(),
         what: match id {
             Some(id) => format!("undo operation {id}"),
             None => "undo the newest operation".into(),

@@ -5,11 +5,8 @@ use serde::Serialize;
 
 use crate::error::WorkError;
 use crate::session::Project;
-use crate::work::observe::{Snapshot, snapshot};
 use crate::work::sensitive;
-
-/// git subcommands this tool replaces.
-pub const GIT_EQUIVALENTS: &[&str] = &["push"];
+use crate::work::snapshot::{Snapshot, snapshot};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PublishOutcome {

@@ -19,113 +19,45 @@
 //! anything else is waited for a moment, then reported, never removed.
 
 use crate::catalogue::{Key, fill, text};
-use std::time::{Duration, UNIX_EPOCH};
 
-use butler_worker::git::{
-    Added, Change, GitRepo, NotRecordable, RepoPath, TreeLock, WorkTreeStatus, marker_starts,
-};
-use butler_worker::ledger::{Ledger, process_alive};
-use butler_worker::record::{self as protocol, Draft, RecordMessage, Rewrite};
-use serde::Serialize;
+use butler_worker::git::{Added, Change, GitRepo, WorkTreeStatus, marker_starts};
 
 use crate::error::{BlockReason, WorkError};
 use crate::session::Project;
 use crate::work::conclude;
-use crate::work::observe::{Snapshot, line_of, snapshot, unrecordable_notes};
+use crate::work::observe::unrecordable_notes;
 use crate::work::propose::{ChangedFile, FileKind, propose};
+pub use crate::work::save::{Message, OperationOutcome, RecordOutcome, RecordRequest};
+use crate::work::save::{NOTE_PATHS, save};
 use crate::work::sensitive;
-
-/// git subcommands this tool replaces.
-pub const GIT_EQUIVALENTS: &[&str] = &["commit", "add"];
+use crate::work::snapshot::{Snapshot, line_of, snapshot};
 
 pub const MAX_MESSAGE_CHARS: usize = 10_000;
 pub const MAX_ISSUE_IDS: usize = 20;
-const JOURNAL_KIND: &str = "record";
 
 /// How much unrecorded patch a proposed message is built from (the file list is complete).
 const PROPOSAL_PATCH_BYTES: usize = 256 * 1024;
 /// How much of one changed file is read when looking for conflict markers it adds.
 const MARKER_SCAN_BYTES: usize = 4 << 20;
-/// How many paths a note names before it only counts.
-const NOTE_PATHS: usize = 5;
-
-/// Where a record's message comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message {
-    /// The Brain's own words (validated).
-    Given(String),
-    /// None given: answer `need_input` with one proposed from the change.
-    Missing,
-    /// Record with the message proposed from the change (`work_finish(auto=true)`).
-    Proposed,
-}
-
-/// What `work_record` was asked.
-#[derive(Debug, Clone)]
-pub struct RecordRequest {
-    pub message: Message,
-    /// `None`: use the active issue; `Some(vec![])`: explicitly no link.
-    pub issue_ids: Option<Vec<u64>>,
-    /// Paths that look like credentials which the user confirmed may be recorded.
-    pub allow_sensitive: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct RecordOutcome {
-    pub record_id: Option<String>,
-    pub issue_ids: Vec<u64>,
-    pub files: usize,
-    /// The unfinished operation this call finished or carried on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub operation: Option<OperationOutcome>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-/// What became of the operation `work_record` finished.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct OperationOutcome {
-    /// git's name of it (`rebase`, `merge`, `cherry-pick`, `revert`, `am`).
-    pub name: &'static str,
-    /// It ran to its end; `false`: it paused again without a conflict (call work_record again
-    /// to go on).
-    pub finished: bool,
-}
-
-impl RecordOutcome {
-    /// The answer's one-line summary.
-    pub fn summary(&self) -> String {
-        let op = self.operation.as_ref();
-        match (&self.record_id, op) {
-            (Some(id), Some(o)) if o.finished => {
-                fill(Key::OpFinishedAsRecord, &[("op", &o.name), ("id", id)])
-            }
-            (None, Some(o)) if o.finished => fill(Key::OpFinished, &[("op", &o.name)]),
-            (_, Some(o)) => fill(Key::OpPausedAgain, &[("op", &o.name)]),
-            (Some(id), None) => fill(Key::Recorded, &[("id", id), ("n", &self.files)]),
-            (None, None) => text(Key::NothingRecorded).to_string(),
-        }
-    }
-}
 
 pub fn validate_message(message: &str) -> Result<String, WorkError> {
     let trimmed = message.trim();
     if trimmed.is_empty() {
         return Err(WorkError::InvalidArgument {
             field: "message",
-            reason: "it is empty; say in one line what the work does".into(),
+            reason: text(Key::ArgMessageEmpty).into(),
         });
     }
     if trimmed.chars().count() > MAX_MESSAGE_CHARS {
         return Err(WorkError::InvalidArgument {
             field: "message",
-            reason: format!("it is longer than {MAX_MESSAGE_CHARS} characters"),
+            reason: fill(Key::ArgLongerThanChars, &[("max", &MAX_MESSAGE_CHARS)]),
         });
     }
     if trimmed.contains('\0') {
         return Err(WorkError::InvalidArgument {
             field: "message",
-            reason: "it contains a NUL character".into(),
+            reason: text(Key::ArgNulCharacter).into(),
         });
     }
     Ok(trimmed.to_string())
@@ -135,7 +67,7 @@ pub fn validate_issue_ids(ids: &[i64]) -> Result<Vec<u64>, WorkError> {
     if ids.len() > MAX_ISSUE_IDS {
         return Err(WorkError::InvalidArgument {
             field: "issue_ids",
-            reason: format!("at most {MAX_ISSUE_IDS} issues can be linked"),
+            reason: fill(Key::ArgTooManyIssues, &[("max", &MAX_ISSUE_IDS)]),
         });
     }
     let mut out = Vec::new();
@@ -220,121 +152,6 @@ pub fn record(project: &Project, req: RecordRequest) -> Result<RecordOutcome, Wo
     })
 }
 
-/// A record saved by [`save`].
-pub(crate) struct Saved {
-    pub id: String,
-    /// What happened around it, for the answer.
-    pub notes: Vec<String>,
-}
-
-/// Saves the work in the tree (all of `status` but what it cannot save) as one record, through
-/// the record protocol: journal, reserve an id, commit, settle the id by how the commit ended
-/// (a failure gives the id back, so ids stay consecutive). `None` when git found nothing to
-/// save after all. `held` is Butler's lock on the tree.
-pub(crate) fn save(
-    project: &Project,
-    held: &TreeLock,
-    status: &WorkTreeStatus,
-    message: &str,
-    issue_ids: &[u64],
-    line: &str,
-) -> Result<Option<Saved>, WorkError> {
-    let repo = &project.repo;
-    let mut notes = Vec::new();
-    project.with_ledger(|ledger| recover(repo, held, ledger, &mut notes))?;
-    repo.wait_for_index(held)?;
-    let head_before = repo.head()?.oid;
-    let draft = Draft {
-        message,
-        issue_ids,
-        line: Some(line),
-        task: None,
-    };
-    let (op, reservation) = project.with_ledger(|ledger| {
-        let op = ledger.begin_operation(JOURNAL_KIND, std::process::id(), line)?;
-        Ok((op, protocol::reserve(ledger, &draft)?))
-    })?;
-    let outcome = repo.record_work(held, reservation.text(), &nested_repositories(status));
-    let settled = project.with_ledger(|ledger| {
-        let settled = match &outcome {
-            Ok(recorded) => {
-                Some(reservation.complete_saved(ledger, &recorded.sha, &recorded.saved_message)?)
-            }
-            Err(_) => {
-                match repo.head() {
-                    Ok(now) => {
-                        reservation.fail(ledger, head_before.as_deref(), now.oid.as_deref())?
-                    }
-                    Err(_) => reservation.abandon(ledger)?,
-                }
-                None
-            }
-        };
-        ledger.end_operation(op)?;
-        Ok(settled)
-    })?;
-    let recorded = match outcome {
-        Ok(recorded) => recorded,
-        Err(butler_worker::git::GitError::NothingToRecord) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    let (id, rewrite) = settled.expect("settled with the record");
-    if let Some(rewrite) = rewrite {
-        notes.push(rewrite_note(&rewrite));
-    }
-    if !recorded.outside_sparse.is_empty() {
-        notes.push(format!(
-            "{} file(s) outside the sparse checkout's directories were recorded too: {}.",
-            recorded.outside_sparse.len(),
-            paths_list(&recorded.outside_sparse)
-        ));
-    }
-    if !recorded.changed_meanwhile.is_empty() {
-        notes.push(format!(
-            "The project's {} hook changed {} file(s) while recording without saving the change: {}. The record holds them as they were; the hook's changes are unrecorded now (save them with work_record).",
-            recorded.hooks.join("/"),
-            recorded.changed_meanwhile.len(),
-            paths_list(&recorded.changed_meanwhile)
-        ));
-    }
-    Ok(Some(Saved {
-        id: id.to_string(),
-        notes,
-    }))
-}
-
-/// The nested repositories of `status`: kept out of what a record stages.
-pub(crate) fn nested_repositories(status: &WorkTreeStatus) -> Vec<RepoPath> {
-    status
-        .unrecordable
-        .iter()
-        .filter(|u| u.why == NotRecordable::NestedRepository)
-        .map(|u| u.path.clone())
-        .collect()
-}
-
-/// What a `commit-msg` hook's rewrite of the message changed, for the answer.
-fn rewrite_note(rewrite: &Rewrite) -> String {
-    let mut text = "The project's commit-msg hook rewrote the message; history and the record show the rewritten one.".to_string();
-    if rewrite.lost_record_id {
-        text.push_str(
-            " It dropped Butler's record trailer: Butler still knows the record by its commit.",
-        );
-    }
-    if !rewrite.lost_issue_ids.is_empty() {
-        let refs: Vec<String> = rewrite
-            .lost_issue_ids
-            .iter()
-            .map(|n| format!("#{n}"))
-            .collect();
-        text.push_str(&format!(
-            " It dropped the issue reference(s) {}: the tracker will not link them to this record.",
-            refs.join(", ")
-        ));
-    }
-    text
-}
-
 /// Conflict markers in the lines this record adds, with no conflict under way: recorded as
 /// asked, but named.
 fn added_markers_warning(
@@ -371,21 +188,6 @@ fn added_markers_warning(
     )))
 }
 
-/// `a, b, c and 2 more`.
-pub(crate) fn paths_list(paths: &[RepoPath]) -> String {
-    let shown: Vec<String> = paths
-        .iter()
-        .take(NOTE_PATHS)
-        .map(RepoPath::display)
-        .collect();
-    let more = paths.len().saturating_sub(NOTE_PATHS);
-    let mut text = shown.join(", ");
-    if more > 0 {
-        text.push_str(&format!(" and {more} more"));
-    }
-    text
-}
-
 /// The message [`propose`] builds from the unrecorded change.
 pub fn proposal(repo: &GitRepo) -> Result<String, WorkError> {
     let files: Vec<ChangedFile> = repo
@@ -402,45 +204,4 @@ pub fn proposal(repo: &GitRepo) -> Result<String, WorkError> {
         .collect();
     let patch = repo.diff_patch(None, PROPOSAL_PATCH_BYTES)?;
     Ok(propose(&files, &patch.text))
-}
-
-/// Finishes what a Butler process that died mid-record left behind: its stale lock file,
-/// its reserved id (completed if the commit happened, abandoned if not).
-fn recover(
-    repo: &GitRepo,
-    held: &TreeLock,
-    ledger: &Ledger,
-    notes: &mut Vec<String>,
-) -> Result<(), WorkError> {
-    for op in ledger.open_operations()? {
-        if op.kind != JOURNAL_KIND || process_alive(op.pid) {
-            continue;
-        }
-        if let Some(lock) = repo.index_lock() {
-            let secs = u64::try_from(op.started_at.unix().saturating_sub(2)).unwrap_or(0);
-            let started = UNIX_EPOCH + Duration::from_secs(secs);
-            if lock.modified >= started {
-                repo.remove_index_lock(held, &lock)?;
-                notes.push(text(Key::ClearedLockNote).into());
-            }
-        }
-        ledger.end_operation(op.id)?;
-    }
-    let pending = ledger.pending_records()?;
-    let commits = match pending.is_empty() {
-        true => Vec::new(),
-        false => repo.recent_commits(20, None)?,
-    };
-    for pending in pending {
-        let found = commits
-            .iter()
-            .find(|c| RecordMessage::parse(&c.message).record_id.as_ref() == Some(&pending.id));
-        match found {
-            Some(commit) => {
-                ledger.complete_record(&pending.id, &commit.sha)?;
-            }
-            None => ledger.abandon_record(&pending.id)?,
-        }
-    }
-    Ok(())
 }

@@ -9,29 +9,15 @@
 
 use butler_worker::git::{GitRepo, WorkTreeStatus};
 use butler_worker::secrets::{self, ChangeScan, FileFinding, KnownSecrets, Rule};
-use serde::Serialize;
 
 use crate::catalogue::{Key, fill};
-use crate::error::WorkError;
+use crate::error::{RecordFinding, WorkError};
 use crate::work::records::commit_id;
 use butler_worker::record::RecordMessage;
 
 /// Commits looked at before a publication; more are published after only these were checked
 /// (and the answer says so).
 pub const MAX_COMMITS_SCANNED: usize = 1000;
-
-/// A secret found in a record about to be shared.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RecordFinding {
-    /// The record id, or the short commit id for work recorded outside Butler.
-    pub record: String,
-    /// The file; absent when the record's message is what matched.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    pub rule: Rule,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
-}
 
 /// Refuses a text field (a record message, an issue title, body or comment) that holds a
 /// secret.

@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::envelope::Reply;
 use crate::error::WorkError;
 use crate::session::{Project, blocking};
-use crate::work::observe::line_of;
+use crate::work::snapshot::line_of;
 
 pub async fn start(project: &Arc<Project>, issue: Option<u64>) -> Result<Reply, WorkError> {
     let mut notes = Vec::new();

@@ -7,6 +7,7 @@ use butler_worker::git::InProgress;
 
 use crate::catalogue::{Key, fill, text};
 use crate::error::{BlockReason, Unfinished};
+use crate::tool::Tool;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -24,7 +25,7 @@ pub enum WorkState {
 /// What the Brain must do next (at most one thing).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RequiredAction {
-    pub tool: &'static str,
+    pub tool: Tool,
     pub reason: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub required_args: Vec<&'static str>,
@@ -47,10 +48,10 @@ pub struct Decision {
     pub state: WorkState,
     pub summary: String,
     pub required_action: Option<RequiredAction>,
-    pub available_next: Vec<&'static str>,
+    pub available_next: Vec<Tool>,
 }
 
-fn action(tool: &'static str, reason: impl Into<String>, args: &[&'static str]) -> RequiredAction {
+fn action(tool: Tool, reason: impl Into<String>, args: &[&'static str]) -> RequiredAction {
     RequiredAction {
         tool,
         reason: reason.into(),
@@ -64,11 +65,11 @@ pub fn uninitialized() -> Decision {
         state: WorkState::Uninitialized,
         summary: text(Key::UninitSummary).into(),
         required_action: Some(action(
-            "work_session_start",
+            Tool::WorkSessionStart,
             text(Key::UninitReason),
             &["project_root"],
         )),
-        available_next: vec!["work_session_start"],
+        available_next: vec![Tool::WorkSessionStart],
     }
 }
 
@@ -77,7 +78,7 @@ pub fn unknown(why: &str) -> Decision {
         state: WorkState::Unknown,
         summary: fill(Key::UnknownSummary, &[("why", &why)]),
         required_action: None,
-        available_next: vec!["work_observe", "work_history"],
+        available_next: vec![Tool::WorkObserve, Tool::WorkHistory],
     }
 }
 
@@ -91,8 +92,8 @@ pub fn decide(facts: &Facts) -> Decision {
         None => String::new(),
     };
     if facts.changed > 0 {
-        let mut record = action("work_record", text(Key::DirtyReason), &["message"]);
-        let mut available = vec!["work_record", "work_diff", "work_history"];
+        let mut record = action(Tool::WorkRecord, text(Key::DirtyReason), &["message"]);
+        let mut available = vec![Tool::WorkRecord, Tool::WorkDiff, Tool::WorkHistory];
         // Without an active issue, the policy hint (not the summary) says how to link.
         let summary = fill(
             Key::DirtySummary,
@@ -100,7 +101,7 @@ pub fn decide(facts: &Facts) -> Decision {
         );
         if facts.active_issue.is_none() {
             record.policy_hint = Some(text(Key::DirtyNoIssueHint).into());
-            available.insert(1, "work_start");
+            available.insert(1, Tool::WorkStart);
         }
         if unpublished > 0 {
             return Decision {
@@ -124,8 +125,8 @@ pub fn decide(facts: &Facts) -> Decision {
         return Decision {
             state: WorkState::RecordedUnpublished,
             summary: fill(Key::UnpublishedSummary, &[("n", &unpublished)]),
-            required_action: Some(action("work_publish", text(Key::UnpublishedReason), &[])),
-            available_next: vec!["work_publish", "work_history"],
+            required_action: Some(action(Tool::WorkPublish, text(Key::UnpublishedReason), &[])),
+            available_next: vec![Tool::WorkPublish, Tool::WorkHistory],
         };
     }
     match facts.active_issue {
@@ -138,15 +139,15 @@ pub fn decide(facts: &Facts) -> Decision {
             Decision {
                 state: WorkState::CleanWithActiveIssue,
                 summary: fill(Key::DoneSummary, &[("reason", &reason)]),
-                required_action: Some(action("work_finish", reason, &[])),
-                available_next: vec!["work_finish", "work_history"],
+                required_action: Some(action(Tool::WorkFinish, reason, &[])),
+                available_next: vec![Tool::WorkFinish, Tool::WorkHistory],
             }
         }
         None => Decision {
             state: WorkState::CleanIdle,
             summary: text(Key::IdleSummary).into(),
             required_action: None,
-            available_next: vec!["work_start"],
+            available_next: vec![Tool::WorkStart],
         },
     }
 }
@@ -163,16 +164,22 @@ fn blocked(reason: &BlockReason) -> Decision {
     );
     let (required, available_next) = match reason {
         BlockReason::Unfinished(u) if u.op == Some(InProgress::Bisect) => (
-            action("work_vcs", text(Key::ReqBisect), &["args"]).hinted(text(Key::ReqBisectHint)),
-            vec!["work_vcs", "work_history"],
+            action(Tool::WorkVcs, text(Key::ReqBisect), &["args"]).hinted(text(Key::ReqBisectHint)),
+            vec![Tool::WorkVcs, Tool::WorkHistory],
         ),
         BlockReason::Unfinished(u) => (
             resolve(u),
-            vec!["work_record", "work_diff", "work_vcs", "work_history"],
+            vec![
+                Tool::WorkRecord,
+                Tool::WorkDiff,
+                Tool::WorkVcs,
+                Tool::WorkHistory,
+            ],
         ),
         BlockReason::Detached => (
-            action("work_new_line", text(Key::ReqDetached), &[]).hinted(text(Key::ReqDetachedHint)),
-            vec!["work_new_line", "work_switch_line", "work_history"],
+            action(Tool::WorkNewLine, text(Key::ReqDetached), &[])
+                .hinted(text(Key::ReqDetachedHint)),
+            vec![Tool::WorkNewLine, Tool::WorkSwitchLine, Tool::WorkHistory],
         ),
     };
     Decision {
@@ -201,7 +208,7 @@ fn resolve(u: &Unfinished) -> RequiredAction {
     } else {
         fill(Key::ReqRecordWill, &[("goal", &goal)])
     };
-    let record = action("work_record", reason, &[]);
+    let record = action(Tool::WorkRecord, reason, &[]);
     match u.abort_call() {
         Some(call) => record.hinted(&fill(Key::ReqGiveUpInstead, &[("call", &call)])),
         None => record,
@@ -264,10 +271,12 @@ mod tests {
     fn dirty_without_issue_hints_at_issue_ids_and_offers_work_start() {
         let d = decide(&facts(1, Some(0), None));
         let action = d.required_action.expect("record is required");
-        assert_eq!(action.tool, "work_record");
+        assert_eq!(action.tool, Tool::WorkRecord);
         assert!(action.policy_hint.expect("hint").contains("issue_ids=[]"));
-        assert!(d.available_next.contains(&"work_start"));
-        assert!(!d.available_next.contains(&"work_start") || d.available_next[0] == "work_record");
+        assert!(d.available_next.contains(&Tool::WorkStart));
+        assert!(
+            !d.available_next.contains(&Tool::WorkStart) || d.available_next[0] == Tool::WorkRecord
+        );
     }
 
     #[test]
@@ -278,7 +287,7 @@ mod tests {
             facts(0, Some(2), None),
         ] {
             let d = decide(&f);
-            assert_ne!(d.required_action.map(|a| a.tool), Some("work_diff"));
+            assert_ne!(d.required_action.map(|a| a.tool), Some(Tool::WorkDiff));
         }
     }
 
@@ -351,7 +360,7 @@ mod tests {
             ..facts(1, Some(0), None)
         });
         let required = d.required_action.expect("required");
-        assert_eq!(required.tool, "work_record");
+        assert_eq!(required.tool, Tool::WorkRecord);
         assert!(
             required.reason.contains("a.txt (lines 3, 9)"),
             "{required:?}"
@@ -366,6 +375,6 @@ mod tests {
     fn clean_idle_requires_nothing() {
         let d = decide(&facts(0, Some(0), None));
         assert_eq!(d.required_action, None);
-        assert_eq!(d.available_next, vec!["work_start"]);
+        assert_eq!(d.available_next, vec![Tool::WorkStart]);
     }
 }

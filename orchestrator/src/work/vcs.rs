@@ -144,7 +144,7 @@ pub fn vcs(
             suggestion,
         } => Err(WorkError::UseProperTool {
             subcommand,
-            tool: tool.to_string(),
+            tool,
             suggestion,
         }),
         Verdict::Refused { reason, hint } => Err(WorkError::PolicyBlocked { reason, hint }),

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::envelope::Reply;
 use crate::error::WorkError;
-use crate::work::observe::line_of;
+use crate::work::snapshot::line_of;
 
 /// How the current line stands against another: commits only it has, and only the other.
 #[derive(Debug, Clone, Serialize, PartialEq)]

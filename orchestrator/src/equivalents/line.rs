@@ -1,17 +1,11 @@
 //! Which git command lines the line tools replace, for the hook's guidance and `work_vcs`'s
-//! `use_proper_tool` (collected by `crate::equivalents`): only the uses a line tool really
-//! covers — starting a line, switching to a named line, merging one named line plainly.
+//! `use_proper_tool`: only the uses a line tool really covers — starting a line, switching to a named line, merging one named line plainly.
 //! Everything else (`switch --detach`, `merge --abort`, `checkout -- file`, …) stays with
 //! `work_vcs`.
 
 use butler_worker::git::check_line_name;
 
-/// git subcommands `work_new_line` replaces, for the uses [`covers_new`] accepts.
-pub const NEW_LINE_EQUIVALENTS: &[&str] = &["switch", "checkout"];
-/// git subcommands `work_switch_line` replaces, for the uses [`covers_switch`] accepts.
-pub const SWITCH_LINE_EQUIVALENTS: &[&str] = &["switch", "checkout"];
-/// git subcommands `work_merge_line` replaces, for the uses [`covers_merge`] accepts.
-pub const MERGE_LINE_EQUIVALENTS: &[&str] = &["merge"];
+use crate::tool::Tool;
 
 /// Options that change nothing about what a switch or merge means.
 fn quiet(arg: &str) -> bool {
@@ -94,7 +88,7 @@ pub fn covers_merge(sub: &str, rest: &[String]) -> bool {
 
 /// The parameters of the line tool call that replaces `git <sub> <rest>`, for the hook's
 /// and `work_vcs`'s guidance (`work_switch_line(name="main")`).
-pub fn suggested_params(tool: &str, rest: &[String]) -> Vec<(&'static str, String)> {
+pub fn suggested_params(tool: Tool, rest: &[String]) -> Vec<(&'static str, String)> {
     let words: Vec<&str> = rest
         .iter()
         .map(String::as_str)
@@ -102,9 +96,9 @@ pub fn suggested_params(tool: &str, rest: &[String]) -> Vec<(&'static str, Strin
         .collect();
     let quote = |s: &str| serde_json::to_string(s).expect("a string serializes");
     match (tool, words.as_slice()) {
-        ("work_new_line", [name]) => vec![("name", quote(name))],
-        ("work_new_line", [name, from]) => vec![("name", quote(name)), ("from", quote(from))],
-        ("work_switch_line" | "work_merge_line", [name]) => vec![("name", quote(name))],
+        (Tool::WorkNewLine, [name]) => vec![("name", quote(name))],
+        (Tool::WorkNewLine, [name, from]) => vec![("name", quote(name)), ("from", quote(from))],
+        (Tool::WorkSwitchLine | Tool::WorkMergeLine, [name]) => vec![("name", quote(name))],
         _ => Vec::new(),
     }
 }
@@ -181,11 +175,11 @@ mod tests {
     #[test]
     fn suggestions_carry_the_names() {
         assert_eq!(
-            suggested_params("work_new_line", &words("-c topic main")),
+            suggested_params(Tool::WorkNewLine, &words("-c topic main")),
             vec![("name", "\"topic\"".into()), ("from", "\"main\"".into())]
         );
         assert_eq!(
-            suggested_params("work_switch_line", &words("main")),
+            suggested_params(Tool::WorkSwitchLine, &words("main")),
             vec![("name", "\"main\"".into())]
         );
     }
