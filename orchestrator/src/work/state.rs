@@ -265,7 +265,7 @@ mod tests {
         let d = decide(&facts(1, Some(0), None));
         let action = d.required_action.expect("record is required");
         assert_eq!(action.tool, "work_record");
-        assert!(action.policy_hint.expect("hint").contains("issue_ids=[]"));
+        assert!(action.policy_hint.expect("hint").contains("issue_ids"));
         assert!(d.available_next.contains(&"work_start"));
         assert!(!d.available_next.contains(&"work_start") || d.available_next[0] == "work_record");
     }
