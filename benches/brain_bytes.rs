@@ -1,21 +1,27 @@
-//! What the Brain reads in one whole job, counted the way Claude Code shows it to the model
-//! (the instructions and the tool names up front, a tool's schema once it is loaded through
-//! tool search, `structuredContent` on success and the text on error): bytes, bytes/4 (a rough token count) and tiktoken
-//! `o200k_base` tokens. `cargo bench --bench brain_bytes`.
+//! What the Brain reads in one whole job, counted the way Claude Code sends it to the model
+//! (`benches/live/brain_live.py` measures the same job through the real Claude Code): bytes,
+//! bytes/4 (a rough token count) and tiktoken `o200k_base` tokens. `cargo bench --bench brain_bytes`.
 //!
-//! The job: resume after compaction, see the state, save it, share it, on a 200-file project
-//! with a 20-file change. Through Butler:
-//! - (a) the server instructions and the deferred tool list (tool search on: names only, one a
-//!   line, `mcp__butler__` prefix);
-//! - (b) the loaded schemas (name, description, input schema as compact JSON) of the tools the
-//!   job calls: `work_session_start`, `work_observe`, `work_record`, `work_publish`;
-//! - (c) each call: the tool name and its input JSON, and the answer the model sees (the compact
-//!   `structuredContent` on success, the text on error): `work_session_start`, `work_observe`,
-//!   `work_record(message)`, `work_publish`, `work_observe`.
+//! The job: resume after compaction, see the state, save it, share it, see it again, on a
+//! 200-file project with a 20-file change. Each part is counted as the request carries it:
+//! compact JSON with strings as they are (not escaped), the same measure as the live script.
+//! Through Butler:
+//! - (a) the first request: the server instructions under Claude Code's heading, and the
+//!   deferred tool list (tool search on: names only, one a line, `mcp__butler__` prefix) of the
+//!   tools not marked `anthropic/alwaysLoad`;
+//! - (b) the schemas of the tools the job calls, as entries of the request's tool list (name,
+//!   description, input schema, `defer_loading` for a tool loaded through tool search):
+//!   `work_session_start`, `work_observe`, `work_record`, `work_publish`;
+//! - (c) the tool-search exchange that loads those of them that are deferred: the model's
+//!   `ToolSearch` call (`select:` their names) and the `tool_reference` blocks it gets back;
+//! - (d) each call as two messages: the model's `tool_use` block (id, prefixed name, input) and
+//!   the `tool_result` with the compact `structuredContent` on success, the text on error:
+//!   `work_session_start`, `work_observe`, `work_record(message)`, `work_publish`, `work_observe`.
 //!
-//! The raw-git baseline in the same run, on an identical project: the command line and the
-//! output (stdout and stderr, as the shell tool shows both) of `git status`, `git diff`,
-//! `git log --oneline -5`, `git commit -am …`, `git push`, `git status`.
+//! The raw-git baseline in the same run, on an identical project, does the same job: `git
+//! status`, `git log --oneline -5`, `git commit -am …`, `git push`, `git status`, each a `Bash`
+//! `tool_use` and its `tool_result` (stdout and stderr, as the shell tool shows both). Butler's
+//! job reads no diff, so neither does this one (`git diff` alone is about 29 KB here).
 //!
 //! `BUTLER_LANG=ja` measures the Japanese texts; `BRAIN_BYTES_SHOW=1` prints what is counted.
 #![allow(clippy::print_stdout)]
@@ -84,34 +90,115 @@ struct Part {
 }
 
 fn raw_git(world: &World, dir: &Path) -> Vec<Part> {
-    let commands: [&[&str]; 6] = [
-        &["status"],
-        &["diff"],
-        &["log", "--oneline", "-5"],
-        &["commit", "-am", MESSAGE],
-        &["push"],
-        &["status"],
+    let commit = format!("commit -am '{MESSAGE}'");
+    let commands = [
+        "status",
+        "log --oneline -5",
+        commit.as_str(),
+        "push",
+        "status",
     ];
     commands
         .iter()
-        .map(|args| {
-            let out = world.git_output(dir, args);
-            assert!(out.status.success(), "git {args:?}");
-            let line = format!("git {}", args.join(" "));
-            let label = if args[0] == "commit" {
+        .enumerate()
+        .map(|(n, args)| {
+            let argv: Vec<&str> = match args.strip_prefix("commit -am ") {
+                Some(_) => vec!["commit", "-am", MESSAGE],
+                None => args.split(' ').collect(),
+            };
+            let out = world.git_output(dir, &argv);
+            assert!(out.status.success(), "git {args}");
+            let line = format!("git {args}");
+            let label = if argv[0] == "commit" {
                 "git commit -am …".to_string()
             } else {
                 line.clone()
             };
-            let input = json!({"command": line}).to_string();
-            let text = format!(
-                "Bash{input}{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            Part { label, text }
+            // The shell tool shows stdout, then stderr, each without its last newline.
+            let shown: Vec<String> = [&out.stdout, &out.stderr]
+                .iter()
+                .map(|o| String::from_utf8_lossy(o).trim_end().to_string())
+                .filter(|o| !o.is_empty())
+                .collect();
+            let result = json!({
+                "tool_use_id": tool_use_id(n),
+                "type": "tool_result",
+                "content": shown.join("\n"),
+                "is_error": false,
+            });
+            Part {
+                label,
+                text: exchange("Bash", n, &json!({"command": line}), result),
+            }
         })
         .collect()
+}
+
+/// A tool-use id as long as Claude Code's (`toolu_01` and 22 characters).
+fn tool_use_id(n: usize) -> String {
+    format!("toolu_01{n:022}")
+}
+
+/// One call as the next request carries it: the model's `tool_use` block and the user
+/// message with its result.
+fn exchange(name: &str, n: usize, input: &Value, result: Value) -> String {
+    let calls = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": tool_use_id(n), "name": name, "input": input},
+    ]});
+    let answers = json!({"role": "user", "content": [result]});
+    format!("{},{},", shown(&calls), shown(&answers))
+}
+
+/// Compact JSON with strings as they are: what the model reads, without the escaping of the
+/// request's transport (the live script counts the same way).
+fn shown(value: &Value) -> String {
+    let mut out = String::new();
+    write_shown(value, &mut out);
+    out
+}
+
+fn write_shown(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push('"');
+            out.push_str(s);
+            out.push('"');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_shown(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push('"');
+                out.push_str(key);
+                out.push_str("\":");
+                write_shown(item, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Whether Claude Code lists the tool whole from the start (`_meta` `anthropic/alwaysLoad`)
+/// instead of deferring it behind tool search.
+fn always_loaded(tool: &rmcp::model::Tool) -> bool {
+    tool.meta
+        .as_ref()
+        .and_then(|m| m.0.get("anthropic/alwaysLoad"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 
 fn butler(world: &World, dir: &Path) -> Vec<Part> {
@@ -125,31 +212,62 @@ fn butler(world: &World, dir: &Path) -> Vec<Part> {
         .block_on(BrainClient::spawn(exe, dir, &env))
         .expect("server starts");
     let tools = rt.block_on(brain.tools()).expect("tools/list");
-    let names: String = tools
+    let deferred: Vec<&rmcp::model::Tool> = tools.iter().filter(|t| !always_loaded(t)).collect();
+    let names: String = deferred
         .iter()
         .map(|t| format!("mcp__butler__{}\n", t.name))
         .collect();
     let mut parts = vec![
         Part {
             label: "instructions".into(),
-            text: brain.instructions().unwrap_or_default().to_string(),
+            text: format!(
+                "\n\n# MCP Server Instructions\n\nThe following MCP servers have provided \
+                 instructions for how to use their tools and resources:\n\n## butler\n{}",
+                brain.instructions().unwrap_or_default()
+            ),
         },
         Part {
-            label: format!("deferred names ({} tools)", tools.len()),
+            label: format!(
+                "deferred names ({} of {} tools)",
+                deferred.len(),
+                tools.len()
+            ),
             text: names,
         },
     ];
+    let mut searched = Vec::new();
     for name in LOADED {
         let tool = tools.iter().find(|t| t.name == name).expect("a job tool");
-        let loaded = json!({
+        let mut listed = json!({
             "name": format!("mcp__butler__{name}"),
             "description": tool.description,
             "input_schema": tool.input_schema,
         });
+        if !always_loaded(tool) {
+            listed["defer_loading"] = json!(true);
+            searched.push(format!("mcp__butler__{name}"));
+        }
         parts.push(Part {
             label: format!("schema {name}"),
-            text: loaded.to_string(),
+            text: format!("{},", shown(&listed)),
         });
+    }
+    let mut n = 0;
+    if !searched.is_empty() {
+        let references: Vec<Value> = searched
+            .iter()
+            .map(|name| json!({"type": "tool_reference", "tool_name": name}))
+            .collect();
+        let input = json!({"query": format!("select:{}", searched.join(",")), "max_results": searched.len()});
+        let result =
+            json!({"type": "tool_result", "tool_use_id": tool_use_id(n), "content": references});
+        let mut text = exchange("ToolSearch", n, &input, result);
+        text.push_str(&shown(&json!({"type": "text", "text": "Tool loaded."})));
+        parts.push(Part {
+            label: "tool search".into(),
+            text,
+        });
+        n += 1;
     }
     let root = dir.to_string_lossy().into_owned();
     let calls = [
@@ -166,10 +284,16 @@ fn butler(world: &World, dir: &Path) -> Vec<Part> {
         // Claude Code shows the structured content as compact JSON on success and the text on
         // error; the client's envelope is the one the model would read in either case.
         let seen: Value = answer.envelope;
+        let result = json!({
+            "tool_use_id": tool_use_id(n),
+            "type": "tool_result",
+            "content": seen.to_string(),
+        });
         parts.push(Part {
             label: format!("call {tool}"),
-            text: format!("mcp__butler__{tool}{input}{seen}"),
+            text: exchange(&format!("mcp__butler__{tool}"), n, &input, result),
         });
+        n += 1;
     }
     parts
 }
@@ -211,7 +335,7 @@ fn main() {
         );
         total
     };
-    println!("One job (resume, see, save, share), 200-file project, 20-file change:");
+    println!("One job (resume, see, save, share, see), 200-file project, 20-file change:");
     let g = table("raw git", &raw);
     let b = table("Butler", &ours);
     println!(

@@ -109,9 +109,9 @@ pub struct NoArgs {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionStartArgs {
-    /// Absolute path of the project (a git working tree).
+    /// The project's absolute path.
     pub project_root: String,
-    /// Language of Butler's texts (default: the project's).
+    /// Language of Butler's texts.
     pub language: Option<crate::catalogue::Lang>,
 }
 
@@ -126,7 +126,7 @@ pub struct WorkStartArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordArgs {
-    /// What the work does, first line a short summary.
+    /// What the work does; first line a summary.
     #[serde(default)]
     pub message: Option<String>,
     /// Issues to link. Omit: the active issue; []: no link.

@@ -244,11 +244,16 @@ pub async fn open_project(
     });
     let info = project.backend();
     let mut data = serde_json::json!({
-        "project_root": project.repo.workdir().to_string_lossy(),
         "resolved_repo": project.resolved_repo,
         "issue_backend": info.kind,
         "issue_backend_note": project.backend_note,
     });
+    // The root the Brain gave is not repeated back; one found above it (a subdirectory was
+    // given, or a link resolved) is news.
+    let workdir = project.repo.workdir();
+    if workdir != std::path::Path::new(root) {
+        data["project_root"] = workdir.to_string_lossy().into();
+    }
     let mut summary = crate::catalogue::fill(
         crate::catalogue::Key::SessionStarted,
         &[("repo", &project.resolved_repo), ("backend", &info.kind)],

@@ -7,15 +7,12 @@ pub(super) fn text(key: Key) -> &'static str {
     match key {
         Key::Instructions => {
             "\
-Butler is this project's work-record system: use it instead of git.
-1. Once per session: work_session_start(project_root).
-2. Then, and whenever unsure: work_observe(): the work state and required_action, the one thing \
-to do next.
-Save work with work_record, share it with work_publish (asked to commit, push or publish: \
-work_observe, work_record if needed, work_publish), close it with work_finish. Lines of work \
-(branches): work_new_line, work_switch_line, work_merge_line. run_implement delegates coding to \
-a supervised agent; then task_accept or task_discard. Git in the shell is blocked: any other \
-version-control operation goes through work_vcs(args)."
+Butler keeps this project's work records; git in the shell is blocked.
+Start: work_session_start(project_root), then work_observe(), again whenever unsure: its \
+required_action is the next step.
+work_record saves (commit), work_publish shares (push, publish), work_finish closes; \
+work_new_line, work_switch_line, work_merge_line for branches; run_implement delegates coding. \
+Other git operations: work_vcs(args)."
         }
         Key::ClaudeBlock => {
             "\
@@ -33,9 +30,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::DirtySummary => "{n} unrecorded change(s). Save them with work_record{linked}.",
         Key::DirtyLinked => " (linked to #{issue})",
         Key::DirtyReason => "There are unrecorded changes",
-        Key::DirtyNoIssueHint => {
-            "No active issue: pass issue_ids to link issues, or issue_ids=[] for no link"
-        }
+        Key::DirtyNoIssueHint => "No active issue: pass issue_ids to link issues",
         Key::DirtyUnpublishedSummary => {
             "{n} unrecorded change(s) and {unpublished} unshared record(s). Save with work_record first, then work_publish."
         }

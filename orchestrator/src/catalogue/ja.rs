@@ -6,15 +6,12 @@ use super::Key;
 pub(super) fn text(key: Key) -> &'static str {
     match key {
         Key::Instructions => "\
-Butler はこのプロジェクトの作業記録システムです。git の代わりに使ってください。
-1. セッション開始時に一度だけ work_session_start(project_root) を呼んでください。
-2. 続けて、また次に何をすべきか迷ったら work_observe() を呼んでください。作業状態と、次に必須の\
-操作 (required_action) を返します。
-作業の記録は work_record、共有は work_publish (「確定して」「公開して」「反映して」と頼まれたら \
-work_observe → 必要なら work_record → work_publish)、締めは work_finish。作業ライン (ブランチ) は \
-work_new_line / work_switch_line / work_merge_line。run_implement は実装を監督付きエージェントに\
-委ね、その後 task_accept か task_discard。シェルの git はブロックされます。その他のバージョン\
-管理操作は work_vcs(args) で行ってください。",
+Butler はこのプロジェクトの作業記録を管理します。シェルの git はブロックされます。
+開始: work_session_start(project_root) の後に work_observe()、迷ったらまた work_observe: その \
+required_action が次の一手です。
+work_record で記録 (commit)、work_publish で共有 (push、公開・反映)、work_finish で締め。\
+ブランチは work_new_line / work_switch_line / work_merge_line、run_implement は実装を委ねます。\
+その他の git 操作: work_vcs(args)。",
         Key::ClaudeBlock => "\
 ## Butler
 このプロジェクトのバージョン管理はシェルではなく Butler の MCP ツールで行います。
@@ -33,7 +30,7 @@ work_new_line / work_switch_line / work_merge_line。run_implement は実装を�
         Key::DirtyLinked => " (#{issue} に紐付け)",
         Key::DirtyReason => "未記録の変更があります",
         Key::DirtyNoIssueHint => {
-            "active issue がありません。issue_ids に紐付け先を指定するか、issue_ids=[] で紐付けなしにしてください"
+            "active issue がありません。紐付けるなら issue_ids に指定してください"
         }
         Key::DirtyUnpublishedSummary => {
             "未記録の変更が {n} 件、未公開の記録が {unpublished} 件あります。先に work_record で記録し、次に work_publish してください"

@@ -19,7 +19,8 @@ use crate::work::state::{self, Decision, Facts, RequiredAction, WorkState};
 
 /// How many changed paths are listed before the rest is only counted.
 pub const CHANGED_FILES_CAP: usize = 100;
-/// How many recent records are shown (work_history has the rest).
+/// How many recent records are shown while something is pending (work_history has the rest);
+/// when nothing is, the newest one.
 pub const RECENT_RECORDS: usize = 3;
 /// How far back outside-Butler records are looked for on each observation.
 const OUTSIDE_SCAN_LIMIT: usize = 50;
@@ -34,14 +35,17 @@ pub struct ActiveIssue {
     pub title: Option<String>,
 }
 
-/// `work_observe`'s data (the seed's shape). What is absent is null: every byte is read by
-/// the Brain on every observation. The seed's `default_issue` is not shown: it is
+/// `work_observe`'s data (the seed's shape). Every byte is read by the Brain on every
+/// observation, so what absence says as well is left out: no changed files when there are
+/// none (`null` when they could not be read), no `unpublished_records` when none is (`null`
+/// when there is no shared destination). The seed's `default_issue` is not shown: it is
 /// `active_issue.number`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Observation {
     pub work_state: WorkState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active_issue: Option<ActiveIssue>,
+    #[serde(skip_serializing_if = "none_changed")]
     pub changed_files: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changed_files_more: Option<usize>,
@@ -49,12 +53,21 @@ pub struct Observation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_progress: Option<InProgressView>,
     pub recent_records: Vec<RecordView>,
+    #[serde(skip_serializing_if = "none_unpublished")]
     pub unpublished_records: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub required_action: Option<RequiredAction>,
     pub available_next: Vec<Tool>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+fn none_changed(changed: &Option<Vec<String>>) -> bool {
+    changed.as_ref().is_some_and(Vec::is_empty)
+}
+
+fn none_unpublished(unpublished: &Option<usize>) -> bool {
+    *unpublished == Some(0)
 }
 
 /// `in_progress` in `work_observe`: what is unfinished and where conflict markers remain.
@@ -135,12 +148,21 @@ pub async fn observe(project: &Arc<Project>) -> Reply {
             .push_str(&fill(Key::OutsideRecords, &[("n", &gathered.outside_new)]));
     }
     let (changed, more) = cap(gathered.changed);
+    let mut recent = gathered.recent;
+    if matches!(
+        d.state,
+        WorkState::CleanIdle | WorkState::CleanWithActiveIssue
+    ) {
+        // Nothing is pending: the newest record (and those made outside Butler since the last
+        // look) says where the work stands; work_history has the rest.
+        recent.truncate(gathered.outside_new.max(1));
+    }
     let obs = Observation {
         active_issue: active,
         changed_files: Some(changed),
         changed_files_more: more,
         in_progress: gathered.in_progress,
-        recent_records: gathered.recent,
+        recent_records: recent,
         unpublished_records: gathered.facts.unpublished,
         notes,
         ..Observation::empty(None)

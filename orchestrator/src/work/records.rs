@@ -22,7 +22,11 @@ use crate::error::WorkError;
 /// How many hex digits of a commit id name a commit that is not a record.
 const COMMIT_ID_LEN: usize = 12;
 
-/// One record in `recent_records` and `work_history`.
+/// One record of `work_history`, and as `work_observe`'s `recent_records` shows it: what is
+/// not needed to act is left out there (every observation is read whole) — the time and
+/// whether it was made without Butler (`work_history` shows both; such a commit's id is its
+/// commit id, 12 hex digits, not a record id), and `published` unless it is false
+/// (`unpublished_records` counts them; with no destination it is `null`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RecordView {
     pub id: String,
@@ -31,15 +35,22 @@ pub struct RecordView {
     /// Absent when the record links no issue.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub issue_ids: Vec<u64>,
-    /// Whether the shared destination has it; `null` when there is no destination.
+    /// Whether the shared destination has it; `None` when there is no destination.
+    #[serde(skip_serializing_if = "published_or_nowhere")]
     pub published: Option<bool>,
+    #[serde(skip)]
     pub created_at: Timestamp,
-    /// Present (true) only for commits made without Butler.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// Whether the commit was made without Butler.
+    #[serde(skip)]
     pub outside_butler: bool,
     /// The record id this commit claims while another commit holds it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicate_of: Option<String>,
+}
+
+/// Whether `recent_records` leaves a record's `published` out: it is only shown as `false`.
+fn published_or_nowhere(published: &Option<bool>) -> bool {
+    *published != Some(false)
 }
 
 /// Who a commit is.

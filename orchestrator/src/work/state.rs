@@ -272,7 +272,7 @@ mod tests {
         let d = decide(&facts(1, Some(0), None));
         let action = d.required_action.expect("record is required");
         assert_eq!(action.tool, Tool::WorkRecord);
-        assert!(action.policy_hint.expect("hint").contains("issue_ids=[]"));
+        assert!(action.policy_hint.expect("hint").contains("issue_ids"));
         assert!(d.available_next.contains(&Tool::WorkStart));
         assert!(
             !d.available_next.contains(&Tool::WorkStart) || d.available_next[0] == Tool::WorkRecord
