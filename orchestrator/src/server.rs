@@ -206,7 +206,9 @@ impl ButlerServer {
     fn router() -> ToolRouter<Self> {
         let mut router = Self::tool_router();
         for route in router.map.values_mut() {
-            route.attr.annotations = Tool::named(&route.attr.name).map(Tool::annotations);
+            let tool = Tool::named(&route.attr.name);
+            route.attr.annotations = tool.map(Tool::annotations);
+            route.attr.meta = tool.and_then(Tool::meta);
         }
         router
     }
@@ -303,7 +305,7 @@ impl ButlerServer {
         .await
     }
 
-    /// Where the work stands and the one thing to do next. Call first and whenever unsure. Replaces git status.
+    /// Where the work stands and the one thing to do next. Replaces git status.
     #[tool(input_schema = schema::<NoArgs>())]
     async fn work_observe(&self, raw: JsonObject) -> CallToolResult {
         self.run(Tool::WorkObserve, raw, |_: NoArgs| async move {

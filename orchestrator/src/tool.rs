@@ -6,7 +6,7 @@
 //! keyed by [`Tool`], never by its name as a string. A test checks that this list and rmcp's
 //! router list exactly the same tools.
 
-use rmcp::model::ToolAnnotations;
+use rmcp::model::{MetaObject, ToolAnnotations};
 
 /// The hints of MCP's tool annotations that a tool sets; what is left `None` is MCP's default
 /// (read-only false, destructive true, idempotent false, open-world true), which costs the
@@ -113,6 +113,26 @@ impl Tool {
     pub fn annotations(self) -> ToolAnnotations {
         let h = self.hints();
         ToolAnnotations::from_raw(None, h.read_only, h.destructive, h.idempotent, h.open_world)
+    }
+
+    /// The tools every session calls (the server's instructions start with them): Claude Code
+    /// lists them whole from the first request instead of behind its tool search, which saves
+    /// the search's round trip and their names in the deferred list.
+    pub const fn always_loaded(self) -> bool {
+        matches!(
+            self,
+            Tool::WorkSessionStart | Tool::WorkObserve | Tool::WorkRecord | Tool::WorkPublish
+        )
+    }
+
+    /// The tool's `_meta`: Claude Code's `anthropic/alwaysLoad` for [`Tool::always_loaded`]
+    /// tools; other clients ignore it.
+    pub fn meta(self) -> Option<MetaObject> {
+        self.always_loaded().then(|| {
+            let mut meta = serde_json::Map::new();
+            meta.insert("anthropic/alwaysLoad".into(), serde_json::Value::Bool(true));
+            MetaObject(meta)
+        })
     }
 }
 
