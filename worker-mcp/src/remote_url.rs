@@ -255,28 +255,39 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// `%XX` → byte; `None` for a broken escape or text that is not UTF-8.
+/// `%XX` → byte; `None` for a broken escape or text that is not UTF-8 (the decoding library
+/// keeps a broken escape as it is, so it is refused here first).
 fn percent_decode(segment: &str) -> Option<String> {
     let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = segment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let broken = bytes.iter().enumerate().any(|(i, b)| {
+        *b == b'%'
+            && !bytes
+                .get(i + 1..i + 3)
+                .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    if broken {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode(bytes)
+        .decode_utf8()
+        .ok()
+        .map(|text| text.into_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::Scheme::*;
     use super::*;
+
+    #[test]
+    fn percent_escapes_decode_and_broken_ones_are_refused() {
+        assert_eq!(percent_decode("%2e%2E").as_deref(), Some(".."));
+        assert_eq!(percent_decode("caf%C3%A9").as_deref(), Some("café"));
+        assert_eq!(percent_decode("plain").as_deref(), Some("plain"));
+        for broken in ["%zz", "%4", "%", "a%+1", "%FF"] {
+            assert_eq!(percent_decode(broken), None, "{broken}");
+        }
+    }
 
     /// (url, expected (scheme, host, port, base_path, owner, repo) or None)
     type Row = (

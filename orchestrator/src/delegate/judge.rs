@@ -22,6 +22,8 @@ impl ProjectJudge {
 }
 
 /// `argv` as one shell line, every word quoted (so the parser reads exactly these words).
+/// Deliberately not `shlex`, which leaves words it deems safe bare: a bare first word
+/// `NAME=value` is an assignment to the shell, not the program the step names.
 fn quoted(argv: &[String]) -> String {
     argv.iter()
         .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
