@@ -14,6 +14,7 @@
 //! - [`evidence`]: what one attempt did and how the verifiers judged it.
 //! - [`operation`]: what a delegated operation did, step by step, and how it was judged.
 //! - [`submission`]: a Task Contract as the Brain submits it, checked field by field.
+//! - [`written`]: reading what the Brain writes into types, every wrong field named at once.
 //! - [`activity`]: what the agent's own output showed of its work (events, usage).
 
 pub mod activity;
@@ -24,6 +25,7 @@ pub mod result;
 pub mod submission;
 pub mod task;
 pub mod validation;
+pub(crate) mod written;
 
 pub use activity::{Activity, ActivityCounts, AgentEvent, Cost, TimedEvent, Usage};
 pub use evidence::{
