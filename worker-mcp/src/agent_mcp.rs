@@ -24,11 +24,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::agent_notes::append_note;
+use crate::agent_notes::{MAX_NOTE_CHARS, append_note};
 use crate::contract::{CommandCheck, FileCheck, NoteKind, TaskContract, TaskId};
-
-/// Longest note, summary or reason accepted (characters).
-pub const MAX_NOTE_CHARS: usize = 4000;
 
 const INSTRUCTIONS: &str = "Tools of the Butler task you are working on. Read the task with \
 read_task. You cannot save work here and you must not use git: edit the files, and the Maid \

@@ -14,8 +14,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent_mcp::MAX_NOTE_CHARS;
 use crate::contract::NoteKind;
+
+/// Longest note, summary or reason accepted (characters): the agent MCP refuses a longer one,
+/// and a longer line in the file is dropped.
+pub const MAX_NOTE_CHARS: usize = 4000;
 
 /// Bytes of the file read at most.
 pub const MAX_NOTES_BYTES: u64 = 1 << 20;
