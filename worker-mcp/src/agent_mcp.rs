@@ -117,7 +117,7 @@ fn reply(outcome: Result<Value, String>) -> CallToolResult {
 
 /// The restricted server for one task.
 #[derive(Clone)]
-pub struct AgentMcp {
+pub(crate) struct AgentMcp {
     /// The Task Contract as the Maid wrote it.
     contract: Arc<TaskContract>,
     notes: PathBuf,
@@ -127,7 +127,7 @@ pub struct AgentMcp {
 impl AgentMcp {
     /// Reads the task's contract (typed: a file that is not a Task Contract is refused) and
     /// leaves the `connected` note.
-    pub fn start(task_file: &Path, notes: &Path) -> Result<AgentMcp, std::io::Error> {
+    pub(crate) fn start(task_file: &Path, notes: &Path) -> Result<AgentMcp, std::io::Error> {
         let text = std::fs::read_to_string(task_file)?;
         let contract: TaskContract = serde_json::from_str(&text).map_err(|e| {
             std::io::Error::new(

@@ -18,13 +18,13 @@
 //! - [`activity`]: what the agent's own output showed of its work (events, usage).
 
 pub mod activity;
-pub mod evidence;
-pub mod ids;
-pub mod operation;
-pub mod result;
-pub mod submission;
+pub(crate) mod evidence;
+pub(crate) mod ids;
+pub(crate) mod operation;
+pub(crate) mod result;
+pub(crate) mod submission;
 pub mod task;
-pub mod validation;
+pub(crate) mod validation;
 pub(crate) mod written;
 
 pub use activity::{Activity, ActivityCounts, AgentEvent, Cost, TimedEvent, Usage};

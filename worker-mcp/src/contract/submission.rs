@@ -66,17 +66,17 @@ struct WrittenCriteria {
 }
 
 /// The fields a submitted contract may have.
-pub fn contract_fields() -> &'static [&'static str] {
+pub(crate) fn contract_fields() -> &'static [&'static str] {
     fields::<Written>()
 }
 
 /// Longest and shortest limit of a whole operation, in seconds, and the default.
-pub const OPERATION_TIMEOUT_BOUNDS_S: (u64, u64) = (1, 24 * 60 * 60);
-pub const OPERATION_DEFAULT_TIMEOUT_S: u64 = 30 * 60;
+pub(crate) const OPERATION_TIMEOUT_BOUNDS_S: (u64, u64) = (1, 24 * 60 * 60);
+pub(crate) const OPERATION_DEFAULT_TIMEOUT_S: u64 = 30 * 60;
 /// Most target entries, and the longest key and value.
 const MAX_TARGET_KEYS: usize = 16;
 const MAX_KEY_CHARS: usize = 32;
-pub const MAX_VALUE_CHARS: usize = 200;
+pub(crate) const MAX_VALUE_CHARS: usize = 200;
 const MAX_COMMANDS: usize = 20;
 const MAX_COMMAND_CHARS: usize = 4_000;
 const MAX_FILE_CHECKS: usize = 50;
@@ -106,7 +106,7 @@ impl TaskSubmission {
     /// Checks every field and builds the contract; `now` stamps it when `requested_at` is left
     /// out. Butler allocates the id when `task_id` is left out (the returned contract then has
     /// a placeholder id).
-    pub fn validate(self, now: Timestamp) -> Result<TaskContract, Vec<FieldProblem>> {
+    pub(crate) fn validate(self, now: Timestamp) -> Result<TaskContract, Vec<FieldProblem>> {
         let Value::Object(fields) = self.0 else {
             return Err(vec![FieldProblem::new(
                 "contract",
@@ -238,7 +238,7 @@ fn placeholder_id() -> TaskId {
 }
 
 /// Whether `id` has the form of the ids the ledger allocates (`t` and digits).
-pub fn is_allocated_form(id: &str) -> bool {
+pub(crate) fn is_allocated_form(id: &str) -> bool {
     id.len() > 1 && id.starts_with('t') && id[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
@@ -719,7 +719,7 @@ impl From<&FileCheck> for FileCheckSpec {
 }
 
 /// What is wrong with a target key, if anything: lower-case letters, digits and `_`.
-pub fn key_problem(key: &str) -> Option<String> {
+pub(crate) fn key_problem(key: &str) -> Option<String> {
     let ok = !key.is_empty()
         && key.len() <= MAX_KEY_CHARS
         && key.starts_with(|c: char| c.is_ascii_lowercase())
@@ -731,7 +731,7 @@ pub fn key_problem(key: &str) -> Option<String> {
 
 /// What is wrong with a target value, if anything. Values reach programs as whole arguments,
 /// so one that reads as an option (`-…`) is refused, as are control characters.
-pub fn value_problem(value: &str) -> Option<String> {
+pub(crate) fn value_problem(value: &str) -> Option<String> {
     if value.is_empty() || value.chars().count() > MAX_VALUE_CHARS {
         return Some(format!("give 1 to {MAX_VALUE_CHARS} characters"));
     }
@@ -749,7 +749,7 @@ pub fn value_problem(value: &str) -> Option<String> {
 
 /// One `success_criteria.commands` entry: `{command, exit_code?, output_contains?,
 /// output_matches?}`.
-pub fn command_check(item: &Value) -> Result<CommandCheck, String> {
+pub(crate) fn command_check(item: &Value) -> Result<CommandCheck, String> {
     let check: CommandCheck = serde_json::from_value(item.clone()).map_err(|e| {
         format!("give `{{command, exit_code?, output_contains?, output_matches?}}`: {e}")
     })?;
@@ -780,7 +780,7 @@ pub fn command_check(item: &Value) -> Result<CommandCheck, String> {
 }
 
 /// One file check: `{path, exists|absent: true}` or `{path, contains}`, inside the project.
-pub fn file_check(index: usize, item: &Value) -> Result<FileCheck, String> {
+pub(crate) fn file_check(index: usize, item: &Value) -> Result<FileCheck, String> {
     let spec: FileCheckSpec = serde_json::from_value(item.clone()).map_err(|e| {
         format!("give `{{path, exists|absent: true}}` or `{{path, contains}}`: {e}")
     })?;
@@ -795,7 +795,7 @@ pub fn file_check(index: usize, item: &Value) -> Result<FileCheck, String> {
 }
 
 /// A project-relative path (a step's working directory): normalised, inside the project.
-pub fn relative_path(path: &str) -> Result<String, String> {
+pub(crate) fn relative_path(path: &str) -> Result<String, String> {
     normalise_relative(path).map_err(|e| e.to_string())
 }
 

@@ -42,7 +42,7 @@ pub const LEDGER_DIR: &str = "butler";
 /// The ledger's file name inside [`LEDGER_DIR`].
 pub const LEDGER_FILE: &str = "ledger.db";
 /// Appended to the ledger's file name for the lock file that serialises opening it.
-pub const OPEN_LOCK_SUFFIX: &str = ".open-lock";
+pub(crate) const OPEN_LOCK_SUFFIX: &str = ".open-lock";
 
 /// An open ledger: one SQLite connection. `Send` but not `Sync`: share it behind a `Mutex`, or
 /// open one per thread (the file itself is safe to share between connections and processes).
@@ -130,7 +130,7 @@ impl Ledger {
     }
 
     /// Now, by the ledger's clock.
-    pub fn now(&self) -> Timestamp {
+    pub(crate) fn now(&self) -> Timestamp {
         self.clock.now()
     }
 

@@ -26,10 +26,10 @@ use crate::contract::{
 };
 
 /// Most steps in one procedure.
-pub const MAX_STEPS: usize = 50;
+pub(crate) const MAX_STEPS: usize = 50;
 /// A step's time limit when it names none, and the longest allowed, in seconds.
-pub const DEFAULT_STEP_TIMEOUT_S: u64 = 60;
-pub const MAX_STEP_TIMEOUT_S: u64 = 60 * 60;
+pub(crate) const DEFAULT_STEP_TIMEOUT_S: u64 = 60;
+pub(crate) const MAX_STEP_TIMEOUT_S: u64 = 60 * 60;
 const MAX_ARGV: usize = 256;
 const MAX_WORD_CHARS: usize = 4096;
 const MAX_SHELL_CHARS: usize = 16 * 1024;
@@ -39,7 +39,7 @@ const MAX_INTERVAL_S: u64 = 60;
 const MAX_WRITES: usize = 32;
 
 /// The step kinds a procedure may use, as the Brain writes them.
-pub fn step_kinds() -> &'static [&'static str] {
+pub(crate) fn step_kinds() -> &'static [&'static str] {
     variants::<TaughtKind>()
 }
 
@@ -128,7 +128,7 @@ pub enum CommandLine {
 
 impl CommandLine {
     /// One line for evidence and approval texts.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             CommandLine::Argv(argv) => argv
                 .iter()
@@ -158,7 +158,7 @@ pub struct CmdStep {
 
 /// Where a declared path is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Declared {
+pub(crate) enum Declared {
     /// Inside the project, relative to its root.
     Project(String),
     /// Outside: an absolute path, or one under the user's home (`~/…`).
@@ -168,7 +168,7 @@ pub enum Declared {
 
 impl Declared {
     /// Reads one `writes` entry as taught (already checked by `teach`).
-    pub fn of(entry: &str) -> Declared {
+    pub(crate) fn of(entry: &str) -> Declared {
         if let Some(rest) = entry.strip_prefix("~/") {
             Declared::Home(rest.trim_end_matches('/').to_owned())
         } else if entry.starts_with('/') {
@@ -190,7 +190,7 @@ pub enum Verifier {
 }
 
 impl Verifier {
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             Verifier::Command(c) => c.command.clone(),
             Verifier::File(f) => match &f.expect {
@@ -223,7 +223,7 @@ pub struct McpCallStep {
 }
 
 impl McpCallStep {
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         format!("{}.{}", self.server, self.tool)
     }
 }
@@ -722,7 +722,7 @@ fn strings_in(value: &Value, out: &mut Vec<String>) {
 }
 
 /// The names `NAME` of every `{target.NAME}` in `text`.
-pub fn placeholder_names(text: &str) -> Vec<String> {
+pub(crate) fn placeholder_names(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("{target.") {

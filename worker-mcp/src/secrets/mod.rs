@@ -70,7 +70,7 @@ impl std::fmt::Debug for KnownSecrets {
 
 /// Scans numbered lines (for a change: the lines it adds, numbered as in the new file). Each
 /// rule is reported once, at its first line.
-pub fn scan_lines(lines: &[(usize, &str)], known: &KnownSecrets) -> Vec<Hit> {
+pub(crate) fn scan_lines(lines: &[(usize, &str)], known: &KnownSecrets) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
     let mut rules = Vec::new();
     for (i, &(number, line)) in lines.iter().enumerate() {

@@ -41,7 +41,7 @@ pub fn credential_file_name(path: &str) -> bool {
 
 /// A `.pem` file may hold certificates only, which are public: when it is text and names no
 /// private key, it is not refused for its name.
-pub fn judged_by_content(path: &str) -> bool {
+pub(crate) fn judged_by_content(path: &str) -> bool {
     path.to_ascii_lowercase().ends_with(".pem")
 }
 
