@@ -5,6 +5,8 @@
 //! every git operation goes through `butler_worker::git::TaskGit`; agents and verify commands run
 //! under the worker layer's supervisor (`butler_worker::process`).
 
+#![warn(unreachable_pub)]
+
 pub mod activity;
 pub mod agent;
 pub mod cluster;

@@ -14,7 +14,7 @@ use butler_worker::time::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// The log's file name in the task's directory.
-pub const LOG_FILE: &str = "events.jsonl";
+pub(crate) const LOG_FILE: &str = "events.jsonl";
 
 /// A task's directory: `<git common dir>/butler/tasks/<task>` (the Maid's files of the task).
 pub fn task_dir(common_dir: &Path, task: &str) -> PathBuf {
@@ -101,7 +101,7 @@ impl TaskLog {
 
     /// Appends one entry as one line (one `write` on a file opened for appending, so entries
     /// of two writers never mix). A log that cannot be written is reported, never fatal.
-    pub fn append(&self, entry: &LogEntry) {
+    pub(crate) fn append(&self, entry: &LogEntry) {
         let mut line = serde_json::to_string(entry).expect("a log entry always serialises");
         line.push('\n');
         let written = (|| {

@@ -146,7 +146,7 @@ pub trait AgentAdapter: Send + Sync {
 
 /// Variables that name a model endpoint (a URL, or `host[:port]` meaning the port given here),
 /// as the agents and their providers read them.
-pub const ENDPOINT_VARS: &[(&str, u16)] = &[
+pub(crate) const ENDPOINT_VARS: &[(&str, u16)] = &[
     ("OPENAI_BASE_URL", 443),
     ("OPENAI_API_BASE", 443),
     ("OPENAI_HOST", 443),

@@ -79,7 +79,7 @@ struct Skip {
 
 /// Follows `pod`'s log until the container's log ends, sending each line once. `ended` says
 /// whether the container has ended (a stream that closes before that was cut).
-pub async fn follow(
+pub(crate) async fn follow(
     pods: Api<Pod>,
     pod: String,
     out: UnboundedSender<LogItem>,

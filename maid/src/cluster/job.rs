@@ -8,15 +8,15 @@ use k8s_openapi::api::batch::v1::Job;
 use serde_json::{Value, json};
 
 /// The pod's work directory (its `workingDir`), home and temp directory, each an `emptyDir`.
-pub const WORK_DIR: &str = "/work";
-pub const HOME_DIR: &str = "/home/butler";
-pub const TMP_DIR: &str = "/tmp";
+pub(crate) const WORK_DIR: &str = "/work";
+pub(crate) const HOME_DIR: &str = "/home/butler";
+pub(crate) const TMP_DIR: &str = "/tmp";
 /// Where the push Secret is mounted.
-pub const PUSH_CREDENTIALS_DIR: &str = "/var/run/butler/push";
+pub(crate) const PUSH_CREDENTIALS_DIR: &str = "/var/run/butler/push";
 /// The task's container.
-pub const CONTAINER: &str = "task";
+pub(crate) const CONTAINER: &str = "task";
 /// A finished Job is kept this long unless `[runner] ttl_seconds_after_finished` says.
-pub const DEFAULT_TTL_S: u32 = 3600;
+pub(crate) const DEFAULT_TTL_S: u32 = 3600;
 /// Time beyond the attempts' own limits for fetching, verifying and pushing.
 pub const DEADLINE_MARGIN_S: u64 = 600;
 

@@ -92,7 +92,7 @@ struct Meta {
 }
 
 impl BrainState {
-    pub fn take(main: &TaskGit, worktrees: &Path) -> Result<Self, MaidError> {
+    pub(crate) fn take(main: &TaskGit, worktrees: &Path) -> Result<Self, MaidError> {
         Ok(Self {
             head_ref: main.head_ref()?,
             head: main.rev("HEAD")?,

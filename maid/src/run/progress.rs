@@ -57,7 +57,7 @@ impl Progress {
     }
 
     /// The task's step in its log (an agent's own events are logged as they come).
-    pub fn log_entry(&self, max_attempts: u32, at: Timestamp) -> Option<LogEntry> {
+    pub(crate) fn log_entry(&self, max_attempts: u32, at: Timestamp) -> Option<LogEntry> {
         match self {
             Progress::Activity(_) => None,
             Progress::Finished { outcome } => Some(LogEntry::Finished {
