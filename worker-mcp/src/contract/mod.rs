@@ -27,6 +27,9 @@ pub mod task;
 pub(crate) mod validation;
 pub(crate) mod written;
 
+#[cfg(test)]
+mod problems_tests;
+
 pub use activity::{Activity, ActivityCounts, AgentEvent, Cost, TimedEvent, Usage};
 pub use evidence::{
     AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, EndedProcess, Ending, FileCheckResult,
