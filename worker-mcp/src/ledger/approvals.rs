@@ -9,7 +9,7 @@ use crate::contract::TaskId;
 use crate::time::Timestamp;
 
 /// How long an approval reference stays usable, in seconds.
-pub const APPROVAL_VALID_SECS: i64 = 60 * 60;
+pub(crate) const APPROVAL_VALID_SECS: i64 = 60 * 60;
 
 impl Ledger {
     /// Stores a pending approval and returns its reference (`apr-` and 12 random hex digits).
@@ -91,7 +91,7 @@ impl Ledger {
 
 /// An approval bound to a delegated task, as the gate keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskApproval {
+pub(crate) struct TaskApproval {
     /// `apr-` and 12 hex digits.
     pub reference: String,
     pub fingerprint: String,

@@ -26,11 +26,12 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use crate::file_lock::{self, FileLock};
 use crate::time::{SharedClock, SystemClock, Timestamp};
 
-pub use self::approvals::{APPROVAL_VALID_SECS, TaskApproval};
+#[cfg(test)]
+pub(crate) use self::approvals::APPROVAL_VALID_SECS;
 pub use self::error::LedgerError;
 pub use self::handle::LedgerHandle;
 pub use self::journal::{Operation, process_alive};
-pub use self::procedures::ProcedureRow;
+pub(crate) use self::procedures::ProcedureRow;
 pub use self::records::{Claim, ClaimingCommit, PendingRecord, Record, RecordId, RecordIdError};
 pub use self::tasks::{AttemptRow, TaskEnd, TaskNote, TaskRow};
 

@@ -20,7 +20,7 @@ use crate::time::Timestamp;
 
 /// A procedure as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ProcedureRow {
+pub(crate) struct ProcedureRow {
     pub id: i64,
     pub intent: IntentName,
     #[serde(serialize_with = "as_text")]

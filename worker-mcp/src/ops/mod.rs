@@ -42,5 +42,5 @@ pub use judge::{
     placeholder_misuse,
 };
 pub use procedure::{CommandLine, Step, parse_steps};
-pub use signature::Signature;
+pub(crate) use signature::Signature;
 pub use skills::{Skill, SkillUsage};

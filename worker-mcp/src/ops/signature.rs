@@ -15,7 +15,7 @@ pub(crate) const ANY: &str = "*";
 
 /// A procedure's target signature.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Signature(BTreeMap<String, String>);
+pub(crate) struct Signature(BTreeMap<String, String>);
 
 impl Signature {
     /// The signature of exactly this target.
@@ -46,7 +46,7 @@ impl Signature {
     }
 
     /// Reads a stored signature (`a=1,b=*`); the empty text is the empty target.
-    pub fn parse(text: &str) -> Option<Signature> {
+    pub(crate) fn parse(text: &str) -> Option<Signature> {
         if text.is_empty() {
             return Some(Signature(BTreeMap::new()));
         }

@@ -23,7 +23,7 @@ mod value;
 use aho_corasick::AhoCorasick;
 
 pub use change::{ChangeScan, FileFinding, MAX_FILE_BYTES, scan_commit, scan_unrecorded};
-pub use names::credential_file_name;
+pub(crate) use names::credential_file_name;
 pub use rule::Rule;
 
 use crate::config::Secret;

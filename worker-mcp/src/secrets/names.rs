@@ -2,7 +2,7 @@
 
 /// Whether a path's file name looks like it holds secrets (`.env`, `id_rsa`, `*.pem`, …;
 /// committed templates such as `.env.example` do not).
-pub fn credential_file_name(path: &str) -> bool {
+pub(crate) fn credential_file_name(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     const EXACT: &[&str] = &[
         ".env",
