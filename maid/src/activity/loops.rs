@@ -29,7 +29,7 @@ impl Default for LoopSettings {
 
 /// One attempt's loop watch.
 #[derive(Debug)]
-pub struct LoopWatch {
+pub(crate) struct LoopWatch {
     settings: LoopSettings,
     /// The last tool calls since the last file change: `(tool, digest)` and the call's line.
     calls: VecDeque<((String, String), String)>,
@@ -38,7 +38,7 @@ pub struct LoopWatch {
 }
 
 impl LoopWatch {
-    pub fn new(settings: LoopSettings) -> Self {
+    pub(crate) fn new(settings: LoopSettings) -> Self {
         Self {
             settings,
             calls: VecDeque::new(),

@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use log::{LogEntry, TaskLog};
-pub use loops::{LoopSettings, LoopWatch};
+pub(crate) use loops::{LoopSettings, LoopWatch};
 
 /// How an agent writes what it does on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

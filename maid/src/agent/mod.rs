@@ -18,10 +18,10 @@ mod claude;
 mod codex;
 mod goose;
 
-pub use aider::Aider;
-pub use claude::Claude;
-pub use codex::Codex;
-pub use goose::Goose;
+pub(crate) use aider::Aider;
+pub(crate) use claude::Claude;
+pub(crate) use codex::Codex;
+pub(crate) use goose::Goose;
 
 /// Configuration of one agent (from Butler's config file; every field optional).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -19,7 +19,7 @@ const MAX_READS_AFTER_END: u32 = 20;
 
 /// What the follower passes on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LogItem {
+pub(crate) enum LogItem {
     Line(String),
     /// The stream was cut and is being resumed (how many times so far).
     Resumed(u32),

@@ -32,8 +32,8 @@ mod job;
 mod state;
 
 pub use failure::ClusterFailure;
-pub use follow::LogItem;
-pub use job::{DEADLINE_MARGIN_S, JobRequest, job_name, job_object, label_value};
+pub(crate) use follow::LogItem;
+pub(crate) use job::{DEADLINE_MARGIN_S, JobRequest, job_name, job_object, label_value};
 
 use state::{JobVerdict, PendingClock, PodState, Terminated};
 

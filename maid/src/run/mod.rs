@@ -63,7 +63,6 @@ mod workspace;
 
 pub use accept::{Accepted, accept, discard};
 pub use context::MaidContext;
-pub use evidence::WORKER_MCP_NOT_REACHED;
 pub use journal::mark_interrupted;
 pub use progress::Progress;
 pub use stop::TaskStop;

@@ -11,7 +11,7 @@ use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, supervise};
 
 mod guards;
 
-pub use guards::{stubs, weakened_tests};
+pub(crate) use guards::{stubs, weakened_tests};
 
 /// How test commands are run.
 #[derive(Debug, Clone)]
