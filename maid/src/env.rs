@@ -16,7 +16,7 @@ use butler_worker::process::env::{
 use crate::error::MaidError;
 
 /// Butler's own environment as name/value pairs (what a child's environment is built from).
-pub type EnvVars = Vec<(OsString, OsString)>;
+pub(crate) type EnvVars = Vec<(OsString, OsString)>;
 
 /// Where the agent's `HOME` points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,12 +70,12 @@ fn is_forbidden(name: &str) -> bool {
 }
 
 /// Butler's own environment.
-pub fn parent_env() -> EnvVars {
+pub(crate) fn parent_env() -> EnvVars {
     inherited().to_vec()
 }
 
 /// Looks a variable up in `env`.
-pub fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsStr> {
+pub(crate) fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsStr> {
     env.iter()
         .rev()
         .find(|(k, _)| k == name)
@@ -140,7 +140,7 @@ pub fn agent_env(
 /// The environment of a verify command (a test command the Brain gave, run in the task's
 /// worktree): the base variables, the user's home, network settings and toolchains, and the
 /// configured allow-list (`allow`, as for agents). Never Butler's secrets nor git's variables.
-pub fn verify_env(parent: &[(OsString, OsString)], allow: &[String]) -> ChildEnv {
+pub(crate) fn verify_env(parent: &[(OsString, OsString)], allow: &[String]) -> ChildEnv {
     let parent = without_git(parent);
     let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
     let mut out = ChildEnv::new();
@@ -154,7 +154,7 @@ pub fn verify_env(parent: &[(OsString, OsString)], allow: &[String]) -> ChildEnv
 
 /// Creates an isolated home with a `.gitconfig` that carries the agent's identity, so an agent
 /// that asks `git config user.name` finds one instead of writing its own into the repository.
-pub fn prepare_isolated_home(dir: &Path, identity: &GitIdentity) -> Result<(), MaidError> {
+pub(crate) fn prepare_isolated_home(dir: &Path, identity: &GitIdentity) -> Result<(), MaidError> {
     std::fs::create_dir_all(dir).map_err(|e| MaidError::io("creating the agent home", dir, e))?;
     let gitconfig = dir.join(".gitconfig");
     let text = format!(

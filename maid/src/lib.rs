@@ -5,19 +5,21 @@
 //! every git operation goes through `butler_worker::git::TaskGit`; agents and verify commands run
 //! under the worker layer's supervisor (`butler_worker::process`).
 
+#![warn(unreachable_pub)]
+
 pub mod activity;
 pub mod agent;
 pub mod cluster;
 pub mod contract;
 pub mod env;
-pub mod error;
-pub mod prompt;
-pub mod run;
+mod error;
+mod prompt;
+mod run;
 pub mod runner;
-pub mod sandbox;
-pub mod scope;
+mod sandbox;
+mod scope;
 pub mod summary;
-pub mod verify;
+mod verify;
 mod worker_channel;
 
 pub use butler_worker::process::{ChildSpec, Ending, Limits, Stagnation, Supervised, supervise};

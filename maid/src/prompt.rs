@@ -20,7 +20,7 @@ const RETRY_LIST_MAX: usize = 20;
 
 /// The worker MCP tools the prompt names (server `butler`).
 #[derive(Debug, Clone)]
-pub struct WorkerTools {
+pub(crate) struct WorkerTools {
     pub leave_note: &'static str,
     pub report_blocked: &'static str,
 }
@@ -35,7 +35,7 @@ impl Default for WorkerTools {
 }
 
 /// The prompt of the first attempt.
-pub fn first_prompt(contract: &TaskContract, tools: &WorkerTools) -> String {
+pub(crate) fn first_prompt(contract: &TaskContract, tools: &WorkerTools) -> String {
     let mut p = String::new();
     task_section(&mut p, contract, usize::MAX);
     rules_section(&mut p, contract, tools);
@@ -43,7 +43,7 @@ pub fn first_prompt(contract: &TaskContract, tools: &WorkerTools) -> String {
 }
 
 /// The prompt of attempt `attempt` (2 or later), after `last` failed.
-pub fn retry_prompt(
+pub(crate) fn retry_prompt(
     contract: &TaskContract,
     tools: &WorkerTools,
     attempt: u32,

@@ -113,7 +113,7 @@ impl SandboxSettings {
 /// helper, which reaps whatever the command leaves running (always), and confines it when the
 /// sandbox is applied (a policy to read and a report to write).
 #[derive(Debug, Clone)]
-pub struct Confinement {
+pub(crate) struct Confinement {
     helper: PathBuf,
     /// The policy file and the report file; `None` when the sandbox is not applied.
     policy: Option<(PathBuf, PathBuf)>,
@@ -126,7 +126,7 @@ pub struct Confinement {
 impl Confinement {
     /// The command of `spec` under the helper (see [`HelperRun::wrap`]); `grace` is the
     /// supervisor's.
-    pub fn wrap(&self, spec: ChildSpec, grace: Duration) -> ChildSpec {
+    pub(crate) fn wrap(&self, spec: ChildSpec, grace: Duration) -> ChildSpec {
         HelperRun {
             policy: self
                 .policy
@@ -140,7 +140,7 @@ impl Confinement {
     }
 
     /// Whether the command runs in the sandbox.
-    pub fn confines(&self) -> bool {
+    pub(crate) fn confines(&self) -> bool {
         self.policy.is_some()
     }
 

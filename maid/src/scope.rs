@@ -8,7 +8,7 @@
 //! - `.` — the whole project.
 
 /// The changed paths (relative, `/`-separated) that no target covers, in input order.
-pub fn scope_violations(changed: &[String], targets: &[String]) -> Vec<String> {
+pub(crate) fn scope_violations(changed: &[String], targets: &[String]) -> Vec<String> {
     changed
         .iter()
         .filter(|path| !in_scope(path, targets))
@@ -17,12 +17,12 @@ pub fn scope_violations(changed: &[String], targets: &[String]) -> Vec<String> {
 }
 
 /// Whether any target covers `path`.
-pub fn in_scope(path: &str, targets: &[String]) -> bool {
+pub(crate) fn in_scope(path: &str, targets: &[String]) -> bool {
     targets.iter().any(|target| covers(target, path))
 }
 
 /// Whether one target covers `path`.
-pub fn covers(target: &str, path: &str) -> bool {
+pub(crate) fn covers(target: &str, path: &str) -> bool {
     let path = path.trim_start_matches("./");
     if target == "." {
         return true;

@@ -20,6 +20,7 @@
 pub mod fake_agent;
 pub mod gitea;
 pub mod kube;
+pub mod module_graph;
 mod world;
 
 pub use fake_agent::fake_agent;

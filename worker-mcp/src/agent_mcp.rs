@@ -24,11 +24,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::agent_notes::append_note;
+use crate::agent_notes::{MAX_NOTE_CHARS, append_note};
 use crate::contract::{CommandCheck, FileCheck, NoteKind, TaskContract, TaskId};
-
-/// Longest note, summary or reason accepted (characters).
-pub const MAX_NOTE_CHARS: usize = 4000;
 
 const INSTRUCTIONS: &str = "Tools of the Butler task you are working on. Read the task with \
 read_task. You cannot save work here and you must not use git: edit the files, and the Maid \
@@ -120,7 +117,7 @@ fn reply(outcome: Result<Value, String>) -> CallToolResult {
 
 /// The restricted server for one task.
 #[derive(Clone)]
-pub struct AgentMcp {
+pub(crate) struct AgentMcp {
     /// The Task Contract as the Maid wrote it.
     contract: Arc<TaskContract>,
     notes: PathBuf,
@@ -130,7 +127,7 @@ pub struct AgentMcp {
 impl AgentMcp {
     /// Reads the task's contract (typed: a file that is not a Task Contract is refused) and
     /// leaves the `connected` note.
-    pub fn start(task_file: &Path, notes: &Path) -> Result<AgentMcp, std::io::Error> {
+    pub(crate) fn start(task_file: &Path, notes: &Path) -> Result<AgentMcp, std::io::Error> {
         let text = std::fs::read_to_string(task_file)?;
         let contract: TaskContract = serde_json::from_str(&text).map_err(|e| {
             std::io::Error::new(

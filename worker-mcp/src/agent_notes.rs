@@ -14,13 +14,16 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent_mcp::MAX_NOTE_CHARS;
 use crate::contract::NoteKind;
 
+/// Longest note, summary or reason accepted (characters): the agent MCP refuses a longer one,
+/// and a longer line in the file is dropped.
+pub(crate) const MAX_NOTE_CHARS: usize = 4000;
+
 /// Bytes of the file read at most.
-pub const MAX_NOTES_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_NOTES_BYTES: u64 = 1 << 20;
 /// Notes taken at most per attempt.
-pub const MAX_NOTES: usize = 200;
+pub(crate) const MAX_NOTES: usize = 200;
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,7 +37,7 @@ fn no_follow() -> i32 {
 }
 
 /// Appends one note (the worker MCP's side).
-pub fn append_note(path: &Path, kind: NoteKind, text: &str) -> std::io::Result<()> {
+pub(crate) fn append_note(path: &Path, kind: NoteKind, text: &str) -> std::io::Result<()> {
     let mut line = serde_json::to_string(&Line {
         kind,
         text: text.to_owned(),

@@ -66,7 +66,7 @@
 
 mod layers;
 mod runner;
-pub mod trust;
+pub(crate) mod trust;
 
 pub use runner::{RunnerConfig, RunnerKind};
 
@@ -82,25 +82,25 @@ pub const CONFIG_FILE: &str = ".butler/config.toml";
 /// The language of Butler's texts when the project's file does not set one (`en`, `ja`).
 pub const ENV_LANG: &str = "BUTLER_LANG";
 /// Chooses the issue backend: `local`, `gitea` or `auto`.
-pub const ENV_BACKEND: &str = "BUTLER_ISSUE_BACKEND";
+pub(crate) const ENV_BACKEND: &str = "BUTLER_ISSUE_BACKEND";
 /// The Gitea/Forgejo web root (e.g. `https://example.com/git`).
-pub const ENV_GITEA_URL: &str = "BUTLER_GITEA_URL";
+pub(crate) const ENV_GITEA_URL: &str = "BUTLER_GITEA_URL";
 /// The Gitea/Forgejo access token.
-pub const ENV_GITEA_TOKEN: &str = "BUTLER_GITEA_TOKEN";
+pub(crate) const ENV_GITEA_TOKEN: &str = "BUTLER_GITEA_TOKEN";
 /// The fallback token variable, shared with other Gitea tools.
-pub const ENV_GITEA_TOKEN_FALLBACK: &str = "GITEA_TOKEN";
+pub(crate) const ENV_GITEA_TOKEN_FALLBACK: &str = "GITEA_TOKEN";
 /// More servers the token may be sent to (origins, separated by commas or spaces), besides
 /// `BUTLER_GITEA_URL`'s.
-pub const ENV_GITEA_HOSTS: &str = "BUTLER_GITEA_HOSTS";
+pub(crate) const ENV_GITEA_HOSTS: &str = "BUTLER_GITEA_HOSTS";
 /// `1`: the user allows the token over plain http to the non-loopback servers they named.
-pub const ENV_GITEA_INSECURE_HTTP: &str = "BUTLER_GITEA_INSECURE_HTTP";
+pub(crate) const ENV_GITEA_INSECURE_HTTP: &str = "BUTLER_GITEA_INSECURE_HTTP";
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_TIMEOUT_SECS: u64 = 300;
 
 /// Environment variables that hold secrets; whoever spawns an agent strips these from its
 /// environment.
-pub fn secret_env_names() -> &'static [&'static str] {
+pub(crate) fn secret_env_names() -> &'static [&'static str] {
     &[ENV_GITEA_TOKEN, ENV_GITEA_TOKEN_FALLBACK]
 }
 
@@ -278,11 +278,11 @@ impl fmt::Debug for Environment {
 }
 
 /// The user's configuration file, inside the user's configuration directory.
-pub const USER_CONFIG_FILE: &str = "config.toml";
+pub(crate) const USER_CONFIG_FILE: &str = "config.toml";
 
 /// The user's configuration directory: `$XDG_CONFIG_HOME/butler`, else `$HOME/.config/butler`
 /// (`None` when neither names an absolute path).
-pub fn user_config_dir(env: &Environment) -> Option<PathBuf> {
+pub(crate) fn user_config_dir(env: &Environment) -> Option<PathBuf> {
     env.get("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -598,7 +598,7 @@ pub struct DelegationConfig {
 
 impl DelegationConfig {
     /// `promote_after` when no file sets it.
-    pub const DEFAULT_PROMOTE_AFTER: u32 = 3;
+    pub(crate) const DEFAULT_PROMOTE_AFTER: u32 = 3;
 }
 
 impl Default for DelegationConfig {

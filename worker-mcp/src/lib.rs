@@ -5,6 +5,8 @@
 //! It knows nothing of the Brain or of MCP sessions; the orchestrator and the ImplementMaid call
 //! it. Only this crate spawns git, and every child process of Butler starts in [`process`].
 
+#![warn(unreachable_pub)]
+
 pub mod agent_mcp;
 pub mod agent_notes;
 pub mod config;

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 /// newline and tab, a bidirectional control, or an invisible space or joiner that no script
 /// needs. (The zero-width joiners and variation selectors that emoji and Indic or Persian
 /// writing need are shown as they are; line names refuse them all, [`is_invisible_format`].)
-pub fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(
             c,
@@ -33,7 +33,7 @@ pub fn is_hidden(c: char) -> bool {
 
 /// Invisible and direction-changing formatting characters (Unicode's default-ignorable and
 /// bidirectional controls).
-pub fn is_invisible_format(c: char) -> bool {
+pub(crate) fn is_invisible_format(c: char) -> bool {
     matches!(
         c,
         '\u{00AD}'              // soft hyphen
@@ -71,7 +71,7 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
 }
 
 /// The first control character of `text` other than newline and tab, if any.
-pub fn first_control(text: &str) -> Option<char> {
+pub(crate) fn first_control(text: &str) -> Option<char> {
     text.chars()
         .find(|c| c.is_control() && *c != '\n' && *c != '\t')
 }
@@ -80,7 +80,7 @@ pub fn first_control(text: &str) -> Option<char> {
 /// the Latin letters they look like, lowercase, and the letters and digits that pass for each
 /// other (`1`, `i`, `l`, `|`; `0`, `o`) to one. Two names with the same skeleton can be taken
 /// for each other.
-pub fn skeleton(name: &str) -> String {
+pub(crate) fn skeleton(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         let c = match c {

@@ -38,11 +38,6 @@ pub struct RemoteRepo {
 }
 
 impl RemoteRepo {
-    /// `owner/repo`.
-    pub fn full_name(&self) -> String {
-        format!("{}/{}", self.owner, self.repo)
-    }
-
     /// The web root of the server the remote points at, without a trailing `/`
     /// (`https://example.com/git`).
     ///
@@ -50,7 +45,7 @@ impl RemoteRepo {
     /// git-daemon remotes: `https://` on the same host, without the port (it is the ssh or
     /// daemon port) and without the path prefix (an ssh path prefix is a directory on the
     /// server, not the web sub-path). Every parsed remote has a host, so this always exists.
-    pub fn web_base(&self) -> String {
+    pub(crate) fn web_base(&self) -> String {
         let host = self.host_for_url();
         match self.scheme {
             Scheme::Https | Scheme::Http => {
@@ -528,7 +523,7 @@ mod tests {
         assert_eq!(s.to_string(), "ssh://[::1]:2222/o/r");
         let scp = parse_remote("git@host:srv/o/r.git").expect("parses");
         assert_eq!(scp.to_string(), "host:srv/o/r");
-        assert_eq!(scp.full_name(), "o/r");
+        assert_eq!((scp.owner.as_str(), scp.repo.as_str()), ("o", "r"));
     }
 
     #[test]

@@ -13,10 +13,8 @@ use butler_worker::process::Ending;
 use butler_worker::time::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::run::Progress;
-
 /// The log's file name in the task's directory.
-pub const LOG_FILE: &str = "events.jsonl";
+pub(crate) const LOG_FILE: &str = "events.jsonl";
 
 /// A task's directory: `<git common dir>/butler/tasks/<task>` (the Maid's files of the task).
 pub fn task_dir(common_dir: &Path, task: &str) -> PathBuf {
@@ -48,21 +46,6 @@ pub enum LogEntry {
 }
 
 impl LogEntry {
-    /// The task's step for a progress report (an agent's own events are logged as they come).
-    pub fn of_progress(progress: &Progress, max_attempts: u32, at: Timestamp) -> Option<Self> {
-        match progress {
-            Progress::Activity(_) => None,
-            Progress::Finished { outcome } => Some(Self::Finished {
-                at,
-                outcome: *outcome,
-            }),
-            step => Some(Self::Step {
-                at,
-                text: step.describe(max_attempts).0,
-            }),
-        }
-    }
-
     /// Whether the task ended with it.
     pub fn is_end(&self) -> bool {
         matches!(self, Self::Finished { .. } | Self::Stopped { .. })
@@ -118,7 +101,7 @@ impl TaskLog {
 
     /// Appends one entry as one line (one `write` on a file opened for appending, so entries
     /// of two writers never mix). A log that cannot be written is reported, never fatal.
-    pub fn append(&self, entry: &LogEntry) {
+    pub(crate) fn append(&self, entry: &LogEntry) {
         let mut line = serde_json::to_string(entry).expect("a log entry always serialises");
         line.push('\n');
         let written = (|| {
@@ -253,31 +236,5 @@ mod tests {
                 "2026-04-15T10:00:00+09:00  stopped: disk?[2J full",
             ]
         );
-    }
-
-    #[test]
-    fn progress_becomes_steps_but_agent_activity_is_logged_by_the_watch() {
-        let step = LogEntry::of_progress(&Progress::Verifying { attempt: 1 }, 3, at());
-        assert_eq!(
-            step,
-            Some(LogEntry::Step {
-                at: at(),
-                text: "attempt 1: verifying".into()
-            })
-        );
-        let activity = Progress::Activity(crate::activity::Seen {
-            attempt: 1,
-            count: 3,
-            line: "tool shell: ls".into(),
-        });
-        assert_eq!(LogEntry::of_progress(&activity, 3, at()), None);
-        let done = LogEntry::of_progress(
-            &Progress::Finished {
-                outcome: Outcome::Succeeded,
-            },
-            3,
-            at(),
-        );
-        assert!(done.is_some_and(|d| d.is_end()));
     }
 }

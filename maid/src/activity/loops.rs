@@ -29,7 +29,7 @@ impl Default for LoopSettings {
 
 /// One attempt's loop watch.
 #[derive(Debug)]
-pub struct LoopWatch {
+pub(crate) struct LoopWatch {
     settings: LoopSettings,
     /// The last tool calls since the last file change: `(tool, digest)` and the call's line.
     calls: VecDeque<((String, String), String)>,
@@ -38,7 +38,7 @@ pub struct LoopWatch {
 }
 
 impl LoopWatch {
-    pub fn new(settings: LoopSettings) -> Self {
+    pub(crate) fn new(settings: LoopSettings) -> Self {
         Self {
             settings,
             calls: VecDeque::new(),
@@ -48,7 +48,7 @@ impl LoopWatch {
 
     /// Takes one event that came at `at` (since the agent started), knowing the tree last
     /// changed at `files_changed_at`; returns the ending when the agent is looping.
-    pub fn event(
+    pub(crate) fn event(
         &mut self,
         event: &AgentEvent,
         at: Duration,
@@ -94,12 +94,12 @@ impl LoopWatch {
 }
 
 /// Whether the attempt was stopped for looping.
-pub fn looped(ending: &Ending) -> bool {
+pub(crate) fn looped(ending: &Ending) -> bool {
     matches!(ending, Ending::Looped { .. } | Ending::NoFileChange { .. })
 }
 
 /// Whether the last two attempts were both stopped for looping: a third would loop again.
-pub fn loops_again(attempts: &[AttemptEvidence]) -> bool {
+pub(crate) fn loops_again(attempts: &[AttemptEvidence]) -> bool {
     match attempts {
         [.., before, last] => looped(&before.agent_exit) && looped(&last.agent_exit),
         _ => false,

@@ -12,7 +12,7 @@ mod claude;
 mod codex;
 mod goose;
 pub mod log;
-pub mod loops;
+pub(crate) mod loops;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use log::{LogEntry, TaskLog};
-pub use loops::{LoopSettings, LoopWatch};
+pub(crate) use loops::{LoopSettings, LoopWatch};
 
 /// How an agent writes what it does on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub enum Format {
 }
 
 /// Turns one agent's output lines into events.
-pub trait Parser: Send {
+pub(crate) trait Parser: Send {
     /// The events one line says (none for a line of the format that says nothing of note).
     fn line(&mut self, line: &str) -> Vec<AgentEvent>;
 
@@ -55,7 +55,7 @@ pub trait Parser: Send {
 }
 
 /// The parser for `format`.
-pub fn parser(format: Format) -> Box<dyn Parser> {
+pub(crate) fn parser(format: Format) -> Box<dyn Parser> {
     match format {
         Format::GooseStreamJson => Box::new(goose::Goose::default()),
         Format::ClaudeStreamJson => Box::new(claude::Claude::default()),
@@ -184,7 +184,7 @@ impl Seen {
 
     /// How far into its attempt: between the agent's start (0.1) and verifying (0.8), rising
     /// with each event and never reaching 0.75.
-    pub fn within(&self) -> f64 {
+    pub(crate) fn within(&self) -> f64 {
         0.1 + 0.65 * (1.0 - 10.0 / (10.0 + self.count as f64))
     }
 }
@@ -199,7 +199,7 @@ const PROGRESS_BURST: u32 = 4;
 const LOGGED_EVENTS: u64 = 20_000;
 
 /// One attempt's watch of its agent: the supervisor's line observer.
-pub struct AgentWatch {
+pub(crate) struct AgentWatch {
     parser: Box<dyn Parser>,
     loops: LoopWatch,
     workdir: PathBuf,
@@ -217,7 +217,7 @@ pub struct AgentWatch {
 impl AgentWatch {
     /// A watch of attempt `attempt`'s agent writing `format`, working in `workdir` (edited
     /// paths under it are shown relative), logging to `log`.
-    pub fn new(
+    pub(crate) fn new(
         format: Format,
         loops: LoopSettings,
         workdir: &Path,
@@ -359,7 +359,7 @@ impl Budget {
 
 /// Runs the agent's command under `limits` with `watch` observing its stdout; `on_event` gets
 /// the watch's progress lines as they come. Returns the run and the attempt's account.
-pub async fn run_agent(
+pub(crate) async fn run_agent(
     spec: ChildSpec,
     limits: &Limits,
     cancel: &CancellationToken,

@@ -15,12 +15,12 @@ use crate::error::MaidError;
 
 use super::{AgentAdapter, AgentCommand, AgentConfig, Launch, os, resolve_program};
 
-pub struct Aider {
+pub(crate) struct Aider {
     config: AgentConfig,
 }
 
 impl Aider {
-    pub fn new(config: AgentConfig) -> Self {
+    pub(crate) fn new(config: AgentConfig) -> Self {
         Self { config }
     }
 }

@@ -21,12 +21,12 @@ const TOOLS: &str = "Bash,Edit,Write,Read,Glob,Grep";
 /// The worker MCP's server name; its tools appear as `mcp__butler__<tool>`.
 const SERVER: &str = "butler";
 
-pub struct Claude {
+pub(crate) struct Claude {
     config: AgentConfig,
 }
 
 impl Claude {
-    pub fn new(config: AgentConfig) -> Self {
+    pub(crate) fn new(config: AgentConfig) -> Self {
         Self { config }
     }
 }

@@ -38,12 +38,12 @@ const KEY_VAR: &str = "OPENAI_API_KEY";
 /// The variable that names the provider's endpoint (Codex itself ignores it; the Maid reads it).
 const BASE_URL_VAR: &str = "OPENAI_BASE_URL";
 
-pub struct Codex {
+pub(crate) struct Codex {
     config: AgentConfig,
 }
 
 impl Codex {
-    pub fn new(config: AgentConfig) -> Self {
+    pub(crate) fn new(config: AgentConfig) -> Self {
         Self { config }
     }
 }

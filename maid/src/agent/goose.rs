@@ -15,12 +15,12 @@ use super::{
     AgentAdapter, AgentCommand, AgentConfig, Launch, WorkerMcpCommand, os, resolve_program,
 };
 
-pub struct Goose {
+pub(crate) struct Goose {
     config: AgentConfig,
 }
 
 impl Goose {
-    pub fn new(config: AgentConfig) -> Self {
+    pub(crate) fn new(config: AgentConfig) -> Self {
         Self { config }
     }
 

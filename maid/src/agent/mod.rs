@@ -18,10 +18,10 @@ mod claude;
 mod codex;
 mod goose;
 
-pub use aider::Aider;
-pub use claude::Claude;
-pub use codex::Codex;
-pub use goose::Goose;
+pub(crate) use aider::Aider;
+pub(crate) use claude::Claude;
+pub(crate) use codex::Codex;
+pub(crate) use goose::Goose;
 
 /// Configuration of one agent (from Butler's config file; every field optional).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -146,7 +146,7 @@ pub trait AgentAdapter: Send + Sync {
 
 /// Variables that name a model endpoint (a URL, or `host[:port]` meaning the port given here),
 /// as the agents and their providers read them.
-pub const ENDPOINT_VARS: &[(&str, u16)] = &[
+pub(crate) const ENDPOINT_VARS: &[(&str, u16)] = &[
     ("OPENAI_BASE_URL", 443),
     ("OPENAI_API_BASE", 443),
     ("OPENAI_HOST", 443),

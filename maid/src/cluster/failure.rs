@@ -61,7 +61,7 @@ impl ClusterFailure {
     /// Whether the pod ended (the Job's controller fails the Job; it is kept for its TTL, its
     /// log readable with `kubectl logs`) rather than a Job that may still be waiting or running
     /// (which Butler deletes when it gives up on it).
-    pub fn pod_ended(&self) -> bool {
+    pub(crate) fn pod_ended(&self) -> bool {
         matches!(
             self,
             ClusterFailure::OomKilled
@@ -74,7 +74,7 @@ impl ClusterFailure {
     }
 
     /// The failure a refused API call means: RBAC refusals name the missing permission.
-    pub fn of_api(error: kube::Error, verb: &str, resource: &str, namespace: &str) -> Self {
+    pub(crate) fn of_api(error: kube::Error, verb: &str, resource: &str, namespace: &str) -> Self {
         match error {
             kube::Error::Api(status) if status.code == 403 => ClusterFailure::Forbidden {
                 verb: verb.to_owned(),
@@ -99,7 +99,7 @@ impl ClusterFailure {
 
     /// The failure of a watch that kube-runtime's watcher does not get past by itself (it
     /// re-lists after `410 Gone` and resumes cut streams on its own).
-    pub fn of_watch(
+    pub(crate) fn of_watch(
         error: &kube::runtime::watcher::Error,
         resource: &str,
         ns: &str,

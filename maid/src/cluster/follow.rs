@@ -19,7 +19,7 @@ const MAX_READS_AFTER_END: u32 = 20;
 
 /// What the follower passes on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LogItem {
+pub(crate) enum LogItem {
     Line(String),
     /// The stream was cut and is being resumed (how many times so far).
     Resumed(u32),
@@ -79,7 +79,7 @@ struct Skip {
 
 /// Follows `pod`'s log until the container's log ends, sending each line once. `ended` says
 /// whether the container has ended (a stream that closes before that was cut).
-pub async fn follow(
+pub(crate) async fn follow(
     pods: Api<Pod>,
     pod: String,
     out: UnboundedSender<LogItem>,

@@ -8,21 +8,21 @@ use k8s_openapi::api::batch::v1::Job;
 use serde_json::{Value, json};
 
 /// The pod's work directory (its `workingDir`), home and temp directory, each an `emptyDir`.
-pub const WORK_DIR: &str = "/work";
-pub const HOME_DIR: &str = "/home/butler";
-pub const TMP_DIR: &str = "/tmp";
+pub(crate) const WORK_DIR: &str = "/work";
+pub(crate) const HOME_DIR: &str = "/home/butler";
+pub(crate) const TMP_DIR: &str = "/tmp";
 /// Where the push Secret is mounted.
-pub const PUSH_CREDENTIALS_DIR: &str = "/var/run/butler/push";
+pub(crate) const PUSH_CREDENTIALS_DIR: &str = "/var/run/butler/push";
 /// The task's container.
-pub const CONTAINER: &str = "task";
+pub(crate) const CONTAINER: &str = "task";
 /// A finished Job is kept this long unless `[runner] ttl_seconds_after_finished` says.
-pub const DEFAULT_TTL_S: u32 = 3600;
+pub(crate) const DEFAULT_TTL_S: u32 = 3600;
 /// Time beyond the attempts' own limits for fetching, verifying and pushing.
-pub const DEADLINE_MARGIN_S: u64 = 600;
+pub(crate) const DEADLINE_MARGIN_S: u64 = 600;
 
 /// What one task's Job needs besides the runner's settings.
 #[derive(Debug, Clone)]
-pub struct JobRequest {
+pub(crate) struct JobRequest {
     /// The Job's name (see [`job_name`]).
     pub name: String,
     /// `app.kubernetes.io/managed-by`, `butler.dev/project`, `butler.dev/task`, `butler.dev/clone`.
@@ -34,13 +34,13 @@ pub struct JobRequest {
 }
 
 /// `butler-<clone mark>-<task id>`: unique per clone and task, a DNS-1123 label.
-pub fn job_name(clone_mark: &str, task_id: &str) -> String {
+pub(crate) fn job_name(clone_mark: &str, task_id: &str) -> String {
     label_value(&format!("butler-{clone_mark}-{task_id}"))
 }
 
 /// `s` as a label value: lower-case letters, digits and `-`, at most 63 bytes, starting and
 /// ending with an alphanumeric.
-pub fn label_value(s: &str) -> String {
+pub(crate) fn label_value(s: &str) -> String {
     let mapped: String = s
         .chars()
         .map(|c| match c.to_ascii_lowercase() {
@@ -58,7 +58,7 @@ pub fn label_value(s: &str) -> String {
 }
 
 /// The Job object for `request` under `config`, in `namespace`.
-pub fn job_object(request: &JobRequest, config: &RunnerConfig, namespace: &str) -> Job {
+pub(crate) fn job_object(request: &JobRequest, config: &RunnerConfig, namespace: &str) -> Job {
     let labels: serde_json::Map<String, Value> = request
         .labels
         .iter()

@@ -32,8 +32,8 @@ mod job;
 mod state;
 
 pub use failure::ClusterFailure;
-pub use follow::LogItem;
-pub use job::{DEADLINE_MARGIN_S, JobRequest, job_name, job_object, label_value};
+pub(crate) use follow::LogItem;
+pub(crate) use job::{DEADLINE_MARGIN_S, JobRequest, job_name, job_object, label_value};
 
 use state::{JobVerdict, PendingClock, PodState, Terminated};
 
@@ -50,7 +50,7 @@ pub const PERMISSIONS: &[(&str, &str, &[&str])] = &[
 ];
 
 /// A pod that cannot start waits this long unless `[runner] pending_timeout_s` says.
-pub const DEFAULT_PENDING_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_PENDING_TIMEOUT: Duration = Duration::from_secs(300);
 /// After the Job's verdict, how long its pod's last state and log may take to arrive.
 const SETTLE: Duration = Duration::from_secs(10);
 /// A pod deleted before its container ended fails the task this long after, unless the Job's
@@ -61,7 +61,7 @@ const DELETION_WAIT: Duration = Duration::from_secs(30);
 
 /// A connection to the cluster and namespace tasks run in.
 #[derive(Clone)]
-pub struct Cluster {
+pub(crate) struct Cluster {
     client: Client,
     namespace: String,
     config: Arc<RunnerConfig>,
@@ -69,7 +69,7 @@ pub struct Cluster {
 
 /// How a Job ended that handed something back.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobEnd {
+pub(crate) struct JobEnd {
     /// The Job completed (its container exited 0).
     pub complete: bool,
     /// The container's termination message, when it left one.
@@ -83,7 +83,7 @@ impl Cluster {
     /// Connects with `config`'s context of the user's kubeconfig (the files `kubeconfig`
     /// lists, as `KUBECONFIG` does, else `<home>/.kube/config`), else the in-cluster
     /// configuration. The locations come from Butler's environment as the caller read it.
-    pub async fn connect(
+    pub(crate) async fn connect(
         config: &RunnerConfig,
         kubeconfig: Option<&std::ffi::OsStr>,
         home: Option<&Path>,
@@ -136,14 +136,10 @@ impl Cluster {
         })
     }
 
-    pub fn namespace(&self) -> &str {
-        &self.namespace
-    }
-
     /// Runs `request` as a Job to its end: each log line goes to `on_line` as it comes, the
     /// container's termination message and exit come back. `cancel` deletes the Job in the
     /// foreground and ends with `Ok(None)`.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         request: &JobRequest,
         on_line: &(dyn Fn(LogItem) + Send + Sync),

@@ -11,7 +11,7 @@ use super::job::CONTAINER;
 
 /// The Job's own verdict, once it has one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JobVerdict {
+pub(crate) enum JobVerdict {
     Complete,
     /// `Failed` with the controller's reason and message.
     Failed {
@@ -21,7 +21,7 @@ pub enum JobVerdict {
 }
 
 /// The Job's verdict from its conditions.
-pub fn job_verdict(job: &Job) -> Option<JobVerdict> {
+pub(crate) fn job_verdict(job: &Job) -> Option<JobVerdict> {
     let conditions = job.status.as_ref()?.conditions.as_ref()?;
     conditions
         .iter()
@@ -38,7 +38,7 @@ pub fn job_verdict(job: &Job) -> Option<JobVerdict> {
 
 /// How the task's container ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Terminated {
+pub(crate) struct Terminated {
     pub exit_code: i32,
     pub reason: String,
     /// The termination message (the file the pod wrote, or the log's tail).
@@ -47,7 +47,7 @@ pub struct Terminated {
 
 /// Where the pod is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PodState {
+pub(crate) enum PodState {
     /// Not started: why, as the scheduler or the kubelet said it (`None`: nothing said yet).
     Waiting(Option<(String, String)>),
     Running,
@@ -57,7 +57,7 @@ pub enum PodState {
 }
 
 /// The pod's state from its status.
-pub fn pod_state(pod: &Pod) -> PodState {
+pub(crate) fn pod_state(pod: &Pod) -> PodState {
     let Some(status) = pod.status.as_ref() else {
         return PodState::Waiting(None);
     };
@@ -136,7 +136,7 @@ pub fn pod_state(pod: &Pod) -> PodState {
 }
 
 /// The failure a pod that never started means, once it waited too long.
-pub fn not_started(why: Option<&(String, String)>) -> ClusterFailure {
+pub(crate) fn not_started(why: Option<&(String, String)>) -> ClusterFailure {
     let Some((reason, message)) = why else {
         return ClusterFailure::NotStarted {
             reason: "NoPod".to_owned(),
@@ -155,7 +155,7 @@ pub fn not_started(why: Option<&(String, String)>) -> ClusterFailure {
 
 /// A waiting reason no amount of waiting fixes (a malformed image name, a pull the pod's policy
 /// forbids, a Secret or key the pod names that does not exist): the task fails at once.
-pub fn hopeless(reason: &str) -> bool {
+pub(crate) fn hopeless(reason: &str) -> bool {
     matches!(
         reason,
         "InvalidImageName" | "ErrImageNeverPull" | "CreateContainerConfigError"
@@ -164,13 +164,13 @@ pub fn hopeless(reason: &str) -> bool {
 
 /// How long a pod may stay unstarted.
 #[derive(Debug, Clone, Copy)]
-pub struct PendingClock {
+pub(crate) struct PendingClock {
     pub since: Instant,
     pub limit: Duration,
 }
 
 impl PendingClock {
-    pub fn expired(&self, now: Instant) -> bool {
+    pub(crate) fn expired(&self, now: Instant) -> bool {
         now.duration_since(self.since) >= self.limit
     }
 }

@@ -22,7 +22,7 @@ pub(super) struct TreeState {
 }
 
 impl TreeState {
-    pub fn take(wt: &TaskGit) -> Result<Self, MaidError> {
+    pub(crate) fn take(wt: &TaskGit) -> Result<Self, MaidError> {
         Ok(Self {
             entries: entries(wt.workdir())?,
             changed: wt.changed_paths()?.into_iter().collect(),
@@ -31,7 +31,7 @@ impl TreeState {
 
     /// Brings the worktree back to this state; returns the paths put back or removed (relative,
     /// sorted).
-    pub fn restore(&self, wt: &TaskGit) -> Result<Vec<String>, MaidError> {
+    pub(crate) fn restore(&self, wt: &TaskGit) -> Result<Vec<String>, MaidError> {
         let root = wt.workdir();
         let head = wt.head_sha()?;
         let mut touched = BTreeSet::new();

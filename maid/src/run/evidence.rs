@@ -15,7 +15,7 @@ use crate::error::MaidError;
 use crate::sandbox::TaskSandbox;
 
 /// The evidence line when the agent never started the worker MCP.
-pub const WORKER_MCP_NOT_REACHED: &str = "worker MCP not reached";
+pub(crate) const WORKER_MCP_NOT_REACHED: &str = "worker MCP not reached";
 
 impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
     /// Builds the attempt's evidence and stores it in the ledger.

@@ -14,23 +14,25 @@ use butler_worker::nofollow::{Dir, Kind};
 use butler_worker::git::TaskGit;
 use butler_worker::tool_config::ToolConfigKind;
 
-use super::attempt::AttemptStart;
 use super::workspace::Workspace;
 use super::{Progress, TaskRun};
 use crate::contract::DirectGitFinding;
 use crate::error::MaidError;
-use butler_worker::git::OpInfo;
+use butler_worker::git::{Baseline, OpInfo};
 
 impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
-    /// Finds and undoes direct git use, outside writes and planted configuration.
+    /// Finds and undoes direct git use, outside writes and planted configuration: what the
+    /// agent of `attempt` did since the worktree's git was `baseline` and the Brain's tree was
+    /// `brain`.
     pub(super) async fn inspect_and_restore(
         &self,
         workspace: &Workspace,
-        start: &AttemptStart,
+        attempt: u32,
+        baseline: &Baseline,
+        brain: &BrainState,
     ) -> Result<Vec<DirectGitFinding>, MaidError> {
         let wt = workspace.wt.clone();
-        let (baseline, brain, attempt) =
-            (start.baseline.clone(), start.brain.clone(), start.attempt);
+        let (baseline, brain) = (baseline.clone(), brain.clone());
         self.blocking(move |s| {
             let mut findings: Vec<DirectGitFinding> = baseline
                 .detect_and_restore(&wt, s.id().as_str())?
@@ -90,7 +92,7 @@ struct Meta {
 }
 
 impl BrainState {
-    pub fn take(main: &TaskGit, worktrees: &Path) -> Result<Self, MaidError> {
+    pub(crate) fn take(main: &TaskGit, worktrees: &Path) -> Result<Self, MaidError> {
         Ok(Self {
             head_ref: main.head_ref()?,
             head: main.rev("HEAD")?,

@@ -35,7 +35,7 @@ pub(super) struct AgentRun {
 
 impl AgentRun {
     /// The task was cancelled while the agent ran.
-    pub fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         matches!(self.ending, Ending::Cancelled)
     }
 }

@@ -63,7 +63,6 @@ mod workspace;
 
 pub use accept::{Accepted, accept, discard};
 pub use context::MaidContext;
-pub use evidence::WORKER_MCP_NOT_REACHED;
 pub use journal::mark_interrupted;
 pub use progress::Progress;
 pub use stop::TaskStop;
@@ -129,7 +128,7 @@ pub async fn run_task(
         shared.ctx.clock.clone(),
     );
     let progress = |p: Progress| {
-        if let Some(entry) = LogEntry::of_progress(&p, max, clock.now()) {
+        if let Some(entry) = p.log_entry(max, clock.now()) {
             log.append(&entry);
         }
         progress(p);
@@ -299,7 +298,10 @@ impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
             let mut run = self.run_agent(&workspace, &start, &prompt).await?;
             let cancelled = run.cancelled();
             let mut findings = std::mem::take(&mut run.modes_restored);
-            findings.extend(self.inspect_and_restore(&workspace, &start).await?);
+            findings.extend(
+                self.inspect_and_restore(&workspace, start.attempt, &start.baseline, &start.brain)
+                    .await?,
+            );
             let recorded = self.record(&workspace, &start, cancelled).await?;
             let mut checked = self
                 .verify(&workspace, &start, &recorded, cancelled)

@@ -28,7 +28,7 @@ pub(super) struct StateModes {
 impl StateModes {
     /// Records the modes of `trees` (each with everything in it, `skip` and what is below it
     /// left out) and of the single directories `singles`.
-    pub fn take(trees: &[&Path], skip: &[&Path], singles: &[&Path]) -> Self {
+    pub(crate) fn take(trees: &[&Path], skip: &[&Path], singles: &[&Path]) -> Self {
         let mut modes = BTreeMap::new();
         for single in singles {
             if let Some(mode) = mode_of(single) {
@@ -43,7 +43,7 @@ impl StateModes {
 
     /// Puts back every mode that changed (parents first, so that what is below them can be
     /// reached); returns the paths put back.
-    pub fn restore(&self) -> Vec<PathBuf> {
+    pub(crate) fn restore(&self) -> Vec<PathBuf> {
         let mut restored = Vec::new();
         let mut parent: Option<(PathBuf, Dir)> = None;
         for (path, mode) in &self.modes {

@@ -20,7 +20,7 @@ pub(super) struct Paths {
 }
 
 impl Paths {
-    pub fn of(worktrees: &Path, common_dir: &Path, task: &str) -> Paths {
+    pub(crate) fn of(worktrees: &Path, common_dir: &Path, task: &str) -> Paths {
         let worktree = worktrees.join(format!("task-{task}"));
         Paths {
             agent_dir: beside(&worktree, ".agent"),

@@ -1,5 +1,8 @@
 //! Progress of a running task, for MCP progress notifications.
 
+use butler_worker::time::Timestamp;
+
+use crate::activity::LogEntry;
 use crate::contract::Outcome;
 
 /// Where a running task is.
@@ -52,11 +55,30 @@ impl Progress {
             Progress::Finished { outcome } => (format!("finished: {outcome:?}"), 1.0),
         }
     }
+
+    /// The task's step in its log (an agent's own events are logged as they come).
+    pub(crate) fn log_entry(&self, max_attempts: u32, at: Timestamp) -> Option<LogEntry> {
+        match self {
+            Progress::Activity(_) => None,
+            Progress::Finished { outcome } => Some(LogEntry::Finished {
+                at,
+                outcome: *outcome,
+            }),
+            step => Some(LogEntry::Step {
+                at,
+                text: step.describe(max_attempts).0,
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at() -> Timestamp {
+        Timestamp::parse("2026-04-15T10:00:00+09:00").expect("time")
+    }
 
     #[test]
     fn progress_fractions_strictly_increase_over_three_attempts() {
@@ -77,5 +99,28 @@ mod tests {
         let fractions: Vec<f64> = steps.iter().map(|p| p.describe(3).1).collect();
         assert!(fractions.windows(2).all(|w| w[0] < w[1]), "{fractions:?}");
         assert_eq!(fractions.last(), Some(&1.0));
+    }
+
+    #[test]
+    fn progress_becomes_steps_but_agent_activity_is_logged_by_the_watch() {
+        let step = Progress::Verifying { attempt: 1 }.log_entry(3, at());
+        assert_eq!(
+            step,
+            Some(LogEntry::Step {
+                at: at(),
+                text: "attempt 1: verifying".into()
+            })
+        );
+        let activity = Progress::Activity(crate::activity::Seen {
+            attempt: 1,
+            count: 3,
+            line: "tool shell: ls".into(),
+        });
+        assert_eq!(activity.log_entry(3, at()), None);
+        let done = Progress::Finished {
+            outcome: Outcome::Succeeded,
+        }
+        .log_entry(3, at());
+        assert!(done.is_some_and(|d| d.is_end()));
     }
 }

@@ -55,7 +55,7 @@ impl TaskStop {
     }
 
     /// Why the tasks were stopped, once they were.
-    pub fn reason(&self) -> Option<String> {
+    pub(crate) fn reason(&self) -> Option<String> {
         self.inner
             .reason
             .lock()

@@ -7,10 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::Progress;
 
-/// The key every line of Butler's own carries, with the protocol's version.
-pub const WIRE_KEY: &str = "butler_task";
-/// This protocol's version.
-pub const WIRE_VERSION: u32 = 1;
+/// This protocol's version: every line of Butler's own carries it as `butler_task`.
+pub(crate) const WIRE_VERSION: u32 = 1;
 
 /// One line of the pod's log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,7 +31,7 @@ struct Line<T> {
 
 impl PodMessage {
     /// The message as one line (no newline).
-    pub fn to_line(&self) -> String {
+    pub(crate) fn to_line(&self) -> String {
         serde_json::to_string(&Line {
             butler_task: WIRE_VERSION,
             message: self,

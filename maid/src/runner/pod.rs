@@ -32,27 +32,27 @@ use crate::error::MaidError;
 use crate::run::{MaidContext, Progress};
 
 /// The Task Contract, as JSON.
-pub const CONTRACT_VAR: &str = "BUTLER_TASK_CONTRACT";
+pub(crate) const CONTRACT_VAR: &str = "BUTLER_TASK_CONTRACT";
 /// The shared destination: a git URL or a path.
-pub const DESTINATION_VAR: &str = "BUTLER_TASK_DESTINATION";
+pub(crate) const DESTINATION_VAR: &str = "BUTLER_TASK_DESTINATION";
 /// The base commit (40 hex digits).
-pub const BASE_VAR: &str = "BUTLER_TASK_BASE";
+pub(crate) const BASE_VAR: &str = "BUTLER_TASK_BASE";
 /// The destination's ref holding the base commit.
-pub const BASE_REF_VAR: &str = "BUTLER_TASK_BASE_REF";
+pub(crate) const BASE_REF_VAR: &str = "BUTLER_TASK_BASE_REF";
 /// The destination's ref the task line is pushed to.
-pub const PUSH_REF_VAR: &str = "BUTLER_TASK_PUSH_REF";
+pub(crate) const PUSH_REF_VAR: &str = "BUTLER_TASK_PUSH_REF";
 /// The directory holding `username` and `token` for the destination (optional).
-pub const CREDENTIALS_VAR: &str = "BUTLER_PUSH_CREDENTIALS";
+pub(crate) const CREDENTIALS_VAR: &str = "BUTLER_PUSH_CREDENTIALS";
 /// Where the final line is written for Kubernetes' termination message.
-pub const TERMINATION_LOG_VAR: &str = "BUTLER_TERMINATION_LOG";
+pub(crate) const TERMINATION_LOG_VAR: &str = "BUTLER_TERMINATION_LOG";
 /// The termination message file when [`TERMINATION_LOG_VAR`] is not set.
-pub const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
+pub(crate) const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 /// The largest termination message Kubernetes keeps.
-pub const TERMINATION_LOG_MAX: usize = 4096;
+pub(crate) const TERMINATION_LOG_MAX: usize = 4096;
 /// The refs a pod reads its base from and pushes its line to lie under this prefix.
-pub const REF_PREFIX: &str = "refs/heads/butler/";
+pub(crate) const REF_PREFIX: &str = "refs/heads/butler/";
 /// The fresh repository's directory inside the work dir.
-pub const REPOSITORY_DIR: &str = "repo";
+pub(crate) const REPOSITORY_DIR: &str = "repo";
 
 /// The longest contract accepted (Kubernetes keeps a whole object under about 1 MiB).
 const MAX_CONTRACT_BYTES: usize = 1 << 20;
@@ -225,7 +225,7 @@ impl PodTask {
     }
 
     /// The local line the base is checked out on: the base ref's own name.
-    pub fn base_line(&self) -> &str {
+    pub(crate) fn base_line(&self) -> &str {
         self.base_ref.trim_start_matches("refs/heads/")
     }
 }
@@ -287,7 +287,7 @@ fn credentials_dir(dir: &str, work_dir: &Path) -> Result<PathBuf, PodError> {
 /// (normalised target paths, bounded texts, a known agent, a timeout in bounds) and whose
 /// attempts are 1 to [`MAX_ATTEMPTS`]. A contract that differs from its validated form is
 /// refused, never silently changed.
-pub fn read_contract(json: &str) -> Result<TaskContract, PodError> {
+pub(crate) fn read_contract(json: &str) -> Result<TaskContract, PodError> {
     let bad = |problem: String| PodError::Contract(problem);
     if json.len() > MAX_CONTRACT_BYTES {
         return Err(bad(format!(

@@ -13,7 +13,7 @@ use crate::contract::GuardFinding;
 const TEXT_MAX: usize = 160;
 
 /// Changed lines that delete or weaken tests or assertions.
-pub fn weakened_tests(patch: &str) -> Vec<GuardFinding> {
+pub(crate) fn weakened_tests(patch: &str) -> Vec<GuardFinding> {
     let files = parse(patch);
     let added: HashSet<&str> = files
         .iter()
@@ -41,7 +41,7 @@ pub fn weakened_tests(patch: &str) -> Vec<GuardFinding> {
 }
 
 /// Stubs left in added lines (documentation files are skipped).
-pub fn stubs(patch: &str) -> Vec<GuardFinding> {
+pub(crate) fn stubs(patch: &str) -> Vec<GuardFinding> {
     let mut out = Vec::new();
     for file in parse(patch) {
         let lang = Lang::of(&file.path);

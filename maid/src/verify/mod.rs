@@ -11,11 +11,11 @@ use butler_worker::process::{ChildEnv, ChildSpec, Ending, Limits, supervise};
 
 mod guards;
 
-pub use guards::{stubs, weakened_tests};
+pub(crate) use guards::{stubs, weakened_tests};
 
 /// How test commands are run.
 #[derive(Debug, Clone)]
-pub struct TestSettings {
+pub(crate) struct TestSettings {
     /// Limit of each command.
     pub timeout: Duration,
     /// Bytes of combined output kept as `output_tail`.
@@ -29,7 +29,7 @@ pub struct TestSettings {
 }
 
 impl TestSettings {
-    pub fn new(timeout: Duration, env: ChildEnv) -> Self {
+    pub(crate) fn new(timeout: Duration, env: ChildEnv) -> Self {
         Self {
             timeout,
             tail_bytes: 4 * 1024,
@@ -43,7 +43,7 @@ impl TestSettings {
 /// Runs each command with `sh -c` in `worktree`, one after another, stdout and stderr merged;
 /// a command passes with its expected exit code and output. After a cancellation the remaining
 /// commands are not run.
-pub async fn run_tests(
+pub(crate) async fn run_tests(
     worktree: &Path,
     commands: &[CommandCheck],
     settings: &TestSettings,
@@ -91,7 +91,7 @@ pub async fn run_tests(
 const MAX_CHECKED_FILE: u64 = 16 * 1024 * 1024;
 
 /// Evaluates the file checks against `worktree`.
-pub fn check_files(worktree: &Path, checks: &[FileCheck]) -> Vec<FileCheckResult> {
+pub(crate) fn check_files(worktree: &Path, checks: &[FileCheck]) -> Vec<FileCheckResult> {
     checks
         .iter()
         .map(|check| check_file(worktree, check))

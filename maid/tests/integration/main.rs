@@ -7,6 +7,7 @@
 //! confined or supervised runs as a child process.
 
 mod fake_agent;
+mod module_graph;
 mod sandbox;
 mod syscall_filter;
 mod task;

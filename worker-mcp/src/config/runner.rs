@@ -56,8 +56,9 @@ pub struct RunnerConfig {
 
 /// The variables Butler sets on a task's pod itself; `[runner] env` may not name them
 /// (`BUTLER_SANDBOX` it may: `auto` unless set).
-pub const RESERVED_ENV_PREFIXES: &[&str] = &["BUTLER_TASK_", "BUTLER_PUSH_", "BUTLER_TERMINATION"];
-pub const RESERVED_ENV: &[&str] = &["HOME", "TMPDIR"];
+pub(crate) const RESERVED_ENV_PREFIXES: &[&str] =
+    &["BUTLER_TASK_", "BUTLER_PUSH_", "BUTLER_TERMINATION"];
+pub(crate) const RESERVED_ENV: &[&str] = &["HOME", "TMPDIR"];
 
 impl RunnerConfig {
     /// What the types cannot say: a Kubernetes runner names its image; `[runner] env` names

@@ -14,11 +14,11 @@ use sha2::{Digest, Sha256};
 use super::{CONFIG_FILE, ConfigError};
 
 /// The trust store's file name, inside the user's configuration directory.
-pub const TRUST_FILE: &str = "trusted.json";
+pub(crate) const TRUST_FILE: &str = "trusted.json";
 
 /// The trusted project files: path → `sha256:<hex>` of the content trusted.
 #[derive(Debug, Clone, Default)]
-pub struct TrustStore {
+pub(crate) struct TrustStore {
     path: PathBuf,
     files: BTreeMap<String, String>,
 }
@@ -32,7 +32,7 @@ struct StoreFile {
 
 impl TrustStore {
     /// Reads the store in `config_dir` (a missing file is an empty store).
-    pub fn open(config_dir: &Path) -> Result<Self, ConfigError> {
+    pub(crate) fn open(config_dir: &Path) -> Result<Self, ConfigError> {
         let path = config_dir.join(TRUST_FILE);
         let files = match std::fs::read(&path) {
             Ok(bytes) => {
@@ -50,26 +50,26 @@ impl TrustStore {
     }
 
     /// Whether `file`'s `content` is exactly what the user trusted at that path.
-    pub fn is_trusted(&self, file: &Path, content: &[u8]) -> bool {
+    pub(crate) fn is_trusted(&self, file: &Path, content: &[u8]) -> bool {
         self.files
             .get(&key(file))
             .is_some_and(|recorded| *recorded == digest(content))
     }
 
     /// Trusts `content` at `file` (replacing what was trusted there); returns its digest.
-    pub fn trust(&mut self, file: &Path, content: &[u8]) -> String {
+    pub(crate) fn trust(&mut self, file: &Path, content: &[u8]) -> String {
         let digest = digest(content);
         self.files.insert(key(file), digest.clone());
         digest
     }
 
     /// Forgets `file`; whether it was trusted.
-    pub fn revoke(&mut self, file: &Path) -> bool {
+    pub(crate) fn revoke(&mut self, file: &Path) -> bool {
         self.files.remove(&key(file)).is_some()
     }
 
     /// Writes the store (a new file renamed over the old one, so a reader never sees half).
-    pub fn save(&self) -> Result<(), ConfigError> {
+    pub(crate) fn save(&self) -> Result<(), ConfigError> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let write_err = |source| ConfigError::Read {
             path: self.path.clone(),
@@ -87,7 +87,7 @@ impl TrustStore {
 }
 
 /// `sha256:<hex>` of `content`.
-pub fn digest(content: &[u8]) -> String {
+pub(crate) fn digest(content: &[u8]) -> String {
     let hash = Sha256::digest(content);
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
@@ -99,7 +99,7 @@ fn key(file: &Path) -> String {
 
 /// Where the project file of `project_root` is recorded in the store: the project's resolved
 /// path joined with `.butler/config.toml` (the same for `butler trust` and a session).
-pub fn project_file(project_root: &Path) -> PathBuf {
+pub(crate) fn project_file(project_root: &Path) -> PathBuf {
     project_root
         .canonicalize()
         .unwrap_or_else(|_| project_root.to_path_buf())

@@ -8,9 +8,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// How many notable events an attempt's evidence keeps (the last ones).
-pub const LAST_EVENTS: usize = 20;
+pub(crate) const LAST_EVENTS: usize = 20;
 /// Longest text of one event (a message, an error, an output line), in characters.
-pub const EVENT_TEXT_CHARS: usize = 200;
+pub(crate) const EVENT_TEXT_CHARS: usize = 200;
 
 /// One thing an agent did, as its output reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,7 +76,7 @@ impl AgentEvent {
 
     /// Whether it is worth keeping among an attempt's last events (plain output and usage are
     /// only counted).
-    pub fn notable(&self) -> bool {
+    pub(crate) fn notable(&self) -> bool {
         !matches!(self, Self::Output { .. } | Self::Usage(_))
     }
 }

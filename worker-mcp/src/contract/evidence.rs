@@ -60,7 +60,7 @@ pub struct LeftoverProcesses {
 
 impl LeftoverProcesses {
     /// Processes listed (the total counts all).
-    pub const MAX: usize = 20;
+    pub(crate) const MAX: usize = 20;
 
     /// Adds what one run left (`listed` of its `total`), started by `started_by`.
     pub fn add(&mut self, started_by: StartedBy, listed: Vec<EndedProcess>, total: u32) {
@@ -114,7 +114,7 @@ pub enum NoteKind {
 }
 
 impl NoteKind {
-    pub const ALL: [NoteKind; 4] = [
+    pub(crate) const ALL: [NoteKind; 4] = [
         NoteKind::Note,
         NoteKind::Progress,
         NoteKind::Blocked,

@@ -14,16 +14,21 @@
 //! - [`evidence`]: what one attempt did and how the verifiers judged it.
 //! - [`operation`]: what a delegated operation did, step by step, and how it was judged.
 //! - [`submission`]: a Task Contract as the Brain submits it, checked field by field.
+//! - [`written`]: reading what the Brain writes into types, every wrong field named at once.
 //! - [`activity`]: what the agent's own output showed of its work (events, usage).
 
 pub mod activity;
-pub mod evidence;
-pub mod ids;
-pub mod operation;
-pub mod result;
-pub mod submission;
+pub(crate) mod evidence;
+pub(crate) mod ids;
+pub(crate) mod operation;
+pub(crate) mod result;
+pub(crate) mod submission;
 pub mod task;
-pub mod validation;
+pub(crate) mod validation;
+pub(crate) mod written;
+
+#[cfg(test)]
+mod problems_tests;
 
 pub use activity::{Activity, ActivityCounts, AgentEvent, Cost, TimedEvent, Usage};
 pub use evidence::{

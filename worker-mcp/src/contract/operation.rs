@@ -90,7 +90,7 @@ pub enum ProcedureStatus {
 }
 
 impl ProcedureStatus {
-    pub const ALL: [ProcedureStatus; 3] = [
+    pub(crate) const ALL: [ProcedureStatus; 3] = [
         ProcedureStatus::Candidate,
         ProcedureStatus::Active,
         ProcedureStatus::Deprecated,

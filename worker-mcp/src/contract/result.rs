@@ -63,7 +63,11 @@ impl ResultContract {
     }
 
     /// The result of a delegated operation, with the status its run came to.
-    pub fn operation(task_id: TaskId, status: ResultStatus, evidence: OperationEvidence) -> Self {
+    pub(crate) fn operation(
+        task_id: TaskId,
+        status: ResultStatus,
+        evidence: OperationEvidence,
+    ) -> Self {
         Self {
             task_id,
             status,
@@ -135,7 +139,7 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
-    pub const ALL: [TaskStatus; 10] = [
+    pub(crate) const ALL: [TaskStatus; 10] = [
         TaskStatus::Running,
         TaskStatus::Succeeded,
         TaskStatus::Failed,

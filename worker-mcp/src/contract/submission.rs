@@ -18,36 +18,65 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::validation::{normalise_relative, validate_file_check};
+use super::written::{Given, Read, Wrong, fields, join, read, variants};
 use super::{
-    CommandCheck, Constraints, DelegationMode, FileCheck, FileCheckSpec, ImplementRequest,
-    IntentName, OperationTarget, SuccessCriteria, TaskContract, TaskId, Work,
+    AgentKind, CommandCheck, Constraints, DelegationMode, FileCheck, FileCheckSpec,
+    ImplementRequest, IntentName, OperationTarget, SuccessCriteria, TaskContract, TaskId, Work,
 };
 use crate::time::Timestamp;
 
-/// Fields a submitted contract may have.
-pub const FIELDS: &[&str] = &[
-    "task_id",
-    "intent",
-    "target",
-    "delegation_mode",
-    "constraints",
-    "success_criteria",
-    "requested_by",
-    "requested_at",
-    "issue_id",
-];
+/// A contract as the Brain writes it: each field read on its own (a wrong one is kept with the
+/// others, to be named with them). The fields in the order the refusal of an unknown one lists
+/// them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Written {
+    task_id: Given<String>,
+    intent: Given<String>,
+    /// Read by the intent's own type once the intent is known.
+    target: Given<Value>,
+    delegation_mode: Given<DelegationMode>,
+    constraints: Given<Map<String, Value>>,
+    success_criteria: Given<Map<String, Value>>,
+    requested_by: Given<String>,
+    requested_at: Given<String>,
+    issue_id: Given<u64>,
+}
+
+/// `constraints` as written; `timeout_s`'s bounds, and which fields apply, depend on the intent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct WrittenConstraints {
+    timeout_s: Given<u64>,
+    require_approval_for: Given<Vec<Given<IntentName>>>,
+    agent: Given<String>,
+    allow_test_changes: Given<bool>,
+}
+
+/// `success_criteria` as written; each entry is checked on its own.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct WrittenCriteria {
+    commands: Given<Vec<Value>>,
+    file_checks: Given<Vec<Value>>,
+}
+
+/// The fields a submitted contract may have.
+pub(crate) fn contract_fields() -> &'static [&'static str] {
+    fields::<Written>()
+}
 
 /// Longest and shortest limit of a whole operation, in seconds, and the default.
-pub const OPERATION_TIMEOUT_BOUNDS_S: (u64, u64) = (1, 24 * 60 * 60);
-pub const OPERATION_DEFAULT_TIMEOUT_S: u64 = 30 * 60;
+pub(crate) const OPERATION_TIMEOUT_BOUNDS_S: (u64, u64) = (1, 24 * 60 * 60);
+pub(crate) const OPERATION_DEFAULT_TIMEOUT_S: u64 = 30 * 60;
 /// Most target entries, and the longest key and value.
 const MAX_TARGET_KEYS: usize = 16;
 const MAX_KEY_CHARS: usize = 32;
-pub const MAX_VALUE_CHARS: usize = 200;
+pub(crate) const MAX_VALUE_CHARS: usize = 200;
 const MAX_COMMANDS: usize = 20;
 const MAX_COMMAND_CHARS: usize = 4_000;
 const MAX_FILE_CHECKS: usize = 50;
@@ -77,7 +106,7 @@ impl TaskSubmission {
     /// Checks every field and builds the contract; `now` stamps it when `requested_at` is left
     /// out. Butler allocates the id when `task_id` is left out (the returned contract then has
     /// a placeholder id).
-    pub fn validate(self, now: Timestamp) -> Result<TaskContract, Vec<FieldProblem>> {
+    pub(crate) fn validate(self, now: Timestamp) -> Result<TaskContract, Vec<FieldProblem>> {
         let Value::Object(fields) = self.0 else {
             return Err(vec![FieldProblem::new(
                 "contract",
@@ -85,37 +114,49 @@ impl TaskSubmission {
             )]);
         };
         let mut problems = Vec::new();
-        for name in fields.keys() {
-            if !FIELDS.contains(&name.as_str()) {
-                problems.push(FieldProblem::new(
-                    name.clone(),
-                    format!("not a contract field (fields: {})", FIELDS.join(", ")),
-                ));
-            }
+        let Read {
+            value: written,
+            unknown,
+            broken,
+        } = read::<Written>(&fields);
+        for name in unknown {
+            problems.push(FieldProblem::new(
+                name,
+                format!(
+                    "not a contract field (fields: {})",
+                    contract_fields().join(", ")
+                ),
+            ));
         }
         let mut p = Problems(&mut problems);
-        let task_id = p.task_id(fields.get("task_id"));
-        let intent = p.intent(fields.get("intent"));
-        let mode = p.mode(fields.get("delegation_mode"));
-        let requested_by = p.requested_by(fields.get("requested_by"));
-        let requested_at = p.requested_at(fields.get("requested_at"), now);
-        let issue_id = p.issue_id(fields.get("issue_id"));
-        let criteria = p.criteria(fields.get("success_criteria"));
+        p.broken(broken);
+        let task_id = p.task_id(&written.task_id);
+        let intent = p.intent(&written.intent);
+        let mode = p.mode(&written.delegation_mode);
+        let requested_by = p.requested_by(&written.requested_by);
+        let requested_at = p.requested_at(&written.requested_at, now);
+        let issue_id = p.issue_id(&written.issue_id);
+        let criteria = p.criteria(&written.success_criteria);
+        // `null` is kept as written: an `implement` target names it in its refusal.
+        let target = match written.target {
+            Given::Is(target) => Some(target),
+            Given::Null => Some(Value::Null),
+            Given::Absent | Given::Wrong(_) => None,
+        };
+        let target = target.as_ref();
         let implement = intent
             .as_ref()
             .is_some_and(|i| i.as_str() == Work::IMPLEMENT);
-        let constraints = p.constraints(fields.get("constraints"), implement);
+        let constraints = p.constraints(&written.constraints, implement);
         let work = match (&intent, implement) {
             (Some(_), true) => None,
-            (Some(intent), false) => p
-                .target(fields.get("target"))
-                .map(|target| Work::Operation {
-                    intent: intent.clone(),
-                    target,
-                }),
+            (Some(intent), false) => p.target(target).map(|target| Work::Operation {
+                intent: intent.clone(),
+                target,
+            }),
             // A bad intent does not hide what is wrong with the target.
             (None, _) => {
-                p.target(fields.get("target"));
+                p.target(target);
                 None
             }
         };
@@ -136,11 +177,11 @@ impl TaskSubmission {
             let (Some(criteria), Some(constraints), Some(requested_at)) =
                 (criteria.clone(), constraints.clone(), requested_at)
             else {
-                p.target_of_implement(fields.get("target"));
+                p.target_of_implement(target);
                 return Err(problems);
             };
             p.implement(
-                fields.get("target"),
+                target,
                 id.clone(),
                 criteria,
                 constraints,
@@ -182,13 +223,22 @@ impl TaskSubmission {
     }
 }
 
+/// `` `a`, `b`, `c` ``: names as the Brain writes them.
+fn ticked(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The id a contract carries until the ledger allocates its own.
 fn placeholder_id() -> TaskId {
     TaskId::new("t0").expect("t0 is a valid id")
 }
 
 /// Whether `id` has the form of the ids the ledger allocates (`t` and digits).
-pub fn is_allocated_form(id: &str) -> bool {
+pub(crate) fn is_allocated_form(id: &str) -> bool {
     id.len() > 1 && id.starts_with('t') && id[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
@@ -200,11 +250,23 @@ impl Problems<'_> {
         self.0.push(FieldProblem::new(field, problem));
     }
 
-    fn task_id(&mut self, value: Option<&Value>) -> Option<TaskId> {
+    /// A form that did not read as a whole (a field that is not a [`Given`]).
+    fn broken(&mut self, broken: Option<Wrong>) {
+        if let Some(wrong) = broken {
+            let field = if wrong.path.is_empty() {
+                "contract".to_owned()
+            } else {
+                wrong.path
+            };
+            self.add(field, wrong.reason);
+        }
+    }
+
+    fn task_id(&mut self, value: &Given<String>) -> Option<TaskId> {
         let text = match value {
-            None | Some(Value::Null) => return None,
-            Some(Value::String(text)) => text,
-            Some(_) => {
+            Given::Absent | Given::Null => return None,
+            Given::Is(text) => text,
+            Given::Wrong(_) => {
                 self.add(
                     "task_id",
                     "give a string, or leave it out for Butler to allocate",
@@ -231,43 +293,45 @@ impl Problems<'_> {
         }
     }
 
-    fn intent(&mut self, value: Option<&Value>) -> Option<IntentName> {
-        match value.and_then(Value::as_str) {
-            None => {
-                self.add(
-                    "intent",
-                    "missing: name what to achieve (`restart`, `collect_logs`, …)",
-                );
-                None
-            }
-            Some(text) => match IntentName::new(text) {
+    fn intent(&mut self, value: &Given<String>) -> Option<IntentName> {
+        match value {
+            Given::Is(text) => match IntentName::new(text.as_str()) {
                 Ok(name) => Some(name),
                 Err(e) => {
                     self.add("intent", e.to_string());
                     None
                 }
             },
+            _ => {
+                self.add(
+                    "intent",
+                    "missing: name what to achieve (`restart`, `collect_logs`, …)",
+                );
+                None
+            }
         }
     }
 
-    fn mode(&mut self, value: Option<&Value>) -> Option<DelegationMode> {
-        let parsed = value.and_then(|v| serde_json::from_value::<DelegationMode>(v.clone()).ok());
-        if parsed.is_none() {
-            self.add(
-                "delegation_mode",
-                "give one of `known_only`, `teach_if_unknown`, `agent`",
-            );
-        }
-        parsed
-    }
-
-    fn requested_by(&mut self, value: Option<&Value>) -> String {
+    fn mode(&mut self, value: &Given<DelegationMode>) -> Option<DelegationMode> {
         match value {
-            None | Some(Value::Null) => "brain".to_owned(),
-            Some(Value::String(who)) if !who.trim().is_empty() && who.chars().count() <= 64 => {
+            Given::Is(mode) => Some(*mode),
+            _ => {
+                self.add(
+                    "delegation_mode",
+                    format!("give one of {}", ticked(variants::<DelegationMode>())),
+                );
+                None
+            }
+        }
+    }
+
+    fn requested_by(&mut self, value: &Given<String>) -> String {
+        match value {
+            Given::Absent | Given::Null => "brain".to_owned(),
+            Given::Is(who) if !who.trim().is_empty() && who.chars().count() <= 64 => {
                 who.trim().to_owned()
             }
-            Some(_) => {
+            _ => {
                 self.add(
                     "requested_by",
                     "give who asks in at most 64 characters (`brain`)",
@@ -277,33 +341,31 @@ impl Problems<'_> {
         }
     }
 
-    fn requested_at(&mut self, value: Option<&Value>, now: Timestamp) -> Option<Timestamp> {
+    fn requested_at(&mut self, value: &Given<String>, now: Timestamp) -> Option<Timestamp> {
         match value {
-            None | Some(Value::Null) => Some(now),
-            Some(Value::String(text)) => match Timestamp::parse(text) {
+            Given::Absent | Given::Null => Some(now),
+            Given::Is(text) => match Timestamp::parse(text) {
                 Ok(at) => Some(at),
                 Err(e) => {
                     self.add("requested_at", e.to_string());
                     None
                 }
             },
-            Some(_) => {
+            Given::Wrong(_) => {
                 self.add("requested_at", "give an RFC 3339 time, or leave it out");
                 None
             }
         }
     }
 
-    fn issue_id(&mut self, value: Option<&Value>) -> Option<u64> {
+    fn issue_id(&mut self, value: &Given<u64>) -> Option<u64> {
         match value {
-            None | Some(Value::Null) => None,
-            Some(v) => match v.as_u64().filter(|n| *n > 0) {
-                Some(n) => Some(n),
-                None => {
-                    self.add("issue_id", "give an issue number (a positive integer)");
-                    None
-                }
-            },
+            Given::Absent | Given::Null => None,
+            Given::Is(n) if *n > 0 => Some(*n),
+            _ => {
+                self.add("issue_id", "give an issue number (a positive integer)");
+                None
+            }
         }
     }
 
@@ -344,44 +406,50 @@ impl Problems<'_> {
         (self.0.len() == before).then_some(OperationTarget(target))
     }
 
-    fn constraints(&mut self, value: Option<&Value>, implement: bool) -> Option<Constraints> {
+    fn constraints(
+        &mut self,
+        value: &Given<Map<String, Value>>,
+        implement: bool,
+    ) -> Option<Constraints> {
+        let empty = Map::new();
         let map = match value {
-            None | Some(Value::Null) => &Map::new(),
-            Some(Value::Object(map)) => map,
-            Some(_) => {
+            Given::Absent | Given::Null => &empty,
+            Given::Is(map) => map,
+            Given::Wrong(_) => {
                 self.add("constraints", "give an object, or leave it out");
                 return None;
             }
         };
         let before = self.0.len();
-        for key in map.keys() {
-            if ![
-                "timeout_s",
-                "require_approval_for",
-                "agent",
-                "allow_test_changes",
-            ]
-            .contains(&key.as_str())
-            {
-                self.add(
-                    format!("constraints.{key}"),
-                    "not a constraint (constraints: timeout_s, require_approval_for, agent, \
-                     allow_test_changes)",
-                );
-            }
+        let Read {
+            value: written,
+            unknown,
+            broken,
+        } = read::<WrittenConstraints>(map);
+        for key in unknown {
+            self.add(
+                join("constraints", &key),
+                format!(
+                    "not a constraint (constraints: {})",
+                    fields::<WrittenConstraints>().join(", ")
+                ),
+            );
         }
-        let timeout_s = match map.get("timeout_s") {
-            None | Some(Value::Null) if implement => super::DEFAULT_TIMEOUT_S,
-            None | Some(Value::Null) => OPERATION_DEFAULT_TIMEOUT_S,
-            Some(v) => {
+        if let Some(wrong) = broken {
+            self.add(join("constraints", &wrong.path), wrong.reason);
+        }
+        let timeout_s = match written.timeout_s {
+            Given::Absent | Given::Null if implement => super::DEFAULT_TIMEOUT_S,
+            Given::Absent | Given::Null => OPERATION_DEFAULT_TIMEOUT_S,
+            given => {
                 let (min, max) = if implement {
                     super::TIMEOUT_BOUNDS_S
                 } else {
                     OPERATION_TIMEOUT_BOUNDS_S
                 };
-                match v.as_u64().filter(|s| (min..=max).contains(s)) {
-                    Some(s) => s,
-                    None => {
+                match given {
+                    Given::Is(s) if (min..=max).contains(&s) => s,
+                    _ => {
                         self.add(
                             "constraints.timeout_s",
                             format!("give whole seconds in {min}..={max}"),
@@ -392,12 +460,12 @@ impl Problems<'_> {
             }
         };
         let mut require_approval_for = Vec::new();
-        match map.get("require_approval_for") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(items)) => {
-                for (i, item) in items.iter().enumerate() {
-                    match item.as_str().map(IntentName::new) {
-                        Some(Ok(name)) => require_approval_for.push(name),
+        match written.require_approval_for {
+            Given::Absent | Given::Null => {}
+            Given::Is(items) => {
+                for (i, item) in items.into_iter().enumerate() {
+                    match item {
+                        Given::Is(name) => require_approval_for.push(name),
                         _ => self.add(
                             format!("constraints.require_approval_for[{i}]"),
                             "give an intent or operation name (`git_push`)",
@@ -405,36 +473,40 @@ impl Problems<'_> {
                     }
                 }
             }
-            Some(_) => self.add(
+            Given::Wrong(_) => self.add(
                 "constraints.require_approval_for",
                 "give a list of intent names",
             ),
         }
-        let agent = match map.get("agent") {
-            None | Some(Value::Null) => None,
-            Some(_) if !implement => {
+        let agent = match written.agent {
+            Given::Absent | Given::Null => None,
+            _ if !implement => {
                 self.add("constraints.agent", "only `implement` tasks have an agent");
                 None
             }
-            Some(v) => match v.as_str().map(super::AgentKind::parse) {
-                Some(Ok(kind)) => Some(kind),
-                _ => {
-                    self.add("constraints.agent", "one of goose, claude, codex, aider");
-                    None
-                }
-            },
+            given => match given {
+                Given::Is(name) => AgentKind::parse(&name).ok(),
+                _ => None,
+            }
+            .or_else(|| {
+                self.add(
+                    "constraints.agent",
+                    format!("one of {}", variants::<AgentKind>().join(", ")),
+                );
+                None
+            }),
         };
-        let allow_test_changes = match map.get("allow_test_changes") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(allowed)) if implement => *allowed,
-            Some(Value::Bool(_)) => {
+        let allow_test_changes = match written.allow_test_changes {
+            Given::Absent | Given::Null => false,
+            Given::Is(allowed) if implement => allowed,
+            Given::Is(_) => {
                 self.add(
                     "constraints.allow_test_changes",
                     "only `implement` tasks have tests to change",
                 );
                 false
             }
-            Some(_) => {
+            Given::Wrong(_) => {
                 self.add("constraints.allow_test_changes", "give true or false");
                 false
             }
@@ -449,26 +521,36 @@ impl Problems<'_> {
         })
     }
 
-    fn criteria(&mut self, value: Option<&Value>) -> Option<SuccessCriteria> {
+    fn criteria(&mut self, value: &Given<Map<String, Value>>) -> Option<SuccessCriteria> {
+        let empty = Map::new();
         let map = match value {
-            None | Some(Value::Null) => &Map::new(),
-            Some(Value::Object(map)) => map,
-            Some(_) => {
+            Given::Absent | Given::Null => &empty,
+            Given::Is(map) => map,
+            Given::Wrong(_) => {
                 self.add("success_criteria", "give an object, or leave it out");
                 return None;
             }
         };
         let before = self.0.len();
-        for key in map.keys() {
-            if !["commands", "file_checks"].contains(&key.as_str()) {
-                self.add(
-                    format!("success_criteria.{key}"),
-                    "not a criterion (criteria: commands, file_checks)",
-                );
-            }
+        let Read {
+            value: written,
+            unknown,
+            broken,
+        } = read::<WrittenCriteria>(map);
+        for key in unknown {
+            self.add(
+                join("success_criteria", &key),
+                format!(
+                    "not a criterion (criteria: {})",
+                    fields::<WrittenCriteria>().join(", ")
+                ),
+            );
         }
-        let commands = self.commands(map.get("commands"));
-        let file_checks = self.file_checks(map.get("file_checks"));
+        if let Some(wrong) = broken {
+            self.add(join("success_criteria", &wrong.path), wrong.reason);
+        }
+        let commands = self.commands(&written.commands);
+        let file_checks = self.file_checks(&written.file_checks);
         (self.0.len() == before).then_some(SuccessCriteria {
             commands,
             file_checks,
@@ -476,11 +558,11 @@ impl Problems<'_> {
         })
     }
 
-    fn commands(&mut self, value: Option<&Value>) -> Vec<CommandCheck> {
+    fn commands(&mut self, value: &Given<Vec<Value>>) -> Vec<CommandCheck> {
         let items = match value {
-            None | Some(Value::Null) => return Vec::new(),
-            Some(Value::Array(items)) if items.len() <= MAX_COMMANDS => items,
-            Some(_) => {
+            Given::Absent | Given::Null => return Vec::new(),
+            Given::Is(items) if items.len() <= MAX_COMMANDS => items,
+            _ => {
                 self.add(
                     "success_criteria.commands",
                     format!("give a list of at most {MAX_COMMANDS} checks"),
@@ -499,11 +581,11 @@ impl Problems<'_> {
         out
     }
 
-    fn file_checks(&mut self, value: Option<&Value>) -> Vec<FileCheck> {
+    fn file_checks(&mut self, value: &Given<Vec<Value>>) -> Vec<FileCheck> {
         let items = match value {
-            None | Some(Value::Null) => return Vec::new(),
-            Some(Value::Array(items)) if items.len() <= MAX_FILE_CHECKS => items,
-            Some(_) => {
+            Given::Absent | Given::Null => return Vec::new(),
+            Given::Is(items) if items.len() <= MAX_FILE_CHECKS => items,
+            _ => {
                 self.add(
                     "success_criteria.file_checks",
                     format!("give a list of at most {MAX_FILE_CHECKS} checks"),
@@ -637,7 +719,7 @@ impl From<&FileCheck> for FileCheckSpec {
 }
 
 /// What is wrong with a target key, if anything: lower-case letters, digits and `_`.
-pub fn key_problem(key: &str) -> Option<String> {
+pub(crate) fn key_problem(key: &str) -> Option<String> {
     let ok = !key.is_empty()
         && key.len() <= MAX_KEY_CHARS
         && key.starts_with(|c: char| c.is_ascii_lowercase())
@@ -649,7 +731,7 @@ pub fn key_problem(key: &str) -> Option<String> {
 
 /// What is wrong with a target value, if anything. Values reach programs as whole arguments,
 /// so one that reads as an option (`-…`) is refused, as are control characters.
-pub fn value_problem(value: &str) -> Option<String> {
+pub(crate) fn value_problem(value: &str) -> Option<String> {
     if value.is_empty() || value.chars().count() > MAX_VALUE_CHARS {
         return Some(format!("give 1 to {MAX_VALUE_CHARS} characters"));
     }
@@ -667,7 +749,7 @@ pub fn value_problem(value: &str) -> Option<String> {
 
 /// One `success_criteria.commands` entry: `{command, exit_code?, output_contains?,
 /// output_matches?}`.
-pub fn command_check(item: &Value) -> Result<CommandCheck, String> {
+pub(crate) fn command_check(item: &Value) -> Result<CommandCheck, String> {
     let check: CommandCheck = serde_json::from_value(item.clone()).map_err(|e| {
         format!("give `{{command, exit_code?, output_contains?, output_matches?}}`: {e}")
     })?;
@@ -678,9 +760,9 @@ pub fn command_check(item: &Value) -> Result<CommandCheck, String> {
         ));
     }
     if let Some(object) = item.as_object()
-        && let Some(key) = object.keys().find(|k| {
-            !["command", "exit_code", "output_contains", "output_matches"].contains(&k.as_str())
-        })
+        && let Some(key) = object
+            .keys()
+            .find(|k| !fields::<CommandCheck>().contains(&k.as_str()))
     {
         return Err(format!("`{key}` is not a field of a command check"));
     }
@@ -698,14 +780,14 @@ pub fn command_check(item: &Value) -> Result<CommandCheck, String> {
 }
 
 /// One file check: `{path, exists|absent: true}` or `{path, contains}`, inside the project.
-pub fn file_check(index: usize, item: &Value) -> Result<FileCheck, String> {
+pub(crate) fn file_check(index: usize, item: &Value) -> Result<FileCheck, String> {
     let spec: FileCheckSpec = serde_json::from_value(item.clone()).map_err(|e| {
         format!("give `{{path, exists|absent: true}}` or `{{path, contains}}`: {e}")
     })?;
     if let Some(object) = item.as_object()
         && let Some(key) = object
             .keys()
-            .find(|k| !["path", "exists", "absent", "contains"].contains(&k.as_str()))
+            .find(|k| !fields::<FileCheckSpec>().contains(&k.as_str()))
     {
         return Err(format!("`{key}` is not a field of a file check"));
     }
@@ -713,7 +795,7 @@ pub fn file_check(index: usize, item: &Value) -> Result<FileCheck, String> {
 }
 
 /// A project-relative path (a step's working directory): normalised, inside the project.
-pub fn relative_path(path: &str) -> Result<String, String> {
+pub(crate) fn relative_path(path: &str) -> Result<String, String> {
     normalise_relative(path).map_err(|e| e.to_string())
 }
 

@@ -67,7 +67,7 @@ pub enum Work {
 
 impl Work {
     /// The intent of implementation tasks.
-    pub const IMPLEMENT: &'static str = "implement";
+    pub(crate) const IMPLEMENT: &'static str = "implement";
 
     pub fn intent(&self) -> &str {
         match self {
@@ -270,7 +270,7 @@ impl CommandCheck {
 
     /// `output_matches` compiled: multi-line, and bounded in size so a pattern cannot make
     /// Butler build a huge automaton.
-    pub fn pattern(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    pub(crate) fn pattern(pattern: &str) -> Result<regex::Regex, regex::Error> {
         regex::RegexBuilder::new(pattern)
             .multi_line(true)
             .size_limit(1 << 20)

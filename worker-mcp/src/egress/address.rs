@@ -113,7 +113,7 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 
 /// Whether `ip` is one of this machine's own addresses (loopback, unspecified, or assigned to
 /// one of its interfaces: only those can be bound).
-pub fn is_this_machine(ip: IpAddr) -> bool {
+pub(crate) fn is_this_machine(ip: IpAddr) -> bool {
     let ip = match ip {
         IpAddr::V6(v6) => embedded_v4(v6).map_or(ip, IpAddr::V4),
         v4 => v4,

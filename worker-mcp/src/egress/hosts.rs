@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A host name or address as the proxy compares it: lower case, no trailing dot, an IPv6
 /// address without brackets. `None` for what is not a host.
-pub fn normalize_host(host: &str) -> Option<String> {
+pub(crate) fn normalize_host(host: &str) -> Option<String> {
     let host = host.trim();
     let host = host
         .strip_prefix('[')
@@ -61,7 +61,7 @@ impl HostPattern {
     }
 
     /// Whether the pattern admits `host` (normalized, see [`normalize_host`]).
-    pub fn matches(&self, host: &str) -> bool {
+    pub(crate) fn matches(&self, host: &str) -> bool {
         match self {
             Self::Exact(name) => host == name,
             Self::Below(domain) => host
@@ -156,7 +156,7 @@ pub enum Admission {
 
 impl AllowList {
     /// Whether `host` (normalized) at `port` is admitted, and how.
-    pub fn admits(&self, host: &str, port: u16) -> Option<Admission> {
+    pub(crate) fn admits(&self, host: &str, port: u16) -> Option<Admission> {
         let endpoint = self
             .endpoints
             .iter()

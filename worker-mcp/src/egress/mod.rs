@@ -12,12 +12,12 @@
 //! - [`server`]: the proxy on hyper ([`EgressProxy`]).
 //! - [`log`]: the connection log, and [`refusal`]: what a refusal says.
 
-pub mod address;
-pub mod hosts;
+pub(crate) mod address;
+pub(crate) mod hosts;
 pub mod log;
-pub mod own_ports;
-pub mod refusal;
-pub mod server;
+pub(crate) mod own_ports;
+pub(crate) mod refusal;
+pub(crate) mod server;
 
 pub use address::{AddressClass, refused_class};
 pub use hosts::{Admission, AllowList, Endpoint, HostPattern};

@@ -7,7 +7,7 @@ use super::hosts::normalize_host;
 use super::log::Refused;
 
 /// The refusal's text (one line).
-pub fn refusal_text(
+pub(crate) fn refusal_text(
     host: &str,
     port: u16,
     refused: &Refused,

@@ -46,9 +46,9 @@ pub struct ProxySettings {
 }
 
 impl ProxySettings {
-    pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
-    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+    pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 64;
+    pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+    pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
     /// The defaults for `allow`, Butler's ports being the process's own.
     pub fn new(allow: AllowList) -> Self {
@@ -125,11 +125,6 @@ impl EgressProxy {
         while self.open.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-    }
-
-    /// Stops accepting and ends every connection.
-    pub fn stop(&self) {
-        self.stop.cancel();
     }
 }
 

@@ -104,7 +104,7 @@ impl GitRepo {
 
     /// Calls `visit` for every file the commit `sha` adds text to, against its parents (for a
     /// merge, only lines none of the parents had). Each blob is read up to `max_bytes`.
-    pub fn commit_additions(
+    pub(crate) fn commit_additions(
         &self,
         sha: &str,
         max_bytes: usize,

@@ -47,12 +47,12 @@ pub(crate) struct GitOutput {
 
 impl GitOutput {
     /// Whether stdout was cut at the bound.
-    pub fn truncated(&self) -> bool {
+    pub(crate) fn truncated(&self) -> bool {
         self.stdout_total > self.stdout.len() as u64
     }
 
     /// A bounded, credential-free description for logs.
-    pub fn detail(&self) -> String {
+    pub(crate) fn detail(&self) -> String {
         redact_credentials(&format!("{}: {}", self.status, self.stderr_tail.trim_end()))
     }
 }

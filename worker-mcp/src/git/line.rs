@@ -252,7 +252,7 @@ impl GitRepo {
     }
 
     /// Paths with unresolved conflicts, sorted.
-    pub fn conflicted_paths(&self) -> Result<Vec<String>, GitError> {
+    pub(crate) fn conflicted_paths(&self) -> Result<Vec<String>, GitError> {
         let out = GitCommand::new(self, "diff")
             .args([
                 "-c",

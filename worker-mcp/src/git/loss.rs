@@ -306,11 +306,6 @@ impl GitRepo {
         self.peel(rev, "commit")
     }
 
-    /// Whether `rev` names a tree-ish (a commit or a tree).
-    pub fn is_tree_ish(&self, rev: &str) -> Result<bool, GitError> {
-        Ok(self.peel(rev, "tree")?.is_some())
-    }
-
     fn peel(&self, rev: &str, kind: &str) -> Result<Option<String>, GitError> {
         if rev.is_empty() || rev.starts_with('-') {
             return Ok(None);

@@ -282,7 +282,7 @@ impl TaskGit {
     }
 
     /// Every ref and the object it points at.
-    pub fn refs(&self) -> Result<BTreeMap<String, String>, GitError> {
+    pub(crate) fn refs(&self) -> Result<BTreeMap<String, String>, GitError> {
         let out = self.run(
             "for-each-ref",
             ["for-each-ref", "--format=%(refname) %(objectname)"],
@@ -295,7 +295,7 @@ impl TaskGit {
     }
 
     /// Subjects of the commits in `from..to`, newest first.
-    pub fn subjects(&self, from: &str, to: &str) -> Result<Vec<String>, GitError> {
+    pub(crate) fn subjects(&self, from: &str, to: &str) -> Result<Vec<String>, GitError> {
         let out = self.run("log", ["log", "--format=%s", &format!("{from}..{to}")])?;
         Ok(out.lines().map(str::to_owned).collect())
     }
@@ -382,7 +382,7 @@ impl TaskGit {
     /// The worktree of this repository at `path`, with the git directory git registered for it
     /// (`<common dir>/worktrees/*/gitdir` names `<path>/.git`): nothing in the worktree, its
     /// `.git` file included, is read to find it. `None` when no registered worktree is there.
-    pub fn worktree_at(&self, path: &Path) -> Result<Option<TaskGit>, GitError> {
+    pub(crate) fn worktree_at(&self, path: &Path) -> Result<Option<TaskGit>, GitError> {
         let Ok(want) = path.canonicalize() else {
             return Ok(None);
         };
@@ -433,7 +433,7 @@ impl TaskGit {
     /// Writes the worktree's `.git` pointer file back when it no longer points at this
     /// worktree's git directory (changed, removed, or replaced by a link or a directory).
     /// Returns whether it had to. Run before any other git in the worktree.
-    pub fn restore_worktree_link(&self) -> Result<bool, GitError> {
+    pub(crate) fn restore_worktree_link(&self) -> Result<bool, GitError> {
         let link = self.workdir().join(".git");
         let gitdir = self.git_dir();
         let intact = std::fs::symlink_metadata(&link).is_ok_and(|m| m.is_file())

@@ -11,7 +11,7 @@ use url::{Host, Origin, Url};
 
 /// Why the token may not be sent to a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The server's origin is not one the user bound the token to.
     NotBound,
     /// Plain http to a host that is not this machine, and the user did not allow it.
@@ -19,7 +19,11 @@ pub enum Refusal {
 }
 
 /// Whether the token may be sent to `url` given the origins the user bound it to.
-pub fn token_may_go_to(url: &Url, bound: &[Origin], insecure_http: bool) -> Result<(), Refusal> {
+pub(crate) fn token_may_go_to(
+    url: &Url,
+    bound: &[Origin],
+    insecure_http: bool,
+) -> Result<(), Refusal> {
     if !bound.contains(&url.origin()) {
         return Err(Refusal::NotBound);
     }
@@ -30,12 +34,12 @@ pub fn token_may_go_to(url: &Url, bound: &[Origin], insecure_http: bool) -> Resu
 }
 
 /// `scheme://host:port` of `url`, for messages (never carries a path, a query or credentials).
-pub fn origin_label(url: &Url) -> String {
+pub(crate) fn origin_label(url: &Url) -> String {
     url.origin().ascii_serialization()
 }
 
 /// This machine: `localhost` (and `*.localhost`), 127.0.0.0/8, `::1`.
-pub fn is_loopback(url: &Url) -> bool {
+pub(crate) fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(Host::Domain(name)) => {
             let name = name.trim_end_matches('.').to_ascii_lowercase();
@@ -49,7 +53,7 @@ pub fn is_loopback(url: &Url) -> bool {
 
 /// Reads one origin the user named: `https://git.example.com`, `http://127.0.0.1:3000`, or a
 /// bare `git.example.com[:port]` (https). Paths are ignored; credentials are refused.
-pub fn parse_origin(entry: &str) -> Option<Origin> {
+pub(crate) fn parse_origin(entry: &str) -> Option<Origin> {
     let entry = entry.trim();
     let text = if entry.contains("://") {
         entry.to_string()
@@ -65,7 +69,7 @@ pub fn parse_origin(entry: &str) -> Option<Origin> {
 }
 
 /// Reads a list of origins separated by commas or white space; `None` if any entry is bad.
-pub fn parse_origins(list: &str) -> Option<Vec<Origin>> {
+pub(crate) fn parse_origins(list: &str) -> Option<Vec<Origin>> {
     list.split([',', ' ', '\t', '\n'])
         .filter(|e| !e.trim().is_empty())
         .map(parse_origin)

@@ -5,12 +5,12 @@
 use super::MAX_TITLE_CHARS;
 
 /// The most of an issue body that is kept.
-pub const MAX_BODY_BYTES: usize = 32 << 10;
+pub(crate) const MAX_BODY_BYTES: usize = 32 << 10;
 /// The most of one comment that is kept.
-pub const MAX_COMMENT_BYTES: usize = 8 << 10;
+pub(crate) const MAX_COMMENT_BYTES: usize = 8 << 10;
 
 /// A title of at most [`MAX_TITLE_CHARS`] characters, on one line; a longer one ends in a note.
-pub fn bound_title(title: String) -> String {
+pub(crate) fn bound_title(title: String) -> String {
     let one_line = !title.contains(['\n', '\r']);
     if one_line && title.chars().count() <= MAX_TITLE_CHARS {
         return title;
@@ -28,7 +28,7 @@ pub fn bound_title(title: String) -> String {
 
 /// `text` if it has at most `max` bytes; else its start (cut at a line end when one is near)
 /// followed by a note saying how much was left out.
-pub fn bound_text(text: String, max: usize) -> String {
+pub(crate) fn bound_text(text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
     }

@@ -45,7 +45,7 @@ impl ServerKind {
     }
 
     /// Forgejo reports versions like `11.0.3+gitea-1.22.0`; Gitea plain `1.27.1`.
-    pub fn from_version(version: &str) -> Self {
+    pub(crate) fn from_version(version: &str) -> Self {
         if version.contains("+gitea") || version.to_ascii_lowercase().contains("forgejo") {
             Self::Forgejo
         } else {
@@ -56,14 +56,17 @@ impl ServerKind {
 
 /// What `GET /api/v1/version` said.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerProbe {
+pub(crate) struct ServerProbe {
     pub kind: ServerKind,
     pub version: String,
 }
 
 /// Asks a server whether it speaks the Gitea API (`GET <web_root>/api/v1/version`), without
 /// sending the token: the host might not be a Gitea server at all.
-pub async fn probe_server(web_root: &Url, opts: ClientOptions) -> Result<ServerProbe, IssueError> {
+pub(crate) async fn probe_server(
+    web_root: &Url,
+    opts: ClientOptions,
+) -> Result<ServerProbe, IssueError> {
     let opts = ClientOptions {
         read_retries: 0,
         ..opts
@@ -129,7 +132,7 @@ impl GiteaBackend {
     }
 
     /// The repository's web page, without credentials.
-    pub fn repo_url(&self) -> String {
+    pub(crate) fn repo_url(&self) -> String {
         let root = self.target.web_root.as_str().trim_end_matches('/');
         format!("{root}/{}/{}", self.target.owner, self.target.repo)
     }
@@ -144,16 +147,7 @@ impl GiteaBackend {
         path
     }
 
-    /// Checks that the repository exists and the token may read it (`GET /repos/{o}/{r}`).
-    pub async fn check_repository(&self) -> Result<(), IssueError> {
-        let what = format!("repository {}/{}", self.target.owner, self.target.repo);
-        self.http
-            .get(&self.issue_path(&[]), &[], &what)
-            .await
-            .map(|_| ())
-    }
-
-    pub async fn read_issue(&self, number: u64) -> Result<Issue, IssueError> {
+    pub(crate) async fn read_issue(&self, number: u64) -> Result<Issue, IssueError> {
         let n = number.to_string();
         let reply = self
             .http
@@ -164,7 +158,7 @@ impl GiteaBackend {
 
     /// The issue's last `n` plain comments, oldest first. The endpoint has no paging, so the
     /// list is fetched once and cut here.
-    pub async fn last_comments_of(
+    pub(crate) async fn last_comments_of(
         &self,
         number: u64,
         n: usize,
@@ -180,7 +174,7 @@ impl GiteaBackend {
         Ok(all.drain(skip..).map(WireComment::into_comment).collect())
     }
 
-    pub async fn add_comment(&self, number: u64, body: &str) -> Result<Comment, IssueError> {
+    pub(crate) async fn add_comment(&self, number: u64, body: &str) -> Result<Comment, IssueError> {
         let num = number.to_string();
         let path = self.issue_path(&["issues", &num, "comments"]);
         let reply = self
@@ -197,7 +191,11 @@ impl GiteaBackend {
 
     /// Deletes a comment after checking it belongs to this issue, so a wrong pair is
     /// `not_found` rather than the deletion of another issue's comment.
-    pub async fn remove_comment(&self, number: u64, comment_id: u64) -> Result<(), IssueError> {
+    pub(crate) async fn remove_comment(
+        &self,
+        number: u64,
+        comment_id: u64,
+    ) -> Result<(), IssueError> {
         let what = format!("comment {comment_id} on issue #{number}");
         let id = comment_id.to_string();
         let path = self.issue_path(&["issues", "comments", &id]);
@@ -223,7 +221,7 @@ impl GiteaBackend {
         Ok(reply.json::<WireIssue>()?.into_issue())
     }
 
-    pub async fn set_title(&self, number: u64, title: &str) -> Result<Issue, IssueError> {
+    pub(crate) async fn set_title(&self, number: u64, title: &str) -> Result<Issue, IssueError> {
         let title = validate_title(title)?;
         self.edit(
             number,
@@ -235,7 +233,7 @@ impl GiteaBackend {
         .await
     }
 
-    pub async fn set_body(&self, number: u64, body: &str) -> Result<Issue, IssueError> {
+    pub(crate) async fn set_body(&self, number: u64, body: &str) -> Result<Issue, IssueError> {
         self.edit(
             number,
             EditIssue {
@@ -246,7 +244,11 @@ impl GiteaBackend {
         .await
     }
 
-    pub async fn change_state(&self, number: u64, state: IssueState) -> Result<Issue, IssueError> {
+    pub(crate) async fn change_state(
+        &self,
+        number: u64,
+        state: IssueState,
+    ) -> Result<Issue, IssueError> {
         let state = match state {
             IssueState::Open => "open",
             IssueState::Closed => "closed",
@@ -263,7 +265,7 @@ impl GiteaBackend {
 
     /// Creates an issue; label names are resolved first, so an unknown name fails before any
     /// write.
-    pub async fn create_issue(&self, new: &NewIssue) -> Result<Issue, IssueError> {
+    pub(crate) async fn create_issue(&self, new: &NewIssue) -> Result<Issue, IssueError> {
         let title = validate_title(&new.title)?;
         let label_ids: Vec<u64> = self
             .resolve_labels(&new.labels)
@@ -296,7 +298,7 @@ impl GiteaBackend {
         Ok(issue)
     }
 
-    pub async fn list_issues(&self, query: &IssueQuery) -> Result<IssuePage, IssueError> {
+    pub(crate) async fn list_issues(&self, query: &IssueQuery) -> Result<IssuePage, IssueError> {
         let page = query.page.max(1);
         let per_page = match query.per_page {
             0 => DEFAULT_PAGE,
@@ -349,7 +351,7 @@ impl GiteaBackend {
     }
 
     /// The repository's labels, from the cache when present.
-    pub async fn repo_labels(&self) -> Result<Arc<Vec<Label>>, IssueError> {
+    pub(crate) async fn repo_labels(&self) -> Result<Arc<Vec<Label>>, IssueError> {
         match self.labels.get() {
             Some(labels) => Ok(labels),
             None => self.fetch_labels().await,

@@ -60,7 +60,7 @@ impl LocalIssues {
     }
 
     /// Uses an already open ledger connection (the store then owns it).
-    pub fn from_ledger(ledger: Ledger, name: impl Into<String>) -> LocalIssues {
+    pub(crate) fn from_ledger(ledger: Ledger, name: impl Into<String>) -> LocalIssues {
         Self::shared(Arc::new(LedgerHandle::new(ledger)), name)
     }
 

@@ -6,8 +6,8 @@
 //! label names with [`resolve_label_names`] before doing any I/O, so they reject the same inputs
 //! the same way.
 
-pub mod binding;
-pub mod bounded;
+pub(crate) mod binding;
+pub(crate) mod bounded;
 pub mod gitea;
 pub mod local;
 pub mod select;
@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub type IssueFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, IssueError>> + Send + 'a>>;
 
 /// Longest title accepted, in characters (Gitea's column limit).
-pub const MAX_TITLE_CHARS: usize = 255;
+pub(crate) const MAX_TITLE_CHARS: usize = 255;
 
 /// What every issue tracker offers Butler. Numbers are the tracker's issue numbers (`#N`).
 pub trait IssueBackend: Send + Sync {
@@ -243,7 +243,7 @@ pub fn validate_title(title: &str) -> Result<String, IssueError> {
 
 /// Resolves label names (trimmed, case-insensitive) against the repository's labels, in the
 /// order asked, without duplicates. Every unknown name is reported at once.
-pub fn resolve_label_names(
+pub(crate) fn resolve_label_names(
     available: &[Label],
     wanted: &[String],
 ) -> Result<Vec<Label>, IssueError> {

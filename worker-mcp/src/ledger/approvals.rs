@@ -9,7 +9,7 @@ use crate::contract::TaskId;
 use crate::time::Timestamp;
 
 /// How long an approval reference stays usable, in seconds.
-pub const APPROVAL_VALID_SECS: i64 = 60 * 60;
+pub(crate) const APPROVAL_VALID_SECS: i64 = 60 * 60;
 
 impl Ledger {
     /// Stores a pending approval and returns its reference (`apr-` and 12 random hex digits).
@@ -91,7 +91,7 @@ impl Ledger {
 
 /// An approval bound to a delegated task, as the gate keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskApproval {
+pub(crate) struct TaskApproval {
     /// `apr-` and 12 hex digits.
     pub reference: String,
     pub fingerprint: String,
@@ -104,7 +104,7 @@ pub struct TaskApproval {
 
 impl TaskApproval {
     /// When it stops being usable.
-    pub fn expires_at(&self) -> Timestamp {
+    pub(crate) fn expires_at(&self) -> Timestamp {
         self.created_at.plus_seconds(APPROVAL_VALID_SECS)
     }
 }
@@ -115,7 +115,7 @@ const TASK_KIND: &str = "task";
 impl Ledger {
     /// Stores a pending approval for `task_id`'s operation `fingerprint`. Earlier unused
     /// approvals of the task stop being usable: only the newest question stands.
-    pub fn create_task_approval(
+    pub(crate) fn create_task_approval(
         &self,
         task_id: &TaskId,
         fingerprint: &str,
@@ -155,8 +155,12 @@ impl Ledger {
         })
     }
 
-    /// The task's newest approval, if it has one.
-    pub fn task_approval(&self, task_id: &TaskId) -> Result<Option<TaskApproval>, LedgerError> {
+    /// The task's newest approval, if it has one (the tests read it).
+    #[cfg(test)]
+    pub(crate) fn task_approval(
+        &self,
+        task_id: &TaskId,
+    ) -> Result<Option<TaskApproval>, LedgerError> {
         self.read(|tx| {
             Ok(tx
                 .query_row(
@@ -180,7 +184,7 @@ impl Ledger {
 
     /// Uses the task's approval `reference`: `true` exactly once, only for `task_id` and the
     /// `fingerprint` it was created for, within [`APPROVAL_VALID_SECS`], and never after a deny.
-    pub fn consume_task_approval(
+    pub(crate) fn consume_task_approval(
         &self,
         task_id: &TaskId,
         reference: &str,
@@ -190,7 +194,7 @@ impl Ledger {
     }
 
     /// No approval of the task is usable any more (the task ended, or nothing waits for one).
-    pub fn void_task_approvals(&self, task_id: &TaskId) -> Result<(), LedgerError> {
+    pub(crate) fn void_task_approvals(&self, task_id: &TaskId) -> Result<(), LedgerError> {
         let now = self.now();
         self.write(|tx| {
             tx.execute(
@@ -203,7 +207,7 @@ impl Ledger {
 
     /// The user said no: the approval is used up and marked denied. `false` when it was
     /// already used or is not the task's.
-    pub fn deny_task_approval(
+    pub(crate) fn deny_task_approval(
         &self,
         task_id: &TaskId,
         reference: &str,

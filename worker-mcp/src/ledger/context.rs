@@ -31,8 +31,14 @@ impl Ledger {
         Ok(())
     }
 
-    /// The active issue of a project's line of work, if one is set.
-    pub fn active_issue(&self, project: &str, line: &str) -> Result<Option<u64>, LedgerError> {
+    /// The active issue of a project's line of work, if one is set (Butler reads them all at
+    /// once, [`Ledger::active_issues`]; the tests read one).
+    #[cfg(test)]
+    pub(crate) fn active_issue(
+        &self,
+        project: &str,
+        line: &str,
+    ) -> Result<Option<u64>, LedgerError> {
         let issue = self
             .conn()
             .prepare_cached("SELECT issue FROM active_issues WHERE project = ?1 AND line = ?2")?

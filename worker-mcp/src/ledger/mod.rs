@@ -26,11 +26,12 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use crate::file_lock::{self, FileLock};
 use crate::time::{SharedClock, SystemClock, Timestamp};
 
-pub use self::approvals::{APPROVAL_VALID_SECS, TaskApproval};
+#[cfg(test)]
+pub(crate) use self::approvals::APPROVAL_VALID_SECS;
 pub use self::error::LedgerError;
 pub use self::handle::LedgerHandle;
 pub use self::journal::{Operation, process_alive};
-pub use self::procedures::ProcedureRow;
+pub(crate) use self::procedures::ProcedureRow;
 pub use self::records::{Claim, ClaimingCommit, PendingRecord, Record, RecordId, RecordIdError};
 pub use self::tasks::{AttemptRow, TaskEnd, TaskNote, TaskRow};
 
@@ -42,7 +43,7 @@ pub const LEDGER_DIR: &str = "butler";
 /// The ledger's file name inside [`LEDGER_DIR`].
 pub const LEDGER_FILE: &str = "ledger.db";
 /// Appended to the ledger's file name for the lock file that serialises opening it.
-pub const OPEN_LOCK_SUFFIX: &str = ".open-lock";
+pub(crate) const OPEN_LOCK_SUFFIX: &str = ".open-lock";
 
 /// An open ledger: one SQLite connection. `Send` but not `Sync`: share it behind a `Mutex`, or
 /// open one per thread (the file itself is safe to share between connections and processes).
@@ -130,7 +131,7 @@ impl Ledger {
     }
 
     /// Now, by the ledger's clock.
-    pub fn now(&self) -> Timestamp {
+    pub(crate) fn now(&self) -> Timestamp {
         self.clock.now()
     }
 

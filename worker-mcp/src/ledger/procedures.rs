@@ -20,7 +20,7 @@ use crate::time::Timestamp;
 
 /// A procedure as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ProcedureRow {
+pub(crate) struct ProcedureRow {
     pub id: i64,
     pub intent: IntentName,
     #[serde(serialize_with = "as_text")]
@@ -74,7 +74,7 @@ fn procedure_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProcedureRow> {
 impl Ledger {
     /// Stores a taught procedure as `candidate`; the live procedure it replaces (same intent
     /// and signature), if any, becomes `deprecated`. Returns the new row and the replaced id.
-    pub fn store_procedure(
+    pub(crate) fn store_procedure(
         &self,
         intent: &IntentName,
         signature: &Signature,
@@ -127,7 +127,10 @@ impl Ledger {
     }
 
     /// The live (candidate or active) procedures of `intent`.
-    pub fn live_procedures(&self, intent: &IntentName) -> Result<Vec<ProcedureRow>, LedgerError> {
+    pub(crate) fn live_procedures(
+        &self,
+        intent: &IntentName,
+    ) -> Result<Vec<ProcedureRow>, LedgerError> {
         self.read(|tx| {
             let mut stmt = tx.prepare(&format!(
                 "SELECT {PROCEDURE_COLUMNS} FROM procedures
@@ -141,7 +144,7 @@ impl Ledger {
     }
 
     /// Every live procedure, by intent then signature.
-    pub fn all_live_procedures(&self) -> Result<Vec<ProcedureRow>, LedgerError> {
+    pub(crate) fn all_live_procedures(&self) -> Result<Vec<ProcedureRow>, LedgerError> {
         self.read(|tx| {
             let mut stmt = tx.prepare(&format!(
                 "SELECT {PROCEDURE_COLUMNS} FROM procedures
@@ -155,7 +158,7 @@ impl Ledger {
     }
 
     /// One procedure, if it exists.
-    pub fn procedure(&self, id: i64) -> Result<Option<ProcedureRow>, LedgerError> {
+    pub(crate) fn procedure(&self, id: i64) -> Result<Option<ProcedureRow>, LedgerError> {
         self.read(|tx| {
             Ok(tx
                 .query_row(
@@ -169,7 +172,7 @@ impl Ledger {
 
     /// Counts one run of procedure `id`: a verified success or a failure. A candidate with
     /// `promote_after` verified successes becomes active. Returns the row after the count.
-    pub fn count_procedure_run(
+    pub(crate) fn count_procedure_run(
         &self,
         id: i64,
         verified: bool,
@@ -236,7 +239,7 @@ impl Ledger {
 
     /// A paused task (waiting for input or approval) runs again: `running`, its earlier end,
     /// cancellation request and evidence so far cleared.
-    pub fn resume_task(&self, task_id: &TaskId) -> Result<(), LedgerError> {
+    pub(crate) fn resume_task(&self, task_id: &TaskId) -> Result<(), LedgerError> {
         let now = self.now();
         self.write(|tx| {
             touch(tx, task_id, now)?;
@@ -253,7 +256,7 @@ impl Ledger {
     /// Takes a task that waits for the user's approval for one caller: `true` for exactly one
     /// of any number of concurrent callers (the status moves from `need_approval` to `running`
     /// in one transaction); the others find it taken.
-    pub fn claim_paused_task(&self, task_id: &TaskId) -> Result<bool, LedgerError> {
+    pub(crate) fn claim_paused_task(&self, task_id: &TaskId) -> Result<bool, LedgerError> {
         let now = self.now();
         self.write(|tx| {
             let changed = tx.execute(
@@ -270,7 +273,7 @@ impl Ledger {
 
     /// Gives back a task taken with [`Ledger::claim_paused_task`] when the approval could not be
     /// acted on (it waits for the user again, as before).
-    pub fn release_paused_task(&self, task_id: &TaskId) -> Result<(), LedgerError> {
+    pub(crate) fn release_paused_task(&self, task_id: &TaskId) -> Result<(), LedgerError> {
         self.write(|tx| {
             tx.execute(
                 "UPDATE tasks SET status = 'need_approval'
@@ -282,7 +285,7 @@ impl Ledger {
     }
 
     /// Stores a running operation's evidence so far.
-    pub fn set_task_progress(
+    pub(crate) fn set_task_progress(
         &self,
         task_id: &TaskId,
         evidence: &OperationEvidence,
@@ -322,7 +325,7 @@ impl Ledger {
     }
 
     /// Asks whoever runs the task to stop it (another Butler process sees it too).
-    pub fn request_task_cancel(&self, task_id: &TaskId) -> Result<(), LedgerError> {
+    pub(crate) fn request_task_cancel(&self, task_id: &TaskId) -> Result<(), LedgerError> {
         let now = self.now();
         self.write(|tx| {
             touch(tx, task_id, now)?;
@@ -335,7 +338,7 @@ impl Ledger {
     }
 
     /// Whether a cancellation of the task was asked for.
-    pub fn task_cancel_requested(&self, task_id: &TaskId) -> Result<bool, LedgerError> {
+    pub(crate) fn task_cancel_requested(&self, task_id: &TaskId) -> Result<bool, LedgerError> {
         self.read(|tx| {
             let at: Option<Option<Timestamp>> = tx
                 .query_row(

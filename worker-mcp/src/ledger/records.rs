@@ -83,7 +83,7 @@ impl RecordId {
     }
 
     /// The daily sequence number.
-    pub fn seq(&self) -> u64 {
+    pub(crate) fn seq(&self) -> u64 {
         self.seq_text()
             .parse()
             .expect("validated digits, at most 18")
@@ -233,7 +233,7 @@ impl Row {
 
 impl Ledger {
     /// Allocates the next id of `now`'s local day and remembers the record as pending.
-    pub fn reserve_record(
+    pub(crate) fn reserve_record(
         &self,
         now: Timestamp,
         message: &str,
@@ -274,7 +274,11 @@ impl Ledger {
 
     /// Replaces a completed record's message with the one its commit carries (a repository
     /// hook rewrote it while recording), so the ledger shows what history holds.
-    pub fn set_record_message(&self, id: &RecordId, message: &str) -> Result<(), LedgerError> {
+    pub(crate) fn set_record_message(
+        &self,
+        id: &RecordId,
+        message: &str,
+    ) -> Result<(), LedgerError> {
         self.write(|tx| {
             let updated = tx.execute(
                 "UPDATE records SET message = ?2 WHERE id = ?1 AND state = 'complete'",
@@ -290,7 +294,7 @@ impl Ledger {
     /// Gives a reserved id back because its commit certainly did not happen: when it is the
     /// newest id of its day it is deleted and will be handed out again (the day's ids stay
     /// consecutive); otherwise it is abandoned like [`Ledger::abandon_record`].
-    pub fn release_record(&self, id: &RecordId) -> Result<(), LedgerError> {
+    pub(crate) fn release_record(&self, id: &RecordId) -> Result<(), LedgerError> {
         self.write(|tx| {
             let row = load(tx, id.as_str())?.ok_or_else(|| missing(id))?;
             if row.state == State::Complete {

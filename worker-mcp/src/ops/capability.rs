@@ -134,7 +134,7 @@ impl Registry {
     }
 
     /// The capability that handles `intent`.
-    pub fn find(&self, intent: &str) -> Option<Arc<dyn Capability>> {
+    pub(crate) fn find(&self, intent: &str) -> Option<Arc<dyn Capability>> {
         self.capabilities
             .iter()
             .find(|c| c.intents().contains(&intent))
@@ -142,7 +142,7 @@ impl Registry {
     }
 
     /// Every registered capability, in order.
-    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Capability>> {
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<dyn Capability>> {
         self.capabilities.iter()
     }
 }

@@ -81,19 +81,19 @@ pub enum Decision {
 /// A step's private directory: its `TMPDIR` (writable to it) and, beside it, the policy and
 /// the helper's report (not writable to it). Removed when dropped.
 #[derive(Debug)]
-pub struct StepDir {
+pub(crate) struct StepDir {
     dir: tempfile::TempDir,
 }
 
 impl StepDir {
-    pub fn new() -> std::io::Result<Self> {
+    pub(crate) fn new() -> std::io::Result<Self> {
         let dir = tempfile::Builder::new().prefix("butler-step-").tempdir()?;
         std::fs::create_dir(dir.path().join("tmp"))?;
         Ok(Self { dir })
     }
 
     /// The step's `TMPDIR`.
-    pub fn tmp(&self) -> PathBuf {
+    pub(crate) fn tmp(&self) -> PathBuf {
         self.dir.path().join("tmp")
     }
 
@@ -106,7 +106,7 @@ impl StepDir {
 /// links, the declared paths (resolved by [`super::exec::StepPlace::declared`]), and `extra`
 /// (but one holding the project or inside its git data). A declared project path that does not
 /// exist yet is created as a directory.
-pub fn tree_writable(
+pub(crate) fn tree_writable(
     root: &Path,
     declared: &[PathBuf],
     extra: &[PathBuf],
@@ -143,7 +143,7 @@ pub fn tree_writable(
 
 impl StepSandbox {
     /// Whether steps run confined here (what the gate assumes before a step runs).
-    pub fn applies(&self, helper: Option<&Path>) -> bool {
+    pub(crate) fn applies(&self, helper: Option<&Path>) -> bool {
         self.unavailable(helper).is_none()
     }
 
@@ -159,7 +159,12 @@ impl StepSandbox {
     }
 
     /// Decides how one run is confined and writes its policy into `dir`.
-    pub fn decide(&self, helper: Option<&Path>, dir: &StepDir, writable: Vec<PathBuf>) -> Decision {
+    pub(crate) fn decide(
+        &self,
+        helper: Option<&Path>,
+        dir: &StepDir,
+        writable: Vec<PathBuf>,
+    ) -> Decision {
         match (self.mode, self.unavailable(helper)) {
             (SandboxMode::Required, Some(why)) => {
                 return Decision::Refused(format!(
@@ -194,7 +199,7 @@ impl StepSandbox {
 
 /// After a confined run: why it was not confined after all (the helper's report says the
 /// kernel enforced nothing, or it never reported), `None` when it was.
-pub fn not_applied(report: &Path) -> Option<String> {
+pub(crate) fn not_applied(report: &Path) -> Option<String> {
     let text = match std::fs::read_to_string(report) {
         Ok(text) => text,
         Err(_) => return Some("the sandbox helper did not report".into()),

@@ -24,7 +24,7 @@ use crate::sandbox::HelperRun;
 /// How much of a step's output its evidence keeps (its end).
 pub const OUTPUT_TAIL_BYTES: usize = 4 * 1024;
 /// A check's time limit (checks in `wait` loops and the contract's verifiers).
-pub const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Output kept in memory while a step runs (its end), per stream.
 const KEEP_TAIL: usize = 64 * 1024;
 /// Between SIGTERM to a stopped step's group and SIGKILL.
@@ -32,7 +32,7 @@ const GRACE: Duration = Duration::from_secs(3);
 
 /// Where and with what a task's steps run.
 #[derive(Debug, Clone)]
-pub struct StepPlace {
+pub(crate) struct StepPlace {
     /// The project's working tree (its real path).
     pub root: PathBuf,
     pub repo: GitRepo,
@@ -51,7 +51,7 @@ impl StepPlace {
     /// The steps' environment: the basics, the user's home, network settings and toolchains,
     /// the configured `env_allow`, and the target's values as `TARGET_<NAME>` — never Butler's
     /// secrets.
-    pub fn new(
+    pub(crate) fn new(
         root: PathBuf,
         repo: GitRepo,
         target: OperationTarget,
@@ -83,7 +83,7 @@ impl StepPlace {
     /// links, inside the project and out of its git data), absolute, or `~/…` under the steps'
     /// `HOME`. A path that resolves to the project's git data or holds the project is refused:
     /// nothing a step writes may reach what undoes it.
-    pub fn declared(&self, writes: &[String]) -> Result<Vec<PathBuf>, String> {
+    pub(crate) fn declared(&self, writes: &[String]) -> Result<Vec<PathBuf>, String> {
         let git = self.root.join(".git");
         let mut out = Vec::new();
         for entry in writes {
@@ -107,7 +107,7 @@ impl StepPlace {
     }
 
     /// `text` with every `{target.NAME}` replaced by the target's value.
-    pub fn fill(&self, text: &str) -> String {
+    pub(crate) fn fill(&self, text: &str) -> String {
         let mut out = text.to_owned();
         for (name, value) in &self.target.0 {
             out = out.replace(&format!("{{target.{name}}}"), value);
@@ -117,7 +117,7 @@ impl StepPlace {
 
     /// The command line with the target's values filled in (argv words only; shell lines read
     /// them from the environment).
-    pub fn command(&self, line: &CommandLine) -> CommandLine {
+    pub(crate) fn command(&self, line: &CommandLine) -> CommandLine {
         match line {
             CommandLine::Argv(argv) => {
                 CommandLine::Argv(argv.iter().map(|w| self.fill(w)).collect())
@@ -128,7 +128,7 @@ impl StepPlace {
 
     /// A project-relative directory or file, resolved through symbolic links, that must stay
     /// inside the project (and out of git's own directory).
-    pub fn inside(&self, relative: &str, must_exist: bool) -> Result<PathBuf, String> {
+    pub(crate) fn inside(&self, relative: &str, must_exist: bool) -> Result<PathBuf, String> {
         let relative = self.fill(relative);
         let joined = self.root.join(&relative);
         let resolved = match joined.canonicalize() {
@@ -340,7 +340,7 @@ async fn run_git(place: &StepPlace, args: Vec<String>) -> Ran {
 
 /// How a program step runs once the gate let it through.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HowToRun {
+pub(crate) enum HowToRun {
     /// Under the supervisor, as written.
     Program,
     /// Through the git worker, with these canonical arguments.
@@ -348,7 +348,7 @@ pub enum HowToRun {
 }
 
 /// Runs a `cmd` step (numbered `step`).
-pub async fn cmd(
+pub(crate) async fn cmd(
     place: &StepPlace,
     step: u32,
     cmd: &CmdStep,
@@ -414,7 +414,7 @@ pub async fn cmd(
 
 /// What a check found.
 #[derive(Debug, Clone)]
-pub struct Checked {
+pub(crate) struct Checked {
     pub passed: bool,
     pub ending: Option<Ending>,
     pub output_tail: String,
@@ -425,7 +425,7 @@ pub struct Checked {
 }
 
 /// Runs one verifier (a command check in the project root, or a file check).
-pub async fn check(
+pub(crate) async fn check(
     place: &StepPlace,
     verifier: &Verifier,
     how: &HowToRun,
@@ -515,7 +515,7 @@ fn file_check(place: &StepPlace, f: &FileCheck) -> (bool, Option<String>) {
 }
 
 /// A `check` step's evidence.
-pub async fn check_step(
+pub(crate) async fn check_step(
     place: &StepPlace,
     step: u32,
     verifier: &Verifier,
@@ -544,7 +544,7 @@ fn fill(e: &mut StepEvidence, found: Checked) {
 }
 
 /// A `wait` step: the check again every `interval_s` until it passes or `timeout_s` is up.
-pub async fn wait_step(
+pub(crate) async fn wait_step(
     place: &StepPlace,
     step: u32,
     wait: &WaitStep,
@@ -591,7 +591,7 @@ pub async fn wait_step(
 }
 
 /// The contract's file check, judged in the project.
-pub fn criteria_file_check(place: &StepPlace, f: &FileCheck) -> FileCheckResult {
+pub(crate) fn criteria_file_check(place: &StepPlace, f: &FileCheck) -> FileCheckResult {
     let (passed, detail) = file_check(place, f);
     FileCheckResult {
         path: f.path.clone(),
@@ -602,7 +602,7 @@ pub fn criteria_file_check(place: &StepPlace, f: &FileCheck) -> FileCheckResult 
 }
 
 /// The contract's command check, judged in the project.
-pub async fn criteria_command(
+pub(crate) async fn criteria_command(
     place: &StepPlace,
     c: &CommandCheck,
     how: &HowToRun,

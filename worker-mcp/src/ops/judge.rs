@@ -234,7 +234,7 @@ impl DestructiveCommands {
     /// among its arguments in order. Options between them do not matter (`docker -H x rm c` is
     /// `docker rm`); options are read as their parsers read them (`rsync --delete-after` is
     /// `rsync --delete`).
-    pub fn matching(&self, argv: &[String], confined: bool) -> Option<String> {
+    pub(crate) fn matching(&self, argv: &[String], confined: bool) -> Option<String> {
         let files: &[Vec<String>] = if confined { &[] } else { &self.files };
         self.beyond
             .iter()

@@ -24,7 +24,7 @@ use crate::sandbox::HelperRun;
 const GRACE: Duration = Duration::from_secs(2);
 
 /// Runs an `mcp_call` step (numbered `step`).
-pub async fn mcp_call(
+pub(crate) async fn mcp_call(
     place: &StepPlace,
     servers: &BTreeMap<String, McpServerConfig>,
     step: u32,

@@ -16,17 +16,17 @@
 //! - [`running`]: the tasks running in this process, for cancellation.
 //! - [`skills`]: `list_skills` and `get_skill_usage`.
 
-pub mod capability;
+pub(crate) mod capability;
 pub mod confine;
-pub mod engine;
+pub(crate) mod engine;
 pub mod error;
 pub mod exec;
-pub mod judge;
-pub mod mcp_call;
-pub mod procedure;
+pub(crate) mod judge;
+pub(crate) mod mcp_call;
+pub(crate) mod procedure;
 mod runner;
 pub mod running;
-pub mod signature;
+pub(crate) mod signature;
 pub mod skills;
 
 pub use capability::{
@@ -42,5 +42,5 @@ pub use judge::{
     placeholder_misuse,
 };
 pub use procedure::{CommandLine, Step, parse_steps};
-pub use signature::Signature;
+pub(crate) use signature::Signature;
 pub use skills::{Skill, SkillUsage};

@@ -20,13 +20,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::contract::submission::{command_check, file_check, relative_path};
-use crate::contract::{CommandCheck, FieldProblem, FileCheck, FileExpectation, StepKind};
+use crate::contract::written::{Given, Read, fields, join, read, variants};
+use crate::contract::{
+    CommandCheck, FieldProblem, FileCheck, FileCheckSpec, FileExpectation, StepKind,
+};
 
 /// Most steps in one procedure.
-pub const MAX_STEPS: usize = 50;
+pub(crate) const MAX_STEPS: usize = 50;
 /// A step's time limit when it names none, and the longest allowed, in seconds.
-pub const DEFAULT_STEP_TIMEOUT_S: u64 = 60;
-pub const MAX_STEP_TIMEOUT_S: u64 = 60 * 60;
+pub(crate) const DEFAULT_STEP_TIMEOUT_S: u64 = 60;
+pub(crate) const MAX_STEP_TIMEOUT_S: u64 = 60 * 60;
 const MAX_ARGV: usize = 256;
 const MAX_WORD_CHARS: usize = 4096;
 const MAX_SHELL_CHARS: usize = 16 * 1024;
@@ -36,7 +39,63 @@ const MAX_INTERVAL_S: u64 = 60;
 const MAX_WRITES: usize = 32;
 
 /// The step kinds a procedure may use, as the Brain writes them.
-pub const STEP_KINDS: &[&str] = &["cmd", "check", "wait", "mcp_call"];
+pub(crate) fn step_kinds() -> &'static [&'static str] {
+    variants::<TaughtKind>()
+}
+
+/// A taught step's `kind`: which written form its other fields are read into.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum TaughtKind {
+    Cmd,
+    Check,
+    Wait,
+    McpCall,
+}
+
+/// The field of a taught step that names its kind.
+const KIND: &str = "kind";
+
+/// A `cmd` step as taught: each field read on its own, checked by [`Place::cmd`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TaughtCmd {
+    argv: Given<Vec<String>>,
+    shell: Given<String>,
+    cwd: Given<String>,
+    timeout_s: Given<u64>,
+    exit_code: Given<i32>,
+    writes: Given<Vec<Given<String>>>,
+}
+
+/// A `wait` step as taught.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TaughtWait {
+    until: Given<Map<String, Value>>,
+    timeout_s: Given<u64>,
+    interval_s: Given<u64>,
+}
+
+/// An `mcp_call` step as taught.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TaughtMcpCall {
+    server: Given<String>,
+    tool: Given<String>,
+    params: Given<Map<String, Value>>,
+    timeout_s: Given<u64>,
+    output_contains: Given<String>,
+}
+
+/// The fields of a `check` step: those of a command check and of a file check (which one it
+/// is, its `command` or its `path` says).
+fn check_fields() -> impl Iterator<Item = &'static str> {
+    fields::<CommandCheck>()
+        .iter()
+        .chain(fields::<FileCheckSpec>())
+        .copied()
+}
 
 /// One step of a procedure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +128,7 @@ pub enum CommandLine {
 
 impl CommandLine {
     /// One line for evidence and approval texts.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             CommandLine::Argv(argv) => argv
                 .iter()
@@ -99,7 +158,7 @@ pub struct CmdStep {
 
 /// Where a declared path is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Declared {
+pub(crate) enum Declared {
     /// Inside the project, relative to its root.
     Project(String),
     /// Outside: an absolute path, or one under the user's home (`~/…`).
@@ -109,7 +168,7 @@ pub enum Declared {
 
 impl Declared {
     /// Reads one `writes` entry as taught (already checked by `teach`).
-    pub fn of(entry: &str) -> Declared {
+    pub(crate) fn of(entry: &str) -> Declared {
         if let Some(rest) = entry.strip_prefix("~/") {
             Declared::Home(rest.trim_end_matches('/').to_owned())
         } else if entry.starts_with('/') {
@@ -131,7 +190,7 @@ pub enum Verifier {
 }
 
 impl Verifier {
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             Verifier::Command(c) => c.command.clone(),
             Verifier::File(f) => match &f.expect {
@@ -164,7 +223,7 @@ pub struct McpCallStep {
 }
 
 impl McpCallStep {
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         format!("{}.{}", self.server, self.tool)
     }
 }
@@ -228,65 +287,51 @@ impl Place<'_> {
             self.add("", "give each step as an object with a `kind`");
             return None;
         };
-        let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let before = self.problems.len();
-        let allowed: &[&str] = match kind {
-            "cmd" => &[
-                "kind",
-                "argv",
-                "shell",
-                "cwd",
-                "timeout_s",
-                "exit_code",
-                "writes",
-            ],
-            "check" => &[
-                "kind",
-                "command",
-                "exit_code",
-                "output_contains",
-                "output_matches",
-                "path",
-                "exists",
-                "absent",
-                "contains",
-            ],
-            "wait" => &["kind", "until", "timeout_s", "interval_s"],
-            "mcp_call" => &[
-                "kind",
-                "server",
-                "tool",
-                "params",
-                "timeout_s",
-                "output_contains",
-            ],
-            _ => {
-                self.add(
-                    "kind",
-                    format!(
-                        "`{}` is not a step kind (kinds: {})",
-                        kind.chars().take(40).collect::<String>(),
-                        STEP_KINDS.join(", ")
-                    ),
-                );
-                return None;
-            }
+        let written = map.get(KIND).and_then(Value::as_str).unwrap_or_default();
+        let Ok(kind) = serde_json::from_value::<TaughtKind>(Value::from(written)) else {
+            self.add(
+                KIND,
+                format!(
+                    "`{}` is not a step kind (kinds: {})",
+                    written.chars().take(40).collect::<String>(),
+                    step_kinds().join(", ")
+                ),
+            );
+            return None;
         };
-        for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
-            self.add(key, format!("not a field of a `{kind}` step"));
-        }
+        // Every other field is hostile until read into the kind's written form and checked.
+        let fields: Map<String, Value> = map
+            .iter()
+            .filter(|(k, _)| *k != KIND)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let before = self.problems.len();
         let step = match kind {
-            "cmd" => self.cmd(map).map(Step::Cmd),
-            "check" => {
-                let fields: Map<String, Value> = map
-                    .iter()
-                    .filter(|(k, _)| *k != "kind" && allowed.contains(&k.as_str()))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                self.verifier("", &Value::Object(fields)).map(Step::Check)
+            TaughtKind::Cmd => {
+                let form = self.form::<TaughtCmd>(&fields, written);
+                self.cmd(form).map(Step::Cmd)
             }
-            "wait" => self.wait(map).map(Step::Wait),
-            _ => self.mcp_call(map, servers).map(Step::McpCall),
+            TaughtKind::Check => {
+                let known: Map<String, Value> = fields
+                    .into_iter()
+                    .filter(|(k, _)| {
+                        let known = check_fields().any(|f| f == k);
+                        if !known {
+                            self.add(k, format!("not a field of a `{written}` step"));
+                        }
+                        known
+                    })
+                    .collect();
+                self.verifier("", &known).map(Step::Check)
+            }
+            TaughtKind::Wait => {
+                let form = self.form::<TaughtWait>(&fields, written);
+                self.wait(form).map(Step::Wait)
+            }
+            TaughtKind::McpCall => {
+                let form = self.form::<TaughtMcpCall>(&fields, written);
+                self.mcp_call(form, servers).map(Step::McpCall)
+            }
         };
         if self.problems.len() == before {
             step
@@ -295,23 +340,50 @@ impl Place<'_> {
         }
     }
 
-    fn timeout(&mut self, map: &Map<String, Value>, field: &str, max: u64, default: u64) -> u64 {
-        match map.get(field) {
-            None | Some(Value::Null) => default,
-            Some(v) => match v.as_u64().filter(|s| (1..=max).contains(s)) {
-                Some(s) => s,
-                None => {
-                    self.add(field, format!("give whole seconds in 1..={max}"));
-                    default
-                }
-            },
+    /// Reads a step's fields into its kind's written form; a field the kind does not have is
+    /// named.
+    fn form<T: serde::de::DeserializeOwned + Default>(
+        &mut self,
+        fields: &Map<String, Value>,
+        kind: &str,
+    ) -> T {
+        let Read {
+            value,
+            unknown,
+            broken,
+        } = read::<T>(fields);
+        for key in unknown {
+            self.add(&key, format!("not a field of a `{kind}` step"));
+        }
+        if let Some(wrong) = broken {
+            self.add(&wrong.path, wrong.reason);
+        }
+        value
+    }
+
+    fn timeout(&mut self, given: &Given<u64>, field: &str, max: u64, default: u64) -> u64 {
+        match given {
+            Given::Absent | Given::Null => default,
+            Given::Is(s) if (1..=max).contains(s) => *s,
+            _ => {
+                self.add(field, format!("give whole seconds in 1..={max}"));
+                default
+            }
         }
     }
 
-    fn cmd(&mut self, map: &Map<String, Value>) -> Option<CmdStep> {
-        let run = match (map.get("argv"), map.get("shell")) {
-            (Some(argv), None) => self.argv(argv).map(CommandLine::Argv),
-            (None, Some(Value::String(script))) => {
+    fn cmd(&mut self, form: TaughtCmd) -> Option<CmdStep> {
+        let run = match (&form.argv, &form.shell) {
+            (Given::Absent, Given::Absent) => {
+                self.add(
+                    "",
+                    "give exactly one of `argv` (a program and its arguments) and `shell` (a \
+                     script for `sh -c`)",
+                );
+                None
+            }
+            (argv, Given::Absent) => self.argv(argv).map(CommandLine::Argv),
+            (Given::Absent, Given::Is(script)) => {
                 if script.trim().is_empty() || script.len() > MAX_SHELL_CHARS {
                     self.add(
                         "shell",
@@ -323,7 +395,7 @@ impl Place<'_> {
                     Some(CommandLine::Shell(script.clone()))
                 }
             }
-            (None, Some(_)) => {
+            (Given::Absent, _) => {
                 self.add("shell", "give the script as text");
                 None
             }
@@ -336,9 +408,9 @@ impl Place<'_> {
                 None
             }
         };
-        let cwd = match map.get("cwd") {
-            None | Some(Value::Null) => ".".to_owned(),
-            Some(Value::String(path)) => {
+        let cwd = match &form.cwd {
+            Given::Absent | Given::Null => ".".to_owned(),
+            Given::Is(path) => {
                 self.placeholders("cwd", path);
                 match relative_path(path) {
                     Ok(p) if !p.contains(['*', '?', '[']) => p,
@@ -352,23 +424,26 @@ impl Place<'_> {
                     }
                 }
             }
-            Some(_) => {
+            Given::Wrong(_) => {
                 self.add("cwd", "give a path relative to the project root");
                 ".".to_owned()
             }
         };
-        let timeout_s = self.timeout(map, "timeout_s", MAX_STEP_TIMEOUT_S, DEFAULT_STEP_TIMEOUT_S);
-        let exit_code = match map.get("exit_code") {
-            None | Some(Value::Null) => 0,
-            Some(v) => match v.as_i64().and_then(|c| i32::try_from(c).ok()) {
-                Some(c) => c,
-                None => {
-                    self.add("exit_code", "give an integer");
-                    0
-                }
-            },
+        let timeout_s = self.timeout(
+            &form.timeout_s,
+            "timeout_s",
+            MAX_STEP_TIMEOUT_S,
+            DEFAULT_STEP_TIMEOUT_S,
+        );
+        let exit_code = match form.exit_code {
+            Given::Absent | Given::Null => 0,
+            Given::Is(c) => c,
+            Given::Wrong(_) => {
+                self.add("exit_code", "give an integer");
+                0
+            }
         };
-        let writes = self.writes(map.get("writes"));
+        let writes = self.writes(&form.writes);
         Some(CmdStep {
             run: run?,
             cwd,
@@ -381,11 +456,11 @@ impl Place<'_> {
     /// `writes`: paths, each project-relative (inside the project, never its git data),
     /// absolute, or `~/…`, without `..`, globs or placeholders (where a step may write is the
     /// procedure's, never the target's).
-    fn writes(&mut self, value: Option<&Value>) -> Vec<String> {
-        let items = match value {
-            None | Some(Value::Null) => return Vec::new(),
-            Some(Value::Array(items)) if items.len() <= MAX_WRITES => items,
-            Some(_) => {
+    fn writes(&mut self, given: &Given<Vec<Given<String>>>) -> Vec<String> {
+        let items = match given {
+            Given::Absent | Given::Null => return Vec::new(),
+            Given::Is(items) if items.len() <= MAX_WRITES => items,
+            _ => {
                 self.add(
                     "writes",
                     format!("give at most {MAX_WRITES} paths the step writes, as texts"),
@@ -396,59 +471,21 @@ impl Place<'_> {
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let field = format!("writes[{i}]");
-            let Some(path) = item.as_str() else {
+            let Given::Is(path) = item else {
                 self.add(&field, "give the path as text");
                 continue;
             };
-            let problem = if path.is_empty() || path.len() > MAX_WORD_CHARS || path.contains('\0') {
-                Some("give a path of 1 to 4096 bytes".to_owned())
-            } else if path.contains("{target.") {
-                Some(
-                    "where a step writes is the procedure's, never the target's: name the path \
-                     itself"
-                        .to_owned(),
-                )
-            } else if path.contains(['*', '?', '[']) {
-                Some("name a path, not a glob".to_owned())
-            } else if path
-                .split('/')
-                .any(|c| c == ".." || (c == "." && path != "."))
-            {
-                Some("give the path without `.` or `..` components".to_owned())
-            } else if path == "/" || path == "~" || path == "~/" {
-                Some("name a directory or file, not the whole file system or home".to_owned())
-            } else if path.starts_with('~') && !path.starts_with("~/") {
-                Some("write the home as `~/…`".to_owned())
-            } else if !path.starts_with('/') && !path.starts_with("~/") {
-                match relative_path(path) {
-                    Ok(p) if p == "." || p.split('/').next() == Some(".git") => Some(
-                        "the project's files are writable already and its git data never is: \
-                         name a new top-level directory (`dist/`) or a path outside"
-                            .to_owned(),
-                    ),
-                    Ok(_) => None,
-                    Err(e) => Some(e),
-                }
-            } else {
-                None
-            };
-            match problem {
+            match write_problem(path) {
                 Some(problem) => self.add(&field, problem),
-                None => out.push(path.to_owned()),
+                None => out.push(path.clone()),
             }
         }
         out
     }
 
-    fn argv(&mut self, value: &Value) -> Option<Vec<String>> {
-        let words: Option<Vec<String>> = value.as_array().and_then(|items| {
-            items
-                .iter()
-                .map(|w| w.as_str().map(str::to_owned))
-                .collect()
-        });
-        match words {
-            Some(words)
+    fn argv(&mut self, given: &Given<Vec<String>>) -> Option<Vec<String>> {
+        match given {
+            Given::Is(words)
                 if !words.is_empty()
                     && words.len() <= MAX_ARGV
                     && !words[0].trim().is_empty()
@@ -456,13 +493,13 @@ impl Place<'_> {
                         .iter()
                         .all(|w| w.len() <= MAX_WORD_CHARS && !w.contains('\0')) =>
             {
-                for word in &words {
+                for word in words {
                     self.placeholders("argv", word);
                 }
                 if words[0].contains("{target.") {
                     self.add("argv", "the program itself cannot come from the target");
                 }
-                Some(words)
+                Some(words.clone())
             }
             _ => {
                 self.add(
@@ -474,25 +511,14 @@ impl Place<'_> {
         }
     }
 
-    fn verifier(&mut self, field: &str, value: &Value) -> Option<Verifier> {
-        let Value::Object(map) = value else {
-            self.add(
-                field,
-                "give a check: `{command, …}` or `{path, exists|absent|contains}`",
-            );
-            return None;
-        };
-        let sub = |name: &str| {
-            if field.is_empty() {
-                name.to_owned()
-            } else {
-                format!("{field}.{name}")
-            }
-        };
+    /// A check (`check`'s own fields, or `wait`'s `until`), read as a command check or a file
+    /// check by the contract's own readers.
+    fn verifier(&mut self, field: &str, map: &Map<String, Value>) -> Option<Verifier> {
+        let value = Value::Object(map.clone());
         if map.contains_key("command") {
-            match command_check(value) {
+            match command_check(&value) {
                 Ok(check) => {
-                    self.no_placeholder(&sub("command"), &check.command);
+                    self.no_placeholder(&join(field, "command"), &check.command);
                     Some(Verifier::Command(check))
                 }
                 Err(problem) => {
@@ -501,11 +527,11 @@ impl Place<'_> {
                 }
             }
         } else if map.contains_key("path") {
-            match file_check(0, value) {
+            match file_check(0, &value) {
                 Ok(check) => {
-                    self.placeholders(&sub("path"), &check.path);
+                    self.placeholders(&join(field, "path"), &check.path);
                     if let FileExpectation::Contains(text) = &check.expect {
-                        self.placeholders(&sub("contains"), text);
+                        self.placeholders(&join(field, "contains"), text);
                     }
                     Some(Verifier::File(check))
                 }
@@ -524,16 +550,28 @@ impl Place<'_> {
         }
     }
 
-    fn wait(&mut self, map: &Map<String, Value>) -> Option<WaitStep> {
-        let until = match map.get("until") {
-            Some(value) => self.verifier("until", value),
-            None => {
+    fn wait(&mut self, form: TaughtWait) -> Option<WaitStep> {
+        let until = match &form.until {
+            Given::Is(map) => self.verifier("until", map),
+            Given::Absent => {
                 self.add("until", "give the check to wait for");
                 None
             }
+            Given::Null | Given::Wrong(_) => {
+                self.add(
+                    "until",
+                    "give a check: `{command, …}` or `{path, exists|absent|contains}`",
+                );
+                None
+            }
         };
-        let timeout_s = self.timeout(map, "timeout_s", MAX_STEP_TIMEOUT_S, DEFAULT_STEP_TIMEOUT_S);
-        let interval_s = self.timeout(map, "interval_s", MAX_INTERVAL_S, 2);
+        let timeout_s = self.timeout(
+            &form.timeout_s,
+            "timeout_s",
+            MAX_STEP_TIMEOUT_S,
+            DEFAULT_STEP_TIMEOUT_S,
+        );
+        let interval_s = self.timeout(&form.interval_s, "interval_s", MAX_INTERVAL_S, 2);
         Some(WaitStep {
             until: until?,
             timeout_s,
@@ -541,15 +579,11 @@ impl Place<'_> {
         })
     }
 
-    fn mcp_call(
-        &mut self,
-        map: &Map<String, Value>,
-        servers: &BTreeSet<String>,
-    ) -> Option<McpCallStep> {
-        let server = map
-            .get("server")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    fn mcp_call(&mut self, form: TaughtMcpCall, servers: &BTreeSet<String>) -> Option<McpCallStep> {
+        let server = match &form.server {
+            Given::Is(server) => server.as_str(),
+            _ => "",
+        };
         if server.is_empty() {
             self.add(
                 "server",
@@ -571,13 +605,16 @@ impl Place<'_> {
                 ),
             );
         }
-        let tool = map.get("tool").and_then(Value::as_str).unwrap_or_default();
+        let tool = match &form.tool {
+            Given::Is(tool) => tool.as_str(),
+            _ => "",
+        };
         if tool.is_empty() || tool.len() > 128 {
             self.add("tool", "name the tool to call");
         }
-        let params = match map.get("params") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(params))
+        let params = match form.params {
+            Given::Absent | Given::Null => Map::new(),
+            Given::Is(params)
                 if Value::Object(params.clone()).to_string().len() <= MAX_PARAMS_BYTES =>
             {
                 let mut texts = Vec::new();
@@ -585,9 +622,9 @@ impl Place<'_> {
                 for text in texts {
                     self.placeholders("params", &text);
                 }
-                params.clone()
+                params
             }
-            Some(_) => {
+            _ => {
                 self.add(
                     "params",
                     "give the tool's arguments as an object (at most 64 KiB)",
@@ -595,11 +632,11 @@ impl Place<'_> {
                 Map::new()
             }
         };
-        let timeout_s = self.timeout(map, "timeout_s", 600, DEFAULT_STEP_TIMEOUT_S);
-        let output_contains = match map.get("output_contains") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
-            Some(_) => {
+        let timeout_s = self.timeout(&form.timeout_s, "timeout_s", 600, DEFAULT_STEP_TIMEOUT_S);
+        let output_contains = match form.output_contains {
+            Given::Absent | Given::Null => None,
+            Given::Is(text) if !text.is_empty() => Some(text),
+            _ => {
                 self.add("output_contains", "give the text the answer must contain");
                 None
             }
@@ -640,6 +677,41 @@ impl Place<'_> {
     }
 }
 
+/// What is wrong with one `writes` entry, if anything.
+fn write_problem(path: &str) -> Option<String> {
+    if path.is_empty() || path.len() > MAX_WORD_CHARS || path.contains('\0') {
+        Some("give a path of 1 to 4096 bytes".to_owned())
+    } else if path.contains("{target.") {
+        Some(
+            "where a step writes is the procedure's, never the target's: name the path itself"
+                .to_owned(),
+        )
+    } else if path.contains(['*', '?', '[']) {
+        Some("name a path, not a glob".to_owned())
+    } else if path
+        .split('/')
+        .any(|c| c == ".." || (c == "." && path != "."))
+    {
+        Some("give the path without `.` or `..` components".to_owned())
+    } else if path == "/" || path == "~" || path == "~/" {
+        Some("name a directory or file, not the whole file system or home".to_owned())
+    } else if path.starts_with('~') && !path.starts_with("~/") {
+        Some("write the home as `~/…`".to_owned())
+    } else if !path.starts_with('/') && !path.starts_with("~/") {
+        match relative_path(path) {
+            Ok(p) if p == "." || p.split('/').next() == Some(".git") => Some(
+                "the project's files are writable already and its git data never is: name a \
+                 new top-level directory (`dist/`) or a path outside"
+                    .to_owned(),
+            ),
+            Ok(_) => None,
+            Err(e) => Some(e),
+        }
+    } else {
+        None
+    }
+}
+
 fn strings_in(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::String(s) => out.push(s.clone()),
@@ -650,7 +722,7 @@ fn strings_in(value: &Value, out: &mut Vec<String>) {
 }
 
 /// The names `NAME` of every `{target.NAME}` in `text`.
-pub fn placeholder_names(text: &str) -> Vec<String> {
+pub(crate) fn placeholder_names(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("{target.") {

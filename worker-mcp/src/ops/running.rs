@@ -55,7 +55,7 @@ pub fn cancel(ledger: &Path, task: &TaskId) -> bool {
 }
 
 /// Whether `task` runs in this process.
-pub fn is_running(ledger: &Path, task: &TaskId) -> bool {
+pub(crate) fn is_running(ledger: &Path, task: &TaskId) -> bool {
     table().contains_key(&(ledger.to_path_buf(), task.clone()))
 }
 

@@ -11,21 +11,23 @@ use crate::contract::OperationTarget;
 use crate::contract::submission::{key_problem, value_problem};
 
 /// The value that stands for any value in a taught target.
-pub const ANY: &str = "*";
+pub(crate) const ANY: &str = "*";
 
 /// A procedure's target signature.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Signature(BTreeMap<String, String>);
+pub(crate) struct Signature(BTreeMap<String, String>);
 
 impl Signature {
     /// The signature of exactly this target.
-    pub fn exact(target: &OperationTarget) -> Signature {
+    pub(crate) fn exact(target: &OperationTarget) -> Signature {
         Signature(target.0.clone())
     }
 
     /// A taught target: names and values, where a value may be `*`. Returns the problems by
     /// name (`target.service`).
-    pub fn taught(target: &BTreeMap<String, String>) -> Result<Signature, Vec<(String, String)>> {
+    pub(crate) fn taught(
+        target: &BTreeMap<String, String>,
+    ) -> Result<Signature, Vec<(String, String)>> {
         let mut problems = Vec::new();
         for (key, value) in target {
             if let Some(p) = key_problem(key) {
@@ -44,7 +46,7 @@ impl Signature {
     }
 
     /// Reads a stored signature (`a=1,b=*`); the empty text is the empty target.
-    pub fn parse(text: &str) -> Option<Signature> {
+    pub(crate) fn parse(text: &str) -> Option<Signature> {
         if text.is_empty() {
             return Some(Signature(BTreeMap::new()));
         }
@@ -57,12 +59,12 @@ impl Signature {
     }
 
     /// The names a target must have.
-    pub fn keys(&self) -> BTreeSet<String> {
+    pub(crate) fn keys(&self) -> BTreeSet<String> {
         self.0.keys().cloned().collect()
     }
 
     /// `target` fits: the same names, each value equal or `*`.
-    pub fn matches(&self, target: &OperationTarget) -> bool {
+    pub(crate) fn matches(&self, target: &OperationTarget) -> bool {
         self.0.len() == target.0.len()
             && self
                 .0
@@ -71,12 +73,12 @@ impl Signature {
     }
 
     /// How many values are pinned (more is more specific).
-    pub fn pinned(&self) -> usize {
+    pub(crate) fn pinned(&self) -> usize {
         self.0.values().filter(|v| *v != ANY).count()
     }
 
     /// Whether every target this one matches is matched by `wider` too.
-    pub fn within(&self, wider: &Signature) -> bool {
+    pub(crate) fn within(&self, wider: &Signature) -> bool {
         self.0.len() == wider.0.len()
             && self.0.iter().all(|(k, v)| {
                 wider

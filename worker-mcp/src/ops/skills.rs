@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::capability::Usage;
 use super::engine::Engine;
 use super::error::OpsError;
-use super::procedure::STEP_KINDS;
+use super::procedure::step_kinds;
 use crate::contract::{DelegationMode, IntentName, ProcedureStatus};
 
 /// One entry of `list_skills`.
@@ -130,7 +130,7 @@ fn common() -> Value {
         },
         "statuses": ["ok", "need_input", "need_approval", "failed", "cancelled"],
         "teach": {
-            "step_kinds": STEP_KINDS,
+            "step_kinds": step_kinds(),
             "cmd": {"argv": ["program", "arg", "{target.NAME}"], "cwd?": "dir", "timeout_s?": 60, "exit_code?": 0, "writes?": ["new top-level dir/", "/abs/path", "~/path (outside the project: approval every run)"]},
             "cmd_shell": {"shell": "script reading $TARGET_NAME"},
             "check": {"command": "shell line", "output_matches?": "regex"},

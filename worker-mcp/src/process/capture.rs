@@ -22,7 +22,7 @@ impl CapturedOutput {
         }
     }
 
-    pub fn push(&mut self, mut data: &[u8]) {
+    pub(crate) fn push(&mut self, mut data: &[u8]) {
         self.total += data.len() as u64;
         if self.head.len() < self.head_cap {
             let take = (self.head_cap - self.head.len()).min(data.len());
@@ -48,7 +48,7 @@ impl CapturedOutput {
     }
 
     /// Bytes dropped between the head and the tail.
-    pub fn omitted_bytes(&self) -> u64 {
+    pub(crate) fn omitted_bytes(&self) -> u64 {
         self.total - (self.head.len() + self.tail.len()) as u64
     }
 
@@ -59,7 +59,7 @@ impl CapturedOutput {
 
     /// The kept bytes, head then tail, with nothing marking a gap (for a capture that keeps
     /// only a head, such as a bounded read of machine output).
-    pub fn into_bytes(self) -> Vec<u8> {
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
         let mut bytes = self.head;
         bytes.extend(self.tail);
         bytes

@@ -57,7 +57,7 @@ pub const NETWORK: &[&str] = &[
 /// git at another repository, index or object store (`GIT_DIR`, `GIT_WORK_TREE`,
 /// `GIT_INDEX_FILE`, …), pathspec modes, external diff programs, and everything that could make
 /// a child wait for a person (`GIT_ASKPASS`, `SSH_ASKPASS`, `DISPLAY`, editors, pagers).
-pub const GIT_USER: &[&str] = &[
+pub(crate) const GIT_USER: &[&str] = &[
     "GIT_CONFIG_GLOBAL",
     "GIT_CONFIG_SYSTEM",
     "GIT_CONFIG_NOSYSTEM",
@@ -167,7 +167,7 @@ pub fn set_inherited(vars: Vec<(OsString, OsString)>) -> bool {
 static PARENT: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
 
 /// Whether `name` is listed in `allow` (exact, or `PREFIX*`).
-pub fn allowed(allow: &[&str], name: &str) -> bool {
+pub(crate) fn allowed(allow: &[&str], name: &str) -> bool {
     allow.iter().any(|pattern| match pattern.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),
         None => name == *pattern,

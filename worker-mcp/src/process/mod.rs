@@ -14,7 +14,7 @@
 //! left (double forks and `setsid` included) before it exits.
 
 mod blocking;
-pub mod capture;
+pub(crate) mod capture;
 pub mod env;
 mod fingerprint;
 mod group;

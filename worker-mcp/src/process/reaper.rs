@@ -50,7 +50,7 @@ pub struct Leftovers {
 }
 
 /// Processes listed per run (the count says how many there were).
-pub const MAX_LISTED: usize = 20;
+pub(crate) const MAX_LISTED: usize = 20;
 
 /// How often the reaper looks at its parent while the command runs, and at its descendants
 /// while it ends them.
@@ -68,7 +68,7 @@ pub trait Watch {
 /// once no descendant is left; when the command was ended by a signal, the reaper ends itself
 /// with the same signal instead of returning. `Err` when it could not start the command (or
 /// not become a subreaper: then nothing is run).
-pub fn run(
+pub(crate) fn run(
     mut command: Command,
     grace: Duration,
     report: Option<File>,
@@ -257,7 +257,7 @@ impl Reaper {
 
 /// The live (not yet zombie) descendants of `root` with their parents and command names, from
 /// `/proc`.
-pub fn descendants(root: Pid) -> Vec<(Pid, Pid, String)> {
+pub(crate) fn descendants(root: Pid) -> Vec<(Pid, Pid, String)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

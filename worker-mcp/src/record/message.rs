@@ -34,7 +34,7 @@ pub struct RecordMessage {
 impl RecordMessage {
     /// The full text saved for a record: the message (tidied as git's whitespace cleanup
     /// leaves it, so history holds exactly this text), a blank line, then the trailer block.
-    pub fn compose(
+    pub(crate) fn compose(
         message: &str,
         issue_ids: &[u64],
         task_id: Option<&TaskId>,

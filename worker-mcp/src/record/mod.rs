@@ -90,7 +90,7 @@ impl Reservation {
 
     /// No commit carries the text (the step needed none, e.g. a fast-forward): the id is given
     /// back when no later one was handed out meanwhile, else abandoned.
-    pub fn release(self, ledger: &Ledger) -> Result<(), LedgerError> {
+    pub(crate) fn release(self, ledger: &Ledger) -> Result<(), LedgerError> {
         ledger.release_record(&self.id)
     }
 

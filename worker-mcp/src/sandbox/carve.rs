@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// What one carved path gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grant {
+pub(crate) enum Grant {
     /// The whole tree (or file): nothing denied inside.
     Tree,
     /// A directory on the way down to a denied path.
@@ -21,7 +21,7 @@ pub enum Grant {
 
 /// One rule of a carved tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Carved {
+pub(crate) struct Carved {
     pub path: PathBuf,
     pub grant: Grant,
     /// A directory (files get file rights only).
@@ -31,7 +31,7 @@ pub struct Carved {
 /// The denied paths as the kernel sees them: each one that exists, at its real location (links
 /// on the way and at its end resolved), and — when the path itself is a link — the link in its
 /// real parent too. Paths that do not exist are dropped (nothing to deny).
-pub fn resolve(denied: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn resolve(denied: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     let mut push = |p: PathBuf| {
         if !out.contains(&p) {
@@ -59,7 +59,7 @@ pub fn resolve(denied: &[PathBuf]) -> Vec<PathBuf> {
 /// whole (it was named on its own, as a task's worktree inside Butler's data directory is).
 /// Links among the entries get no rule: what they point to is reached by its own path. A
 /// directory that cannot be listed on the way gets its listing rule only.
-pub fn carve(root: &Path, denied: &[PathBuf]) -> Vec<Carved> {
+pub(crate) fn carve(root: &Path, denied: &[PathBuf]) -> Vec<Carved> {
     let mut out = Vec::new();
     let Ok(meta) = std::fs::metadata(root) else {
         return out;

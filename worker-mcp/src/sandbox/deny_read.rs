@@ -134,7 +134,7 @@ impl UserDirs {
     /// the trust store, the user's settings), data (`$XDG_DATA_HOME/butler`: other tasks'
     /// worktrees and agents' homes) and state (`$XDG_STATE_HOME/butler`), each also under its
     /// default in `HOME` when the XDG variable points elsewhere.
-    pub fn butler_dirs(&self) -> Vec<PathBuf> {
+    pub(crate) fn butler_dirs(&self) -> Vec<PathBuf> {
         let mut dirs = self.bases(Base::Config);
         dirs.extend(self.bases(Base::Data));
         dirs.extend(self.state.iter().cloned());

@@ -71,7 +71,7 @@ fn ruleset_error(e: impl std::fmt::Display) -> SandboxError {
 /// denied paths) and to the device files, TCP as
 /// `policy.network` says, no signals to or abstract sockets of processes outside. Best effort
 /// on older kernels; the result says what is enforced.
-pub fn restrict_self(policy: &Policy) -> Result<Restricted, SandboxError> {
+pub(crate) fn restrict_self(policy: &Policy) -> Result<Restricted, SandboxError> {
     let all = AccessFs::from_all(TARGET);
     let mut ruleset = Ruleset::default()
         .handle_access(all)

@@ -112,12 +112,12 @@ impl NetworkChoice {
 
 impl Network {
     /// Whether TCP is restricted by Landlock (needs ABI 4).
-    pub fn is_restricted(&self) -> bool {
+    pub(crate) fn is_restricted(&self) -> bool {
         !matches!(self, Self::Open)
     }
 
     /// The egress proxy's address, when everything goes through it.
-    pub fn proxy(&self) -> Option<std::net::SocketAddr> {
+    pub(crate) fn proxy(&self) -> Option<std::net::SocketAddr> {
         match self {
             Self::Proxy { proxy } => Some(*proxy),
             _ => None,

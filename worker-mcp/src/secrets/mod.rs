@@ -23,7 +23,7 @@ mod value;
 use aho_corasick::AhoCorasick;
 
 pub use change::{ChangeScan, FileFinding, MAX_FILE_BYTES, scan_commit, scan_unrecorded};
-pub use names::credential_file_name;
+pub(crate) use names::credential_file_name;
 pub use rule::Rule;
 
 use crate::config::Secret;
@@ -70,7 +70,7 @@ impl std::fmt::Debug for KnownSecrets {
 
 /// Scans numbered lines (for a change: the lines it adds, numbered as in the new file). Each
 /// rule is reported once, at its first line.
-pub fn scan_lines(lines: &[(usize, &str)], known: &KnownSecrets) -> Vec<Hit> {
+pub(crate) fn scan_lines(lines: &[(usize, &str)], known: &KnownSecrets) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
     let mut rules = Vec::new();
     for (i, &(number, line)) in lines.iter().enumerate() {

@@ -2,7 +2,7 @@
 
 /// Whether a path's file name looks like it holds secrets (`.env`, `id_rsa`, `*.pem`, …;
 /// committed templates such as `.env.example` do not).
-pub fn credential_file_name(path: &str) -> bool {
+pub(crate) fn credential_file_name(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     const EXACT: &[&str] = &[
         ".env",
@@ -41,7 +41,7 @@ pub fn credential_file_name(path: &str) -> bool {
 
 /// A `.pem` file may hold certificates only, which are public: when it is text and names no
 /// private key, it is not refused for its name.
-pub fn judged_by_content(path: &str) -> bool {
+pub(crate) fn judged_by_content(path: &str) -> bool {
     path.to_ascii_lowercase().ends_with(".pem")
 }
 

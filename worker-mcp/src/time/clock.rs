@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use chrono::Local;
 
@@ -56,7 +55,8 @@ impl FixedClock {
     }
 
     /// Moves the clock on by `by` (whole seconds).
-    pub fn advance(&self, by: Duration) {
+    #[cfg(test)]
+    pub(crate) fn advance(&self, by: std::time::Duration) {
         let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
         *now = now.plus_seconds(i64::try_from(by.as_secs()).unwrap_or(i64::MAX / 2));
     }
@@ -76,6 +76,8 @@ impl Clock for FixedClock {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{DateTime, FixedOffset, SecondsFormat, TimeZone, Timelike};
+use chrono::{DateTime, FixedOffset, SecondsFormat, Timelike};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
 
@@ -33,7 +33,9 @@ impl Timestamp {
     }
 
     /// Seconds since the Unix epoch, shown in `offset`.
-    pub fn from_unix(secs: i64, offset: FixedOffset) -> Option<Timestamp> {
+    #[cfg(test)]
+    pub(crate) fn from_unix(secs: i64, offset: FixedOffset) -> Option<Timestamp> {
+        use chrono::TimeZone;
         offset.timestamp_opt(secs, 0).single().map(Timestamp)
     }
 
@@ -47,17 +49,18 @@ impl Timestamp {
         self.0.format("%Y%m%d").to_string()
     }
 
-    pub fn datetime(&self) -> DateTime<FixedOffset> {
+    #[cfg(test)]
+    pub(crate) fn datetime(&self) -> DateTime<FixedOffset> {
         self.0
     }
 
     /// Whole seconds from `earlier` to this one (negative when `earlier` is later).
-    pub fn seconds_since(&self, earlier: &Timestamp) -> i64 {
+    pub(crate) fn seconds_since(&self, earlier: &Timestamp) -> i64 {
         self.unix() - earlier.unix()
     }
 
     /// This instant moved by `secs` seconds, in the same offset.
-    pub fn plus_seconds(&self, secs: i64) -> Timestamp {
+    pub(crate) fn plus_seconds(&self, secs: i64) -> Timestamp {
         Timestamp(self.0 + chrono::Duration::seconds(secs))
     }
 }

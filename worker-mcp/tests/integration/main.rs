@@ -14,5 +14,6 @@ mod git_worker;
 mod gitea_client;
 mod gitea_errors;
 mod gitea_select;
+mod module_graph;
 mod secret_additions;
 mod supervise;

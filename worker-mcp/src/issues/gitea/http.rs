@@ -21,7 +21,7 @@ use crate::issues::IssueError;
 
 /// The most of one answer that is read; a larger answer is refused and the rest is never
 /// downloaded, so a hostile or broken server cannot fill Butler's memory.
-pub const MAX_RESPONSE_BYTES: usize = 16 << 20;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 16 << 20;
 /// The longest wait a `Retry-After` is reported with.
 const MAX_RETRY_AFTER_SECS: u64 = 24 * 60 * 60;
 
@@ -60,7 +60,7 @@ impl Default for ClientOptions {
 
 impl ClientOptions {
     /// Options with a given per-request timeout and the default retry policy.
-    pub fn with_timeout(timeout: Duration) -> Self {
+    pub(crate) fn with_timeout(timeout: Duration) -> Self {
         Self {
             timeout,
             connect_timeout: timeout.min(Duration::from_secs(5)),
@@ -77,18 +77,18 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    pub fn json<T: DeserializeOwned>(&self) -> Result<T, IssueError> {
+    pub(crate) fn json<T: DeserializeOwned>(&self) -> Result<T, IssueError> {
         serde_json::from_slice(&self.body).map_err(|_| IssueError::Backend {
             context: "the issue tracker sent a response Butler cannot read".into(),
         })
     }
 
-    pub fn header_u64(&self, name: &str) -> Option<u64> {
+    pub(crate) fn header_u64(&self, name: &str) -> Option<u64> {
         self.headers.get(name)?.to_str().ok()?.trim().parse().ok()
     }
 
     /// Whether an RFC 8288 `Link` header names a `rel="next"` page.
-    pub fn has_next_link(&self) -> bool {
+    pub(crate) fn has_next_link(&self) -> bool {
         self.headers
             .get_all(reqwest::header::LINK)
             .iter()
@@ -107,7 +107,7 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    pub fn new(
+    pub(super) fn new(
         web_root: &Url,
         token: Option<&Secret>,
         opts: ClientOptions,
@@ -146,7 +146,7 @@ impl Http {
     }
 
     /// The API URL for path segments under `/api/v1` (each segment percent-encoded).
-    pub fn url(&self, segments: &[&str]) -> Url {
+    pub(super) fn url(&self, segments: &[&str]) -> Url {
         let mut url = self.api_base.clone();
         url.path_segments_mut()
             .expect("an http(s) base URL can have path segments")
@@ -156,7 +156,7 @@ impl Http {
     }
 
     /// GET with retries on transient failures; non-2xx statuses become errors.
-    pub async fn get(
+    pub(super) async fn get(
         &self,
         segments: &[&str],
         query: &[(&str, String)],
@@ -189,7 +189,7 @@ impl Http {
     }
 
     /// A write (POST/PATCH/DELETE), sent exactly once.
-    pub async fn write(
+    pub(crate) async fn write(
         &self,
         method: Method,
         segments: &[&str],

@@ -12,14 +12,14 @@ pub(crate) struct LabelCache {
 }
 
 impl LabelCache {
-    pub fn get(&self) -> Option<Arc<Vec<Label>>> {
+    pub(super) fn get(&self) -> Option<Arc<Vec<Label>>> {
         self.labels
             .lock()
             .expect("label cache lock is never poisoned")
             .clone()
     }
 
-    pub fn put(&self, labels: Vec<Label>) -> Arc<Vec<Label>> {
+    pub(crate) fn put(&self, labels: Vec<Label>) -> Arc<Vec<Label>> {
         let labels = Arc::new(labels);
         *self
             .labels

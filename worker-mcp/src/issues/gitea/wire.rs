@@ -30,11 +30,11 @@ pub(crate) struct WireIssue {
 }
 
 impl WireIssue {
-    pub fn is_pull_request(&self) -> bool {
+    pub(crate) fn is_pull_request(&self) -> bool {
         self.pull_request.as_ref().is_some_and(|v| !v.is_null())
     }
 
-    pub fn into_issue(self) -> Issue {
+    pub(crate) fn into_issue(self) -> Issue {
         let state = match self.state.as_deref() {
             Some("open") => ReportedState::Open,
             Some("closed") => ReportedState::Closed,
@@ -70,7 +70,7 @@ pub(crate) struct WireLabel {
 }
 
 impl WireLabel {
-    pub fn into_label(self) -> Label {
+    pub(crate) fn into_label(self) -> Label {
         Label {
             id: self.id,
             name: self.name,
@@ -103,7 +103,7 @@ pub(crate) struct WireComment {
 
 impl WireComment {
     /// The issue number this comment belongs to, read from `issue_url` (`…/issues/{n}`).
-    pub fn issue_number(&self) -> Option<u64> {
+    pub(crate) fn issue_number(&self) -> Option<u64> {
         let url = self.issue_url.as_deref()?.trim_end_matches('/');
         let (rest, number) = url.rsplit_once('/')?;
         if !rest.ends_with("/issues") {
@@ -112,7 +112,7 @@ impl WireComment {
         number.parse().ok()
     }
 
-    pub fn into_comment(self) -> Comment {
+    pub(crate) fn into_comment(self) -> Comment {
         // Migrated comments carry the original author's name; the poster is then a ghost.
         let author = self
             .original_author

@@ -39,7 +39,7 @@ pub(crate) struct Condition {
 }
 
 impl Condition {
-    pub fn equals(arg: u8, value: u32) -> Self {
+    pub(crate) fn equals(arg: u8, value: u32) -> Self {
         Self {
             arg,
             mask: u32::MAX,
@@ -48,7 +48,7 @@ impl Condition {
     }
 
     /// None of `bits` is set.
-    pub fn clear(arg: u8, bits: u32) -> Self {
+    pub(crate) fn clear(arg: u8, bits: u32) -> Self {
         Self {
             arg,
             mask: bits,
@@ -74,7 +74,7 @@ pub(crate) struct CallRule {
 
 impl CallRule {
     /// The same action whatever the arguments.
-    pub fn always(nr: i64, action: Action) -> Self {
+    pub(crate) fn always(nr: i64, action: Action) -> Self {
         Self {
             nr,
             cases: Vec::new(),

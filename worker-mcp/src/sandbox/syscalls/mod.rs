@@ -162,7 +162,7 @@ pub(crate) fn rules(network: &Network) -> Vec<CallRule> {
 
 /// Installs the filter for `network` on the calling thread and returns its listener, for the
 /// supervisor. `no_new_privs` must be set (the Landlock restriction sets it).
-pub fn install(network: &Network) -> Result<OwnedFd, String> {
+pub(crate) fn install(network: &Network) -> Result<OwnedFd, String> {
     let program = bpf::compile(&rules(network), Action::Allow)?;
     kernel::install_with_listener(&program)
         .map_err(|e| format!("the system-call filter could not be installed: {e}"))

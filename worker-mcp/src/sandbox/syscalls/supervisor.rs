@@ -19,7 +19,7 @@ use super::kernel;
 use crate::process::reaper::Watch;
 
 /// Distinct refusals listed per run (the total counts them all).
-pub const MAX_LISTED: usize = 40;
+pub(crate) const MAX_LISTED: usize = 40;
 /// How long the first stage waits for the second to hand the listener over.
 const HANDOVER: Duration = Duration::from_secs(30);
 
@@ -75,7 +75,7 @@ impl Supervisor {
     /// A supervisor that will receive the listener from the second stage, and the descriptor
     /// number the second stage inherits to send it on (not close-on-exec: the first stage is
     /// single-threaded and starts nothing else meanwhile).
-    pub fn handover(proxy: Option<SocketAddr>) -> std::io::Result<(Self, i32)> {
+    pub(crate) fn handover(proxy: Option<SocketAddr>) -> std::io::Result<(Self, i32)> {
         use nix::fcntl::{FcntlArg, FdFlag, fcntl};
         let (mine, theirs) = UnixStream::pair()?;
         fcntl(&theirs, FcntlArg::F_SETFD(FdFlag::empty())).map_err(std::io::Error::from)?;
@@ -93,7 +93,7 @@ impl Supervisor {
 
     /// The second stage's side: sends `listener` on the inherited descriptor `to`, then closes
     /// both (neither reaches the program).
-    pub fn send_listener(to: i32, listener: OwnedFd) -> Result<(), String> {
+    pub(crate) fn send_listener(to: i32, listener: OwnedFd) -> Result<(), String> {
         use nix::fcntl::{FcntlArg, FdFlag, fcntl};
         use nix::sys::socket::{ControlMessage, sendmsg};
         let socket = kernel::adopt(to).map_err(|e| format!("no handover socket: {e}"))?;
@@ -111,7 +111,7 @@ impl Supervisor {
     }
 
     /// What it refused (`None` when nothing was handed over and nothing proxied).
-    pub fn account(&self) -> Option<SyscallRefusals> {
+    pub(crate) fn account(&self) -> Option<SyscallRefusals> {
         let account = self
             .account
             .lock()
