@@ -2,6 +2,7 @@
 //! git interception hook.
 
 pub mod args;
+pub mod auto_finish;
 pub mod backend;
 pub mod catalogue;
 pub mod client;

@@ -19,6 +19,7 @@ use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::args::{self, *};
+use crate::auto_finish;
 use crate::catalogue::{self, Key, Lang};
 use crate::delegate::{self, args::*};
 use crate::envelope::{Reply, into_call_result};
@@ -28,7 +29,7 @@ use crate::instructions;
 use crate::issue_ops;
 use crate::session::{Project, blocking, open_project};
 use crate::tool::Tool;
-use crate::work::{auto_finish, diff, finish, history, line, observe, oplog, publish, record, vcs};
+use crate::work::{diff, finish, history, line, observe, oplog, publish, record, vcs};
 use butler_worker::config::Environment;
 use butler_worker::issues::IssueState;
 use butler_worker::time::{SharedClock, SystemClock};

@@ -1,5 +1,5 @@
 //! `work_finish`: the closing checklist. Without `auto` it proposes, never executes (as in
-//! the user's earlier Butler); `work_finish(auto=true)` carries the steps out ([`crate::work::auto_finish`]).
+//! the user's earlier Butler); `work_finish(auto=true)` carries the steps out ([`crate::auto_finish`]).
 
 use crate::catalogue::{Key, fill, text};
 use serde::Serialize;

@@ -1,6 +1,5 @@
 //! The work-record vocabulary (`work_*`): each tool's domain logic, free of MCP.
 
-pub mod auto_finish;
 pub mod conclude;
 pub mod diff;
 pub mod finish;

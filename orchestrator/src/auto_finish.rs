@@ -7,6 +7,9 @@
 //! stopping between steps leaves nothing half-done. The first step that fails stops the run:
 //! the answer is that step's error, with `data.done` (what was carried out) and `data.left`
 //! (the failing step with its own error envelope, then the steps not tried).
+//!
+//! It stands above both `work` (record, publish) and `issue_ops` (comment, close), which is why
+//! it is not one of `work`'s files: `issue_ops` itself stands on `work`'s secret gate.
 
 use crate::catalogue::{Key, fill, text};
 use std::sync::Arc;
