@@ -985,11 +985,9 @@ fn starts_git_for_real(dir: &std::path::Path, line: &str) -> bool {
     marker.exists()
 }
 
-/// The runnable spellings and [`RUN_FOR_REAL`], run for real: the hook denies exactly the
-/// commands that start git. Wrappers not installed here are skipped (and named).
-#[test]
-fn real_programs_agree() {
-    let _turn = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+/// A directory with a stand-in `git` in `bin/` that notes each run in `git-ran`, and the files
+/// the corpus's command lines read.
+fn stand_in_dir() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = dir.path().join("bin");
@@ -1004,7 +1002,16 @@ fn real_programs_agree() {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     std::fs::write(dir.path().join("file"), "a line\n").expect("file");
     std::fs::write(dir.path().join("list.txt"), "x\n").expect("list");
+    dir
+}
 
+/// The runnable spellings and [`RUN_FOR_REAL`], run for real: the hook denies exactly the
+/// commands that start git. Wrappers not installed here are skipped (and named). The lines run
+/// eight at a time, each runner in its own directory: most of the time is waiting (`script`
+/// lingers two seconds after its input ends).
+#[test]
+fn real_programs_agree() {
+    let _turn = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let mut lines: Vec<(String, bool)> = Vec::new();
     let mut skipped = std::collections::BTreeSet::new();
     for spellings in SPELLINGS.iter().filter(|s| s.runnable) {
@@ -1027,19 +1034,35 @@ fn real_programs_agree() {
             skipped.insert(program);
         }
     }
-    let mut failures = Vec::new();
-    for (line, expected) in &lines {
-        let ran = starts_git_for_real(dir.path(), line);
-        let denied = matches!(analyze(line), Decision::Deny { .. });
-        if ran != *expected {
-            failures.push(format!(
-                "{line:?}: the table says runs={expected}, bash says {ran}"
-            ));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                let dir = stand_in_dir();
+                while let Some((line, expected)) =
+                    lines.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    let ran = starts_git_for_real(dir.path(), line);
+                    let denied = matches!(analyze(line), Decision::Deny { .. });
+                    let mut found = Vec::new();
+                    if ran != *expected {
+                        found.push(format!(
+                            "{line:?}: the table says runs={expected}, bash says {ran}"
+                        ));
+                    }
+                    if denied != ran {
+                        found.push(format!("{line:?}: git ran={ran}, hook denied={denied}"));
+                    }
+                    failures
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend(found);
+                }
+            });
         }
-        if denied != ran {
-            failures.push(format!("{line:?}: git ran={ran}, hook denied={denied}"));
-        }
-    }
+    });
+    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
     eprintln!(
         "real programs: {} command lines run; not installed here: {:?}",
         lines.len(),
