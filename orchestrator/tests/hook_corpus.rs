@@ -985,6 +985,8 @@ fn starts_git_for_real(dir: &std::path::Path, line: &str) -> bool {
     marker.exists()
 }
 
+const RUNNERS: usize = 16;
+
 /// A directory with a stand-in `git` in `bin/` that notes each run in `git-ran`, and the files
 /// the corpus's command lines read.
 fn stand_in_dir() -> tempfile::TempDir {
@@ -1007,8 +1009,8 @@ fn stand_in_dir() -> tempfile::TempDir {
 
 /// The runnable spellings and [`RUN_FOR_REAL`], run for real: the hook denies exactly the
 /// commands that start git. Wrappers not installed here are skipped (and named). The lines run
-/// eight at a time, each runner in its own directory: most of the time is waiting (`script`
-/// lingers two seconds after its input ends).
+/// [`RUNNERS`] at a time, each runner in its own directory: most of the time is waiting
+/// (`script` lingers two seconds after its input ends).
 #[test]
 fn real_programs_agree() {
     let _turn = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
@@ -1037,7 +1039,7 @@ fn real_programs_agree() {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        for _ in 0..8 {
+        for _ in 0..RUNNERS {
             scope.spawn(|| {
                 let dir = stand_in_dir();
                 while let Some((line, expected)) =
