@@ -101,6 +101,20 @@ pub fn module_loops(edges: &Edges) -> Vec<Vec<String>> {
     loops.into_iter().collect()
 }
 
+/// The loops among the modules of the crate at `manifest_dir` (`env!("CARGO_MANIFEST_DIR")`),
+/// with each loop's edges written out for a failing assertion; `read` is a module the crate
+/// has, to prove its sources were read.
+pub fn crate_loops(manifest_dir: &str, read: &str) -> (Vec<Vec<String>>, String) {
+    let edges = module_edges(&Path::new(manifest_dir).join("src"));
+    assert!(edges.contains_key(read), "the sources were read");
+    let loops = module_loops(&edges);
+    let shown = loops
+        .iter()
+        .map(|l| format!("{}:\n{}", l.join(" <-> "), explain(&edges, l)))
+        .collect();
+    (loops, shown)
+}
+
 /// The edges inside one loop, one line each (`activity -> run (activity/log.rs)`), to show in a
 /// failing assertion.
 pub fn explain(edges: &Edges, members: &[String]) -> String {
