@@ -111,7 +111,7 @@ pub struct NoArgs {}
 pub struct SessionStartArgs {
     /// The project's absolute path.
     pub project_root: String,
-    /// Language of Butler's texts.
+    /// Butler's language.
     pub language: Option<crate::catalogue::Lang>,
 }
 
@@ -132,7 +132,7 @@ pub struct RecordArgs {
     /// Issues to link. Omit: the active issue; []: no link.
     #[serde(default)]
     pub issue_ids: Option<Vec<i64>>,
-    /// Credential-like paths the user allowed.
+    /// Flagged paths the user cleared.
     #[serde(default)]
     pub allow_sensitive: Option<Vec<String>>,
 }
@@ -140,7 +140,7 @@ pub struct RecordArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PublishArgs {
-    /// Paths (or record ids) the user cleared.
+    /// Paths or records the user cleared.
     #[serde(default)]
     pub allow_sensitive: Option<Vec<String>>,
 }

@@ -262,7 +262,7 @@ impl ButlerServer {
 /// the schema.
 #[tool_router]
 impl ButlerServer {
-    /// Starts the session for a project; call once, first.
+    /// Starts the session for a project; call it first.
     #[tool(input_schema = schema::<SessionStartArgs>())]
     async fn work_session_start(&self, raw: JsonObject) -> CallToolResult {
         // Not `run`: from the arguments on, the answer is in the session's own language.
@@ -306,7 +306,7 @@ impl ButlerServer {
         .await
     }
 
-    /// Where the work stands and the one thing to do next. Replaces git status.
+    /// Where the work stands and what to do next. Replaces git status.
     #[tool(input_schema = schema::<NoArgs>())]
     async fn work_observe(&self, raw: JsonObject) -> CallToolResult {
         self.run(Tool::WorkObserve, raw, |_: NoArgs| async move {
@@ -318,7 +318,7 @@ impl ButlerServer {
         .await
     }
 
-    /// Saves all current work as one permanent record, linked to issues; without a message, proposes one. Replaces git add and commit.
+    /// Saves all work as one permanent record (no message: proposes one). Replaces git add and commit.
     #[tool(input_schema = schema::<RecordArgs>())]
     async fn work_record(&self, raw: JsonObject) -> CallToolResult {
         self.call(Tool::WorkRecord, raw, |a: RecordArgs, project| async move {
@@ -350,7 +350,7 @@ impl ButlerServer {
         .await
     }
 
-    /// Shares recorded work with the shared destination. Replaces git push.
+    /// Shares recorded work upstream. Replaces git push.
     #[tool(input_schema = schema::<PublishArgs>())]
     async fn work_publish(&self, raw: JsonObject) -> CallToolResult {
         self.call(

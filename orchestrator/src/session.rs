@@ -35,8 +35,6 @@ pub struct Project {
     pub issues: Arc<dyn IssueBackend>,
     /// `owner/repo` when the shared destination names one, else the directory name.
     pub resolved_repo: String,
-    /// How the issue backend was chosen, for `work_session_start` to report.
-    pub backend_note: String,
     /// Titles of issues already read, so `work_observe` does not ask the tracker every turn.
     pub titles: Mutex<HashMap<u64, String>>,
     /// Where every time the project's work stamps comes from.
@@ -218,7 +216,7 @@ pub async fn open_project(
     let config = ProjectConfig::load(repo.workdir(), &env).map_err(|e| WorkError::Config {
         problem: e.to_string(),
     })?;
-    let (issues, backend_note, known_secrets) = crate::backend::choose(
+    let (issues, selection, known_secrets) = crate::backend::choose(
         &resolved_repo,
         remote.as_ref(),
         Arc::clone(&ledger),
@@ -234,7 +232,6 @@ pub async fn open_project(
         ledger,
         issues,
         resolved_repo,
-        backend_note,
         titles: Mutex::new(HashMap::new()),
         clock,
         known_secrets,
@@ -246,8 +243,10 @@ pub async fn open_project(
     let mut data = serde_json::json!({
         "resolved_repo": project.resolved_repo,
         "issue_backend": info.kind,
-        "issue_backend_note": project.backend_note,
     });
+    if let Some(note) = crate::backend::note(&selection) {
+        data["issue_backend_note"] = note.into();
+    }
     // The root the Brain gave is not repeated back; one found above it (a subdirectory was
     // given, or a link resolved) is news.
     let workdir = project.repo.workdir();
@@ -256,7 +255,7 @@ pub async fn open_project(
     }
     let mut summary = crate::catalogue::fill(
         crate::catalogue::Key::SessionStarted,
-        &[("repo", &project.resolved_repo), ("backend", &info.kind)],
+        &[("repo", &project.resolved_repo)],
     );
     if let Some((note, sentence)) = untrusted_note(&project.config.trust, project.repo.workdir()) {
         data["untrusted_config"] = note;

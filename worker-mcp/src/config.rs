@@ -86,12 +86,12 @@ pub(crate) const ENV_BACKEND: &str = "BUTLER_ISSUE_BACKEND";
 /// The Gitea/Forgejo web root (e.g. `https://example.com/git`).
 pub(crate) const ENV_GITEA_URL: &str = "BUTLER_GITEA_URL";
 /// The Gitea/Forgejo access token.
-pub(crate) const ENV_GITEA_TOKEN: &str = "BUTLER_GITEA_TOKEN";
+pub const ENV_GITEA_TOKEN: &str = "BUTLER_GITEA_TOKEN";
 /// The fallback token variable, shared with other Gitea tools.
 pub(crate) const ENV_GITEA_TOKEN_FALLBACK: &str = "GITEA_TOKEN";
 /// More servers the token may be sent to (origins, separated by commas or spaces), besides
 /// `BUTLER_GITEA_URL`'s.
-pub(crate) const ENV_GITEA_HOSTS: &str = "BUTLER_GITEA_HOSTS";
+pub const ENV_GITEA_HOSTS: &str = "BUTLER_GITEA_HOSTS";
 /// `1`: the user allows the token over plain http to the non-loopback servers they named.
 pub(crate) const ENV_GITEA_INSECURE_HTTP: &str = "BUTLER_GITEA_INSECURE_HTTP";
 

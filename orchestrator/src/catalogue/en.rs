@@ -7,12 +7,8 @@ pub(super) fn text(key: Key) -> &'static str {
     match key {
         Key::Instructions => {
             "\
-Butler keeps this project's work records; git in the shell is blocked.
-Start: work_session_start(project_root), then work_observe(), again whenever unsure: its \
-required_action is the next step.
-work_record saves (commit), work_publish shares (push, publish), work_finish closes; \
-work_new_line, work_switch_line, work_merge_line for branches; run_implement delegates coding. \
-Other git operations: work_vcs(args)."
+Start: work_session_start, then work_observe (again whenever unsure). In the shell, git is \
+blocked; work_vcs(args) runs what no other tool covers."
         }
         Key::ClaudeBlock => {
             "\
@@ -29,8 +25,8 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::BlockedSummary => "Blocked: {what}. {hint}.",
         Key::DirtySummary => "{n} unrecorded change(s). Save them with work_record{linked}.",
         Key::DirtyLinked => " (linked to #{issue})",
-        Key::DirtyReason => "There are unrecorded changes",
-        Key::DirtyNoIssueHint => "No active issue: pass issue_ids to link issues",
+        Key::DirtyReason => "Unrecorded changes",
+        Key::DirtyNoIssueHint => "No active issue; link with issue_ids",
         Key::DirtyUnpublishedSummary => {
             "{n} unrecorded change(s) and {unpublished} unshared record(s). Save with work_record first, then work_publish."
         }
@@ -61,16 +57,23 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::BlockDetachedHint => {
             "switch to a line of work with work_switch_line(name=…) or start one here with work_new_line(name=…)"
         }
-        Key::SessionStarted => {
-            "Session started for {repo} (issues: {backend}). Next: work_observe."
-        }
+        Key::SessionStarted => "Session started for {repo}. Next: work_observe.",
         Key::SessionUntrustedConfig => {
             "The project's {file} is not trusted, so its settings of what runs and where it may reach are ignored ({settings}). Tell the user; if they want them, they review the file and run `{command}`, then call work_session_start again."
+        }
+        Key::BackendConfigured => "{kind} issues of {repo}{version} (configured)",
+        Key::BackendDetected => "{kind} issues of {repo}{version} (detected)",
+        Key::BackendVersion => " (version {version})",
+        Key::BackendNoToken => "embedded issue store (no `{variable}` set)",
+        Key::BackendNoRemote => "embedded issue store (no remote tracker found)",
+        Key::BackendNotGitea => "embedded issue store (the remote's host does not answer as Gitea)",
+        Key::BackendTokenNotBound => {
+            "embedded issue store (the tracker token is not bound to {host}; to use that tracker, the user adds it to `{variable}`)"
         }
         Key::StartLinked => "Working on #{issue}; work_record links it by default.",
         Key::StartUnlinked => "No active issue; records are not linked by default.",
         Key::StartUncheckedNote => "The issue tracker did not answer; the issue was set unchecked.",
-        Key::Recorded => "Recorded as {id} ({n} changed path(s)).",
+        Key::Recorded => "Recorded as {id}.",
         Key::NothingRecorded => "Nothing to record.",
         Key::Published => "Shared {n} record(s) to {destination}.",
         Key::NothingPublished => "Already published: nothing to share.",

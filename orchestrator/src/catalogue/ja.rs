@@ -6,12 +6,8 @@ use super::Key;
 pub(super) fn text(key: Key) -> &'static str {
     match key {
         Key::Instructions => "\
-Butler はこのプロジェクトの作業記録を管理します。シェルの git はブロックされます。
-開始: work_session_start(project_root) の後に work_observe()、迷ったらまた work_observe: その \
-required_action が次の一手です。
-work_record で記録 (commit)、work_publish で共有 (push、公開・反映)、work_finish で締め。\
-ブランチは work_new_line / work_switch_line / work_merge_line、run_implement は実装を委ねます。\
-その他の git 操作: work_vcs(args)。",
+開始: work_session_start の後に work_observe (迷ったらまた)。シェルの git はブロックされます。\
+ほかのツールにない操作は work_vcs(args)。",
         Key::ClaudeBlock => "\
 ## Butler
 このプロジェクトのバージョン管理はシェルではなく Butler の MCP ツールで行います。
@@ -63,17 +59,26 @@ work_record で記録 (commit)、work_publish で共有 (push、公開・反映)
             "work_switch_line(name=…) で作業ラインに切り替えるか、work_new_line(name=…) でここから始めてください"
         }
         Key::SessionStarted => {
-            "セッションを初期化しました: {repo} (issue: {backend})。次は work_observe。"
+            "セッションを初期化しました: {repo}。次は work_observe。"
         }
         Key::SessionUntrustedConfig => {
             "プロジェクトの {file} は信頼されていないため、何を実行しどこへ接続できるかを決める設定を無視しました ({settings})。ユーザーに伝えてください。その設定を使う場合は、ユーザーがファイルを確認して `{command}` を実行し、その後 work_session_start をもう一度呼んでください。"
+        }
+        Key::BackendConfigured => "{repo} の {kind} issue{version} (設定による)",
+        Key::BackendDetected => "{repo} の {kind} issue{version} (検出)",
+        Key::BackendVersion => " (バージョン {version})",
+        Key::BackendNoToken => "内蔵の issue ストア (`{variable}` が未設定)",
+        Key::BackendNoRemote => "内蔵の issue ストア (リモートのトラッカーが見つかりません)",
+        Key::BackendNotGitea => "内蔵の issue ストア (リモートのホストが Gitea として応答しません)",
+        Key::BackendTokenNotBound => {
+            "内蔵の issue ストア (トラッカーのトークンは {host} に結び付けられていません。そのトラッカーを使うには、ユーザーが `{variable}` に追加します)"
         }
         Key::StartLinked => "#{issue} の作業を開始しました。work_record は既定でこの issue に紐付けます。",
         Key::StartUnlinked => "active issue はありません。記録は既定では issue に紐付けられません。",
         Key::StartUncheckedNote => {
             "issue トラッカーが応答しなかったため、issue を確認せずに設定しました。"
         }
-        Key::Recorded => "{id} として記録しました (変更パス {n} 件)。",
+        Key::Recorded => "{id} として記録しました。",
         Key::NothingRecorded => "記録するものはありません。",
         Key::Published => "{n} 件の記録を {destination} に共有しました。",
         Key::NothingPublished => "公開済みです。共有するものはありません。",

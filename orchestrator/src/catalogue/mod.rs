@@ -141,6 +141,15 @@ keys! {
     // Answers of work_session_start, work_start, work_record, work_publish.
     SessionStarted,
     SessionUntrustedConfig,
+    // Why the session's issue backend was chosen (`issue_backend_note`; none when the user
+    // asked for the embedded store).
+    BackendConfigured,
+    BackendDetected,
+    BackendVersion,
+    BackendNoToken,
+    BackendNoRemote,
+    BackendNotGitea,
+    BackendTokenNotBound,
     StartLinked,
     StartUnlinked,
     StartUncheckedNote,
@@ -668,13 +677,8 @@ mod tests {
         assert_eq!(text(Key::IdleSummary), en::text(Key::IdleSummary));
         let inside = scope(Lang::Ja, async { text(Key::IdleSummary) }).await;
         assert_eq!(inside, ja::text(Key::IdleSummary));
-        let blocking = sync_scope(Lang::Ja, || {
-            fill(Key::Recorded, &[("id", &"r1"), ("n", &3)])
-        });
-        assert!(
-            blocking.contains("r1") && blocking.contains('3'),
-            "{blocking}"
-        );
+        let blocking = sync_scope(Lang::Ja, || fill(Key::Recorded, &[("id", &"r1")]));
+        assert_eq!(blocking, "r1 として記録しました。");
     }
 
     #[test]

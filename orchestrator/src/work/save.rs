@@ -70,7 +70,7 @@ impl RecordOutcome {
             }
             (None, Some(o)) if o.finished => fill(Key::OpFinished, &[("op", &o.name)]),
             (_, Some(o)) => fill(Key::OpPausedAgain, &[("op", &o.name)]),
-            (Some(id), None) => fill(Key::Recorded, &[("id", id), ("n", &self.files)]),
+            (Some(id), None) => fill(Key::Recorded, &[("id", id)]),
             (None, None) => text(Key::NothingRecorded).to_string(),
         }
     }

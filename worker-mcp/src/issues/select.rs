@@ -25,7 +25,8 @@ use crate::remote_url::RemoteRepo;
 /// The longest the `auto` probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// Which backend was chosen and why, for `work_session_start` to report.
+/// Which backend was chosen and why, for `work_session_start` to report (in the Brain's
+/// language: the words are the orchestrator's catalogue's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection {
     /// `"local"`, `"gitea"` or `"forgejo"`.
@@ -52,45 +53,6 @@ pub enum SelectionReason {
     NotGitea,
     /// `auto`: the server (`scheme://host:port`) is not one the user bound the token to.
     TokenNotBound { host: String },
-}
-
-impl Selection {
-    /// One short English sentence for the Brain.
-    pub fn summary(&self) -> String {
-        let repo = self.repo.as_deref().unwrap_or("");
-        let with_version = |v: &Option<String>| match v {
-            Some(v) => format!(" (version {v})"),
-            None => String::new(),
-        };
-        match &self.reason {
-            SelectionReason::ConfiguredLocal => "embedded issue store (configured)".into(),
-            SelectionReason::ConfiguredGitea { version } => {
-                format!(
-                    "{} issues of {repo}{} (configured)",
-                    self.kind,
-                    with_version(version)
-                )
-            }
-            SelectionReason::DetectedGitea { version } => {
-                format!(
-                    "{} issues of {repo}{} (detected)",
-                    self.kind,
-                    with_version(version)
-                )
-            }
-            SelectionReason::NoToken => {
-                format!("embedded issue store (no `{ENV_GITEA_TOKEN}` set)")
-            }
-            SelectionReason::NoRemote => "embedded issue store (no remote tracker found)".into(),
-            SelectionReason::NotGitea => {
-                "embedded issue store (the remote's host does not answer as Gitea)".into()
-            }
-            SelectionReason::TokenNotBound { host } => format!(
-                "embedded issue store (the tracker token is not bound to {host}; to use that \
-                 tracker, the user adds it to `{ENV_GITEA_HOSTS}`)"
-            ),
-        }
-    }
 }
 
 /// Why the configured backend cannot be used.

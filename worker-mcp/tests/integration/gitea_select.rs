@@ -138,7 +138,7 @@ async fn auto_with_token_detects_gitea_without_sending_the_token() {
         requests[0].headers.get("authorization").is_none(),
         "probe carries no token"
     );
-    assert_no_token(&[format!("{sel:?}"), sel.summary()], "the selection");
+    assert_no_token(&[format!("{sel:?}")], "the selection");
 }
 
 #[tokio::test]
@@ -158,7 +158,10 @@ async fn auto_detects_forgejo_from_its_version() {
 
     assert_eq!(sel.kind, "forgejo");
     assert_eq!(backend.info().kind, "forgejo");
-    assert!(sel.summary().contains("forgejo"), "{}", sel.summary());
+    assert!(
+        matches!(&sel.reason, SelectionReason::DetectedGitea { version: Some(v) } if v.contains("gitea-1.22.0")),
+        "{sel:?}"
+    );
 }
 
 #[tokio::test]
@@ -323,11 +326,6 @@ async fn auto_never_asks_a_host_the_token_is_not_bound_to() {
         SelectionReason::TokenNotBound {
             host: foreign.server.uri()
         }
-    );
-    assert!(
-        sel.summary().contains("BUTLER_GITEA_HOSTS"),
-        "{}",
-        sel.summary()
     );
     assert!(foreign.requests().await.is_empty(), "not even probed");
 }
