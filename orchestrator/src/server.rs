@@ -156,7 +156,9 @@ fn progress_of(ctx: &RequestContext<RoleServer>) -> Progress {
         tokio::spawn(async move {
             let mut last = None;
             while let Some((message, fraction)) = rx.recv().await {
-                let fraction = rising(&mut last, fraction);
+                let Some(fraction) = rising(&mut last, fraction) else {
+                    continue;
+                };
                 let note = ProgressNotificationParam::new(token.clone(), fraction)
                     .with_total(1.0)
                     .with_message(message);
@@ -169,14 +171,25 @@ fn progress_of(ctx: &RequestContext<RoleServer>) -> Progress {
     })
 }
 
-/// The fraction to send after `last`: `fraction` when it is higher, else just above `last`.
-fn rising(last: &mut Option<f64>, fraction: f64) -> f64 {
+/// The fraction to send after `last` (of a total of 1.0), if any: `fraction` when it is higher
+/// (at most 1.0), else halfway from `last` to 1.0 — still rising, never past the total. Once
+/// 1.0 was sent, or when nothing is left between `last` and 1.0 to step to, a report is not
+/// sent at all (its message would be news, but MCP progress may not repeat itself).
+fn rising(last: &mut Option<f64>, fraction: f64) -> Option<f64> {
+    let fraction = if fraction.is_nan() {
+        0.0
+    } else {
+        fraction.clamp(0.0, 1.0)
+    };
     let sent = match *last {
-        Some(before) if fraction <= before => before + 1e-6,
+        Some(before) if fraction <= before => before + (1.0 - before) / 2.0,
         _ => fraction,
     };
+    if last.is_some_and(|before| sent <= before) {
+        return None;
+    }
     *last = Some(sent);
-    sent
+    Some(sent)
 }
 
 impl ButlerServer {
@@ -843,15 +856,24 @@ mod tests {
     }
 
     #[test]
-    fn progress_never_goes_back() {
+    fn progress_never_goes_back_nor_past_the_total() {
         let mut last = None;
-        let sent: Vec<f64> = [0.2, 0.5, 0.3, 0.5, 0.9]
+        let sent: Vec<f64> = [0.2, 0.5, 0.3, 0.5, 0.9, 1.0, 0.4, 1.0, 7.0, f64::NAN]
             .into_iter()
-            .map(|f| rising(&mut last, f))
+            .filter_map(|f| rising(&mut last, f))
             .collect();
         assert_eq!(&sent[..2], &[0.2, 0.5]);
         assert!(sent.windows(2).all(|w| w[1] > w[0]), "{sent:?}");
+        assert!(sent.iter().all(|f| (0.0..=1.0).contains(f)), "{sent:?}");
         assert_eq!(sent[4], 0.9);
+        assert_eq!(sent.last(), Some(&1.0), "{sent:?}");
+        assert_eq!(sent.len(), 6, "after 1.0 nothing more: {sent:?}");
+        // Reports that do not rise keep rising below the total, however many come.
+        let mut last = Some(0.99);
+        let sent: Vec<f64> = (0..2_000).filter_map(|_| rising(&mut last, 0.5)).collect();
+        assert!(sent.len() > 10, "{}", sent.len());
+        assert!(sent.windows(2).all(|w| w[1] > w[0]));
+        assert!(sent.iter().all(|f| *f > 0.99 && *f <= 1.0), "{sent:?}");
     }
 
     /// Each method maps its failures as its own tool (the hint names the tool to call again).
