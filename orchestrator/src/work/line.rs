@@ -179,15 +179,6 @@ fn free_name(base: &str, taken: &[LineInfo]) -> String {
         .expect("some suffix is free")
 }
 
-/// Refuses when a merge or rebase is under way or files are conflicted; a detached HEAD is
-/// what line changes are for, so it is not a reason.
-fn refuse_blocked(snapshot: &Snapshot) -> Result<(), WorkError> {
-    match &snapshot.blocked {
-        Some(BlockReason::Detached) | None => Ok(()),
-        Some(reason) => Err(WorkError::Blocked(reason.clone())),
-    }
-}
-
 fn require_recorded(snapshot: &Snapshot) -> Result<(), WorkError> {
     if snapshot.status.entries.is_empty() {
         return Ok(());
@@ -241,7 +232,7 @@ fn refuse_ignored_loss(project: &Project, rev: &str) -> Result<(), WorkError> {
 fn start(project: &Project, name: &str, from: Option<&str>) -> Result<LineChange, WorkError> {
     let repo = &project.repo;
     let snap = snapshot(repo)?;
-    refuse_blocked(&snap)?;
+    snap.refuse_blocked_unless_detached()?;
     if repo.line_tip(name)?.is_some() {
         return Err(WorkError::LineExists { name: name.into() });
     }
@@ -333,7 +324,7 @@ pub async fn switch_line(project: &Arc<Project>, name: &str) -> Result<Reply, Wo
 fn switch(project: &Project, name: &str) -> Result<LineChange, WorkError> {
     let repo = &project.repo;
     let snap = snapshot(repo)?;
-    refuse_blocked(&snap)?;
+    snap.refuse_blocked_unless_detached()?;
     let current = snap.head.branch.clone().filter(|_| !snap.head.detached);
     if current.as_deref() == Some(name) {
         return Ok(LineChange {
@@ -422,9 +413,7 @@ pub async fn merge_line(project: &Arc<Project>, name: Option<String>) -> Result<
 fn merge(project: &Project, name: Option<&str>) -> Result<MergeDone, WorkError> {
     let repo = &project.repo;
     let snap = snapshot(repo)?;
-    if let Some(reason) = &snap.blocked {
-        return Err(WorkError::Blocked(reason.clone()));
-    }
+    snap.refuse_blocked()?;
     require_recorded(&snap)?;
     if snap.head.unborn {
         return Err(WorkError::PolicyBlocked {

@@ -20,14 +20,9 @@ pub struct PublishOutcome {
 /// the user confirmed hold no real secret.
 pub fn publish(project: &Project, allow_sensitive: &[String]) -> Result<PublishOutcome, WorkError> {
     let repo = &project.repo;
-    let Snapshot {
-        head,
-        status,
-        blocked,
-    } = snapshot(repo)?;
-    if let Some(reason) = blocked {
-        return Err(WorkError::Blocked(reason));
-    }
+    let snap = snapshot(repo)?;
+    snap.refuse_blocked()?;
+    let Snapshot { head, status, .. } = snap;
     if !status.entries.is_empty() {
         return Err(WorkError::UnrecordedChanges);
     }

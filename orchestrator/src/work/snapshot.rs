@@ -43,6 +43,24 @@ pub struct Snapshot {
     pub blocked: Option<BlockReason>,
 }
 
+impl Snapshot {
+    /// Refuses when the project cannot take a record: an operation under way, conflicted
+    /// files, or a detached line.
+    pub fn refuse_blocked(&self) -> Result<(), WorkError> {
+        self.blocked
+            .clone()
+            .map_or(Ok(()), |reason| Err(WorkError::Blocked(reason)))
+    }
+
+    /// [`Self::refuse_blocked`] for line changes, the way out of a detached line.
+    pub fn refuse_blocked_unless_detached(&self) -> Result<(), WorkError> {
+        match &self.blocked {
+            Some(BlockReason::Detached) => Ok(()),
+            _ => self.refuse_blocked(),
+        }
+    }
+}
+
 pub fn snapshot(repo: &GitRepo) -> Result<Snapshot, WorkError> {
     let head = repo.head()?;
     let status = repo.status()?;
