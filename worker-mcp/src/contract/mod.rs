@@ -7,7 +7,7 @@
 //! ([`Work`]): `implement` has its goal, spec and target paths; any other intent (taught
 //! procedures) has a flat map of named strings.
 //!
-//! - [`ids`]: task ids and intent names.
+//! - [`ids`]: task ids, intent names and record ids.
 //! - [`task`]: the Task Contract.
 //! - [`validation`]: a `run_implement` request checked once into a Task Contract.
 //! - [`result`]: the Result Contract and the task's status.
@@ -33,9 +33,10 @@ mod problems_tests;
 pub use activity::{Activity, ActivityCounts, AgentEvent, Cost, TimedEvent, Usage};
 pub use evidence::{
     AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, EndedProcess, Ending, FileCheckResult,
-    GuardFinding, LeftoverProcess, LeftoverProcesses, NoteKind, StartedBy, TestRun, Verification,
+    GuardFinding, LeftoverProcess, LeftoverProcesses, NoteKind, StartedBy, Tampering, TestRun,
+    Verification,
 };
-pub use ids::{IntentName, TaskId};
+pub use ids::{IntentName, RecordId, RecordIdError, TaskId};
 pub use operation::{
     ApprovalRequest, Handler, Needed, OperationChecks, OperationEvidence, ProcedureStatus,
     StepEvidence, StepKind, StepOutcome, StopReason, Stopped,

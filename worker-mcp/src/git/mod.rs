@@ -52,9 +52,7 @@ pub use publish::PublishOutcome;
 pub use record::{Recorded, Staged};
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
 pub use status::{Change, NotRecordable, StatusEntry, Unrecordable, WorkTreeStatus};
-pub use task::{
-    Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, TreeStatus, task_worktrees_dir,
-};
+pub use task::{Baseline, MAID_EMAIL, MAID_NAME, TaskGit, TreeStatus, task_worktrees_dir};
 pub use transfer::{Access, FileCredentials, shown_destination};
 pub use vcs::VcsOutput;
 
