@@ -16,8 +16,8 @@ use super::error::OpsError;
 use super::exec::{self, HowToRun, StepPlace};
 use super::judge::{Assessment, assess};
 use super::mcp_call::mcp_call;
-use super::procedure::{CommandLine, Step};
 use super::running;
+use crate::contract::procedure::{CommandLine, Step};
 use crate::contract::{
     ApprovalRequest, Handler, OperationChecks, OperationEvidence, ResultContract, ResultStatus,
     StepOutcome, StopReason, Stopped, TaskContract, TaskId, TestRun,
@@ -727,8 +727,10 @@ impl Engine {
 
 /// Whether a step runs something that may change the project (all but file checks).
 fn changes_project(step: &Step) -> bool {
-    !matches!(step, Step::Check(super::procedure::Verifier::File(_)))
-        && !matches!(step, Step::Wait(w) if matches!(w.until, super::procedure::Verifier::File(_)))
+    !matches!(
+        step,
+        Step::Check(crate::contract::procedure::Verifier::File(_))
+    ) && !matches!(step, Step::Wait(w) if matches!(w.until, crate::contract::procedure::Verifier::File(_)))
 }
 
 /// A step as one line, target values filled in.
