@@ -29,11 +29,6 @@ use crate::contract::Tampering;
 /// Where the tasks' lines are (`refs/heads/butler/task-<id>`).
 const TASK_LINES: &str = "refs/heads/butler/task-";
 
-/// The identity of the Maid's own records.
-pub const MAID_NAME: &str = "Butler Maid";
-/// The e-mail of the Maid's own records.
-pub const MAID_EMAIL: &str = "maid@butler.invalid";
-
 /// What git sees in a working tree ([`TaskGit::tree_status`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TreeStatus {
