@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::capability::{CapabilityCall, CapabilityOutcome, Progress, Registry};
 use super::error::OpsError;
+use super::handler::{HandlerRef, Start};
 use super::judge::{Assessment, CommandJudge, DestructiveCommands, assess, placeholder_misuse};
-use super::runner::{HandlerRef, Start};
 use super::running;
 use crate::config::DelegationFileConfig;
 use crate::contract::procedure::{CommandLine, Step, parse_steps};
@@ -707,10 +707,7 @@ impl Engine {
             Some(step) => match &handler {
                 HandlerRef::Procedure(p) => {
                     let index = usize::try_from(step.saturating_sub(1)).unwrap_or(usize::MAX);
-                    match self.step_gate(&row.task_id, p, index, &place, None).await {
-                        super::runner::Gate::Ask(ask) => Some(ask),
-                        _ => None,
-                    }
+                    self.step_ask(&row.task_id, p, index, &place).await
                 }
                 HandlerRef::Capability(_) => None,
             },

@@ -11,6 +11,7 @@
 //!
 //! - [`engine`]: submit, teach, approve, cancel, status — the public face.
 //! - [`runner`]: one task's run: gates, steps, verifiers, lifecycle, evidence.
+//! - [`handler`]: who runs a task and where its run starts, as the engine hands it to the runner.
 //! - [`judge`]: what a step's command starts and which need approval every time.
 //! - [`exec`] and [`mcp_call`]: one step, under the supervisor.
 //! - [`confine`]: the sandbox each step's program runs in.
@@ -22,6 +23,7 @@ pub mod confine;
 pub(crate) mod engine;
 pub mod error;
 pub mod exec;
+mod handler;
 pub(crate) mod judge;
 pub(crate) mod mcp_call;
 mod runner;
