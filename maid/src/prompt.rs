@@ -4,10 +4,8 @@
 
 use std::fmt::Write as _;
 
-use butler_worker::git::Tampering;
-
 use crate::contract::{
-    AttemptEvidence, DirectGitFinding, FileExpectation, TaskContract, Verification,
+    AttemptEvidence, DirectGitFinding, FileExpectation, Tampering, TaskContract, Verification,
 };
 use butler_worker::process::{Ending, tail_of};
 

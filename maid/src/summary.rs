@@ -9,9 +9,8 @@ use std::fmt::Write as _;
 
 use butler_worker::contract::activity::printable;
 use butler_worker::contract::{
-    ActivityCounts, AttemptEvidence, DirectGitFinding, TaskId, TaskStatus, Usage,
+    ActivityCounts, AttemptEvidence, DirectGitFinding, Tampering, TaskId, TaskStatus, Usage,
 };
-use butler_worker::git::Tampering;
 
 /// Changed files listed, at most; the rest are counted.
 const FILES_SHOWN: usize = 10;

@@ -98,8 +98,8 @@ pub(crate) const ENV_GITEA_INSECURE_HTTP: &str = "BUTLER_GITEA_INSECURE_HTTP";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_TIMEOUT_SECS: u64 = 300;
 
-/// Environment variables that hold secrets; whoever spawns an agent strips these from its
-/// environment.
+/// Environment variables that hold secrets, read for the tracker's token in this order; no
+/// child inherits them ([`crate::process::env::is_secret`]).
 pub(crate) fn secret_env_names() -> &'static [&'static str] {
     &[ENV_GITEA_TOKEN, ENV_GITEA_TOKEN_FALLBACK]
 }
@@ -745,8 +745,7 @@ impl IssueConfig {
         }
 
         if let Some(list) = env(ENV_GITEA_HOSTS) {
-            let hosts =
-                crate::issues::binding::parse_origins(&list).ok_or(ConfigError::InvalidHosts)?;
+            let hosts = parse_origins(&list).ok_or(ConfigError::InvalidHosts)?;
             cfg.token_hosts.extend(hosts);
         }
         cfg.insecure_http = env(ENV_GITEA_INSECURE_HTTP).is_some_and(|v| v.trim() == "1");
@@ -792,6 +791,32 @@ fn parse_web_url(value: &str, origin: &str) -> Result<url::Url, ConfigError> {
         .to_string();
     url.set_path(&trimmed);
     Ok(url)
+}
+
+/// Reads one origin the user bound the token to (see [`crate::issues::binding`]):
+/// `https://git.example.com`, `http://127.0.0.1:3000`, or a bare `git.example.com[:port]`
+/// (https). Paths are ignored; credentials are refused.
+fn parse_origin(entry: &str) -> Option<url::Origin> {
+    let entry = entry.trim();
+    let text = if entry.contains("://") {
+        entry.to_string()
+    } else {
+        format!("https://{entry}")
+    };
+    let url = url::Url::parse(&text).ok()?;
+    let usable = matches!(url.scheme(), "http" | "https")
+        && url.host().is_some()
+        && url.username().is_empty()
+        && url.password().is_none();
+    usable.then(|| url.origin())
+}
+
+/// Reads a list of origins separated by commas or white space; `None` if any entry is bad.
+pub(crate) fn parse_origins(list: &str) -> Option<Vec<url::Origin>> {
+    list.split([',', ' ', '\t', '\n'])
+        .filter(|e| !e.trim().is_empty())
+        .map(parse_origin)
+        .collect()
 }
 
 fn parse_repo(value: &str) -> Option<(String, String)> {
@@ -980,6 +1005,26 @@ mod agent_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origins_are_parsed_strictly() {
+        let origin = |u: &str| url::Url::parse(u).unwrap().origin();
+        assert_eq!(
+            parse_origin("git.example.com:3000").unwrap(),
+            origin("https://git.example.com:3000")
+        );
+        assert!(parse_origin("https://user:pw@git.example.com").is_none());
+        assert!(parse_origin("ssh://git.example.com").is_none());
+        assert!(parse_origins("https://a.example, ftp://b.example").is_none());
+        assert_eq!(parse_origins(" ").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn every_token_variable_is_a_secret_no_child_inherits() {
+        for name in secret_env_names() {
+            assert!(crate::process::env::is_secret(name), "{name}");
+        }
+    }
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: std::collections::HashMap<String, String> = pairs

@@ -18,8 +18,7 @@ use butler_maid::{
 };
 use butler_testkit::World;
 use butler_testkit::fake_agent::{attempt, fake_agent, write_script};
-use butler_worker::contract::TaskStatus;
-use butler_worker::git::Tampering;
+use butler_worker::contract::{Tampering, TaskStatus};
 use butler_worker::ledger::{Ledger, TaskEnd};
 use butler_worker::time::{SystemClock, Timestamp};
 use tokio_util::sync::CancellationToken;

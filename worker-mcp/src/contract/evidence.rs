@@ -3,9 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::FileExpectation;
-use crate::git::Tampering;
-use crate::ledger::RecordId;
+use super::{FileExpectation, RecordId};
 /// How a supervised child ended: the supervisor's own type, part of the evidence.
 pub use crate::process::Ending;
 /// A process the reaper ended: pid, command name, signal.
@@ -151,8 +149,46 @@ impl DirectGit {
     }
 }
 
+/// What the agent did to git, found by the git worker against the task's baseline
+/// ([`crate::git::Baseline`]; all of it restored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Tampering {
+    /// Commits the agent made; unwound into the working tree, their changes kept.
+    Commits {
+        count: u32,
+        subjects: Vec<String>,
+    },
+    /// HEAD was switched to another branch or detached.
+    BranchSwitched {
+        from: String,
+        to: String,
+    },
+    RefCreated {
+        name: String,
+    },
+    RefDeleted {
+        name: String,
+    },
+    RefMoved {
+        name: String,
+    },
+    /// Files were staged.
+    IndexChanged,
+    /// Repository configuration changed (e.g. `core.fsmonitor`, `core.hooksPath`).
+    ConfigChanged {
+        keys: Vec<String>,
+    },
+    HooksChanged {
+        names: Vec<String>,
+    },
+    /// The worktree's `.git` pointer file was changed, removed or replaced (it could point the
+    /// Maid's git at a repository of the agent's making); it was written back.
+    GitLinkChanged,
+}
+
 /// One thing the agent did to git or outside its tree (all restored by the Maid). What it did
-/// to git is the git worker's [`Tampering`], shown with the same `kind` tag.
+/// to git is a [`Tampering`], shown with the same `kind` tag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DirectGitFinding {

@@ -1,6 +1,9 @@
-//! Identifiers a contract carries: the task's id and intent names.
+//! Identifiers a contract carries: the task's id, intent names, and the id of the work record
+//! an attempt saved (the ledger hands them out).
 
+use std::cmp::Ordering;
 use std::fmt;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +103,118 @@ impl From<IntentName> for String {
 impl fmt::Display for IntentName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// The id of a work record: the local date of creation, a daily sequence of at least three
+/// digits, and the mark of the clone whose ledger handed it out (`20260612-001-kqrt`, …,
+/// `20260612-1000-kqrt`). Ids written before clones were marked have no mark
+/// (`20260612-001`); they still name their records.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct RecordId(String);
+
+/// A string that is not a record id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a record id (expected the form `20260612-001-kqrt`)")]
+pub struct RecordIdError(String);
+
+/// The shortest and longest clone mark a record id may carry (Butler makes them four long).
+const MARK_LEN: std::ops::RangeInclusive<usize> = 2..=8;
+
+impl RecordId {
+    /// Checks the form `^\d{8}-\d{3,18}(-[a-z]{2,8})?$`.
+    pub fn parse(s: &str) -> Result<RecordId, RecordIdError> {
+        let bad = || RecordIdError(s.chars().take(40).collect());
+        let mut parts = s.split('-');
+        let (day, seq, mark) = (parts.next(), parts.next(), parts.next());
+        let (Some(day), Some(seq), None) = (day, seq, parts.next()) else {
+            return Err(bad());
+        };
+        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+        if day.len() != 8 || !digits(day) || seq.len() < 3 || seq.len() > 18 || !digits(seq) {
+            return Err(bad());
+        }
+        if let Some(mark) = mark
+            && !(MARK_LEN.contains(&mark.len()) && mark.bytes().all(|b| b.is_ascii_lowercase()))
+        {
+            return Err(bad());
+        }
+        Ok(RecordId(s.to_string()))
+    }
+
+    /// The id the ledger hands out: `day`, `seq` (three digits at least), `mark`.
+    pub(crate) fn new(day: &str, seq: u64, mark: &str) -> RecordId {
+        RecordId(format!("{day}-{seq:03}-{mark}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// `YYYYMMDD`.
+    pub fn day(&self) -> &str {
+        &self.0[..8]
+    }
+
+    /// The daily sequence number.
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq_text()
+            .parse()
+            .expect("validated digits, at most 18")
+    }
+
+    fn seq_text(&self) -> &str {
+        self.0[9..].split('-').next().expect("validated form")
+    }
+
+    /// The mark of the clone that handed it out; `""` for an id without one.
+    pub fn mark(&self) -> &str {
+        self.0[9..].split('-').nth(1).unwrap_or("")
+    }
+}
+
+impl fmt::Display for RecordId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for RecordId {
+    type Err = RecordIdError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RecordId::parse(s)
+    }
+}
+
+impl TryFrom<String> for RecordId {
+    type Error = RecordIdError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        RecordId::parse(&s)
+    }
+}
+
+impl From<RecordId> for String {
+    fn from(id: RecordId) -> String {
+        id.0
+    }
+}
+
+/// By day, then by sequence number (so `-1000` comes after `-999`), then by clone mark.
+impl Ord for RecordId {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.day(), self.seq(), self.mark(), &self.0).cmp(&(
+            other.day(),
+            other.seq(),
+            other.mark(),
+            &other.0,
+        ))
+    }
+}
+
+impl PartialOrd for RecordId {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 

@@ -8,8 +8,7 @@ use std::collections::BTreeSet;
 use insta::assert_json_snapshot;
 use serde_json::{Value, json};
 
-use crate::contract::{FieldProblem, TaskSubmission};
-use crate::ops::parse_steps;
+use crate::contract::{FieldProblem, TaskSubmission, parse_steps};
 use crate::time::Timestamp;
 
 fn answer<T>(result: Result<T, Vec<FieldProblem>>) -> Value {

@@ -193,8 +193,7 @@ impl From<ResultStatus> for TaskStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{DirectGit, DirectGitFinding, Ending, TestRun, Verification};
-    use crate::git::Tampering;
+    use crate::contract::{DirectGit, DirectGitFinding, Ending, Tampering, TestRun, Verification};
 
     fn evidence(outcome: Outcome) -> ImplementEvidence {
         ImplementEvidence {

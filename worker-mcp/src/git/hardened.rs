@@ -28,11 +28,15 @@
 //!   (`submodule.recurse=false`), never summarised; a nested repository the agent created is
 //!   reported by [`super::TaskGit::tree_status`] and never added (it would become a gitlink).
 //!
-//! The Maid's identity is set for its commits.
+//! The Maid's identity ([`MAID_NAME`], [`MAID_EMAIL`]) is set for its commits.
 
 use super::GitRepo;
 use super::command::GitCommand;
-use super::task::{MAID_EMAIL, MAID_NAME};
+
+/// The identity of the Maid's own records.
+pub const MAID_NAME: &str = "Butler Maid";
+/// The e-mail of the Maid's own records.
+pub const MAID_EMAIL: &str = "maid@butler.invalid";
 
 /// Settings given on the command line, after (and so over) the repository's configuration.
 const SETTINGS: &[&str] = &[

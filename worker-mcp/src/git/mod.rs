@@ -39,6 +39,7 @@ pub use conflict::{Continued, Markers, marker_starts};
 pub use diff::{FileStat, Patch};
 pub use effect::{Before, ConfigChange, Effect, Values, Watch};
 pub use error::GitError;
+pub use hardened::{MAID_EMAIL, MAID_NAME};
 pub use history::CommitInfo;
 pub use line::{
     Committer, LineClash, LineInfo, MAX_LINE_NAME, MergeOutcome, TASK_LINE_PREFIX, check_line_name,
@@ -52,9 +53,7 @@ pub use publish::PublishOutcome;
 pub use record::{Recorded, Staged};
 pub use repo::{Destination, HeadInfo, InProgress, Unpublished};
 pub use status::{Change, NotRecordable, StatusEntry, Unrecordable, WorkTreeStatus};
-pub use task::{
-    Baseline, MAID_EMAIL, MAID_NAME, Tampering, TaskGit, TreeStatus, task_worktrees_dir,
-};
+pub use task::{Baseline, TaskGit, TreeStatus, task_worktrees_dir};
 pub use transfer::{Access, FileCredentials, shown_destination};
 pub use vcs::VcsOutput;
 

@@ -24,14 +24,10 @@ use super::command::GitCommand;
 use super::error::GitError;
 use super::hardened;
 use super::lock::TreeLock;
+use crate::contract::Tampering;
 
 /// Where the tasks' lines are (`refs/heads/butler/task-<id>`).
 const TASK_LINES: &str = "refs/heads/butler/task-";
-
-/// The identity of the Maid's own records.
-pub const MAID_NAME: &str = "Butler Maid";
-/// The e-mail of the Maid's own records.
-pub const MAID_EMAIL: &str = "maid@butler.invalid";
 
 /// What git sees in a working tree ([`TaskGit::tree_status`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -49,43 +45,6 @@ pub struct TreeStatus {
 #[derive(Debug, Clone)]
 pub struct TaskGit {
     repo: GitRepo,
-}
-
-/// What the agent did to git, found against a [`Baseline`] (all of it restored).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Tampering {
-    /// Commits the agent made; unwound into the working tree, their changes kept.
-    Commits {
-        count: u32,
-        subjects: Vec<String>,
-    },
-    /// HEAD was switched to another branch or detached.
-    BranchSwitched {
-        from: String,
-        to: String,
-    },
-    RefCreated {
-        name: String,
-    },
-    RefDeleted {
-        name: String,
-    },
-    RefMoved {
-        name: String,
-    },
-    /// Files were staged.
-    IndexChanged,
-    /// Repository configuration changed (e.g. `core.fsmonitor`, `core.hooksPath`).
-    ConfigChanged {
-        keys: Vec<String>,
-    },
-    HooksChanged {
-        names: Vec<String>,
-    },
-    /// The worktree's `.git` pointer file was changed, removed or replaced (it could point the
-    /// Maid's git at a repository of the agent's making); it was written back.
-    GitLinkChanged,
 }
 
 /// The directory of a repository's task worktrees under `root` (the user's data directory's

@@ -5,7 +5,7 @@
 //! repository holds — its `.butler/config.toml`, its remotes — can add one, so checking out a
 //! hostile branch cannot send the token anywhere. Even to a bound origin the token does not go
 //! in clear text (`http://`) unless the host is this machine (loopback) or the user allowed it
-//! (`BUTLER_GITEA_INSECURE_HTTP=1`).
+//! (`BUTLER_GITEA_INSECURE_HTTP=1`). The configuration reads the origins ([`crate::config`]).
 
 use url::{Host, Origin, Url};
 
@@ -51,34 +51,10 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// Reads one origin the user named: `https://git.example.com`, `http://127.0.0.1:3000`, or a
-/// bare `git.example.com[:port]` (https). Paths are ignored; credentials are refused.
-pub(crate) fn parse_origin(entry: &str) -> Option<Origin> {
-    let entry = entry.trim();
-    let text = if entry.contains("://") {
-        entry.to_string()
-    } else {
-        format!("https://{entry}")
-    };
-    let url = Url::parse(&text).ok()?;
-    let usable = matches!(url.scheme(), "http" | "https")
-        && url.host().is_some()
-        && url.username().is_empty()
-        && url.password().is_none();
-    usable.then(|| url.origin())
-}
-
-/// Reads a list of origins separated by commas or white space; `None` if any entry is bad.
-pub(crate) fn parse_origins(list: &str) -> Option<Vec<Origin>> {
-    list.split([',', ' ', '\t', '\n'])
-        .filter(|e| !e.trim().is_empty())
-        .map(parse_origin)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::parse_origins;
 
     fn url(s: &str) -> Url {
         Url::parse(s).expect("test URL")
@@ -128,15 +104,7 @@ mod tests {
     }
 
     #[test]
-    fn origins_are_parsed_strictly() {
-        assert_eq!(
-            parse_origin("git.example.com:3000").unwrap(),
-            url("https://git.example.com:3000").origin()
-        );
-        assert!(parse_origin("https://user:pw@git.example.com").is_none());
-        assert!(parse_origin("ssh://git.example.com").is_none());
-        assert!(parse_origins("https://a.example, ftp://b.example").is_none());
-        assert_eq!(parse_origins(" ").unwrap(), vec![]);
+    fn only_this_machine_is_loopback() {
         assert!(is_loopback(&url("http://localhost:3000/")));
         assert!(is_loopback(&url("http://[::1]:3000/")));
         assert!(!is_loopback(&url("http://127.0.0.1.nip.io/")));

@@ -32,8 +32,10 @@ pub use self::error::LedgerError;
 pub use self::handle::LedgerHandle;
 pub use self::journal::{Operation, process_alive};
 pub(crate) use self::procedures::ProcedureRow;
-pub use self::records::{Claim, ClaimingCommit, PendingRecord, Record, RecordId, RecordIdError};
+pub use self::records::{Claim, ClaimingCommit, PendingRecord, Record};
+// Record ids are the contract's (`crate::contract::RecordId`); the ledger hands them out.
 pub use self::tasks::{AttemptRow, TaskEnd, TaskNote, TaskRow};
+pub use crate::contract::{RecordId, RecordIdError};
 
 /// How long a call waits for another process's write before giving up with `Busy`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

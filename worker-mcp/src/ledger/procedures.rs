@@ -13,9 +13,9 @@ use serde::Serialize;
 use super::tasks::{json, missing, named, to_json, touch};
 use super::{Ledger, LedgerError};
 use crate::contract::{
-    IntentName, OperationEvidence, ProcedureStatus, TaskContract, TaskId, TaskStatus,
+    IntentName, OperationEvidence, ProcedureStatus, Signature, Step, TaskContract, TaskId,
+    TaskStatus,
 };
-use crate::ops::{Signature, Step};
 use crate::time::Timestamp;
 
 /// A procedure as stored.
@@ -360,7 +360,7 @@ mod tests {
 
     use super::*;
     use crate::contract::OperationTarget;
-    use crate::ops::parse_steps;
+    use crate::contract::parse_steps;
 
     fn ledger() -> (tempfile::TempDir, Ledger) {
         let dir = tempfile::tempdir().expect("tempdir");

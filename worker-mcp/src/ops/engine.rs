@@ -18,12 +18,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::capability::{CapabilityCall, CapabilityOutcome, Progress, Registry};
 use super::error::OpsError;
+use super::handler::{HandlerRef, Start};
 use super::judge::{Assessment, CommandJudge, DestructiveCommands, assess, placeholder_misuse};
-use super::procedure::{CommandLine, Step, parse_steps};
-use super::runner::{HandlerRef, Start};
 use super::running;
-use super::signature::Signature;
 use crate::config::DelegationFileConfig;
+use crate::contract::procedure::{CommandLine, Step, parse_steps};
+use crate::contract::signature::Signature;
 use crate::contract::submission::is_allocated_form;
 use crate::contract::{
     FieldProblem, IntentName, Needed, OperationEvidence, OperationTarget, ProcedureStatus,
@@ -214,8 +214,8 @@ impl Engine {
             .iter()
             .filter(|w| {
                 !matches!(
-                    super::procedure::Declared::of(w),
-                    super::procedure::Declared::Project(_)
+                    crate::contract::procedure::Declared::of(w),
+                    crate::contract::procedure::Declared::Project(_)
                 )
             })
             .cloned()
@@ -707,10 +707,7 @@ impl Engine {
             Some(step) => match &handler {
                 HandlerRef::Procedure(p) => {
                     let index = usize::try_from(step.saturating_sub(1)).unwrap_or(usize::MAX);
-                    match self.step_gate(&row.task_id, p, index, &place, None).await {
-                        super::runner::Gate::Ask(ask) => Some(ask),
-                        _ => None,
-                    }
+                    self.step_ask(&row.task_id, p, index, &place).await
                 }
                 HandlerRef::Capability(_) => None,
             },
@@ -946,7 +943,7 @@ fn best_procedure(live: Vec<ProcedureRow>, target: &OperationTarget) -> Option<P
 
 /// The command a step runs (its check's command for `check` and `wait`), if any.
 pub(super) fn step_command(step: &Step) -> Option<CommandLine> {
-    use super::procedure::Verifier;
+    use crate::contract::procedure::Verifier;
     let verifier_line = |v: &Verifier| match v {
         Verifier::Command(c) => Some(CommandLine::Shell(c.command.clone())),
         Verifier::File(_) => None,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::confine::{Access, Decision, StepDir, StepSandbox, not_applied, tree_writable};
-use super::procedure::{CmdStep, CommandLine, Declared, Verifier, WaitStep};
+use crate::contract::procedure::{CmdStep, CommandLine, Declared, Verifier, WaitStep};
 use crate::contract::{
     CommandCheck, Ending, FileCheck, FileCheckResult, FileExpectation, OperationTarget,
     StepEvidence, StepKind, StepOutcome, TestRun,

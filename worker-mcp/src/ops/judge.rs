@@ -19,8 +19,8 @@
 //!   script read from standard input) needs approval each time it would run unconfined; confined,
 //!   it is judged as any program is: by what the sandbox lets it do.
 
+use crate::contract::procedure::CommandLine;
 use crate::git::LossQuery;
-use crate::ops::procedure::CommandLine;
 
 /// What a command line would start, as the shell and the programs would read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +70,7 @@ pub fn placeholder_misuse(argv: &[String], judge: &dyn CommandJudge) -> Vec<Stri
         .iter()
         .map(|w| {
             let mut out = w.clone();
-            for name in crate::ops::procedure::placeholder_names(w) {
+            for name in crate::contract::procedure::placeholder_names(w) {
                 out = out.replace(&format!("{{target.{name}}}"), MARKER);
             }
             out

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::confine::{Decision, StepDir, not_applied, tree_writable};
 use super::exec::{OUTPUT_TAIL_BYTES, StepPlace};
-use super::procedure::McpCallStep;
 use crate::config::McpServerConfig;
+use crate::contract::procedure::McpCallStep;
 use crate::contract::{Ending, StepEvidence, StepKind, StepOutcome};
 use crate::process::{ChildEnv, ChildSpec, Keep, Limits, converse, env, tail_of};
 use crate::sandbox::HelperRun;

@@ -4,12 +4,14 @@
 //!
 //! Who runs a contract: a capability in code for its intent ([`capability`]: a trait and a
 //! registry, filled at the edge — the engine depends on none of them), else a procedure the
-//! Brain taught ([`procedure`]), found by intent and target signature ([`signature`]) in the
-//! ledger, where it goes from `candidate` to `active` after the configured verified runs and to
-//! `deprecated` when replaced. Unknown with `teach_if_unknown`: the task waits for `teach`.
+//! Brain taught (its steps are the contract's, [`crate::contract::procedure`]), found by intent
+//! and target signature ([`crate::contract::signature`]) in the ledger, where it goes from
+//! `candidate` to `active` after the configured verified runs and to `deprecated` when
+//! replaced. Unknown with `teach_if_unknown`: the task waits for `teach`.
 //!
 //! - [`engine`]: submit, teach, approve, cancel, status — the public face.
 //! - [`runner`]: one task's run: gates, steps, verifiers, lifecycle, evidence.
+//! - [`handler`]: who runs a task and where its run starts, as the engine hands it to the runner.
 //! - [`judge`]: what a step's command starts and which need approval every time.
 //! - [`exec`] and [`mcp_call`]: one step, under the supervisor.
 //! - [`confine`]: the sandbox each step's program runs in.
@@ -21,12 +23,11 @@ pub mod confine;
 pub(crate) mod engine;
 pub mod error;
 pub mod exec;
+mod handler;
 pub(crate) mod judge;
 pub(crate) mod mcp_call;
-pub(crate) mod procedure;
 mod runner;
 pub mod running;
-pub(crate) mod signature;
 pub mod skills;
 
 pub use capability::{
@@ -41,6 +42,6 @@ pub use judge::{
     Active, Assessment, CommandJudge, DestructiveCommands, GitVerdict, Reading, assess,
     placeholder_misuse,
 };
-pub use procedure::{CommandLine, Step, parse_steps};
-pub(crate) use signature::Signature;
+// What a procedure is made of is the contract's; the judge reads its command lines.
+pub use crate::contract::{CommandLine, Step, parse_steps};
 pub use skills::{Skill, SkillUsage};

@@ -4,61 +4,26 @@
 //! every step, progress reported, and cancellation (from the request, `cancel_task`, another
 //! process, or the task's own time limit) ending the running step's process group.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::capability::{Capability, CapabilityCall, CapabilityOutcome, Progress};
+use super::capability::{CapabilityCall, CapabilityOutcome, Progress};
 use super::engine::{Engine, TASK_OPERATION, intent_of, step_command, target_of};
 use super::error::OpsError;
 use super::exec::{self, HowToRun, StepPlace};
+use super::handler::{HandlerRef, Start};
 use super::judge::{Assessment, assess};
 use super::mcp_call::mcp_call;
-use super::procedure::{CommandLine, Step};
 use super::running;
+use crate::contract::procedure::{CommandLine, Step};
 use crate::contract::{
-    ApprovalRequest, Handler, OperationChecks, OperationEvidence, ResultContract, ResultStatus,
-    StepOutcome, StopReason, Stopped, TaskContract, TaskId, TestRun,
+    ApprovalRequest, OperationChecks, OperationEvidence, ResultContract, ResultStatus, StepOutcome,
+    StopReason, Stopped, TaskContract, TaskId, TestRun,
 };
 use crate::git::{Begun, Lost, OpEntry, OpInfo};
 use crate::ledger::{ProcedureRow, TaskEnd};
-
-/// Who runs a task.
-#[derive(Clone)]
-pub(super) enum HandlerRef {
-    Capability(Arc<dyn Capability>),
-    Procedure(ProcedureRow),
-}
-
-impl HandlerRef {
-    fn describe(&self) -> Handler {
-        match self {
-            HandlerRef::Capability(c) => Handler::Capability {
-                name: c.name().to_owned(),
-            },
-            HandlerRef::Procedure(p) => Handler::Procedure {
-                id: p.id,
-                signature: p.signature.to_string(),
-                status: p.status,
-            },
-        }
-    }
-}
-
-/// Where a run starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Start {
-    /// From the beginning, nothing approved.
-    Fresh,
-    /// The task-level approval was given: from the beginning.
-    TaskApproved,
-    /// From step `index` (0-based), whose gate the approval with `fingerprint` opens.
-    StepApproved { index: usize, fingerprint: String },
-    /// From step `index`, which needs no approval any more.
-    Resume { index: usize },
-}
 
 /// A question for the user: what would happen, and what the approval is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -350,6 +315,21 @@ impl Engine {
                     details,
                 }))
             }
+        }
+    }
+
+    /// What step `index` of `procedure` would ask the user now (before an approval given for
+    /// it is used), if anything.
+    pub(super) async fn step_ask(
+        &self,
+        task: &TaskId,
+        procedure: &ProcedureRow,
+        index: usize,
+        place: &StepPlace,
+    ) -> Option<Ask> {
+        match self.step_gate(task, procedure, index, place, None).await {
+            Gate::Ask(ask) => Some(ask),
+            _ => None,
         }
     }
 
@@ -727,8 +707,10 @@ impl Engine {
 
 /// Whether a step runs something that may change the project (all but file checks).
 fn changes_project(step: &Step) -> bool {
-    !matches!(step, Step::Check(super::procedure::Verifier::File(_)))
-        && !matches!(step, Step::Wait(w) if matches!(w.until, super::procedure::Verifier::File(_)))
+    !matches!(
+        step,
+        Step::Check(crate::contract::procedure::Verifier::File(_))
+    ) && !matches!(step, Step::Wait(w) if matches!(w.until, crate::contract::procedure::Verifier::File(_)))
 }
 
 /// A step as one line, target values filled in.

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::capability::Usage;
 use super::engine::Engine;
 use super::error::OpsError;
-use super::procedure::step_kinds;
+use crate::contract::procedure::step_kinds;
 use crate::contract::{DelegationMode, IntentName, ProcedureStatus};
 
 /// One entry of `list_skills`.

@@ -7,7 +7,8 @@ use std::sync::mpsc;
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
 
-use super::supervise::{ChildSpec, Limits, Supervised, supervise};
+use super::spawn::ChildSpec;
+use super::supervise::{Limits, Supervised, supervise};
 
 /// Runs `spec` under `limits` and blocks the calling thread until it ended. Works from any
 /// thread, inside an async runtime or not (it never enters the caller's runtime, so a

@@ -25,8 +25,8 @@ mod supervise;
 pub use blocking::run_blocking;
 pub use capture::{CapturedOutput, tail_of};
 pub use env::ChildEnv;
-pub use spawn::run_attended;
+pub use spawn::{ChildSpec, run_attended};
 pub use supervise::{
-    ChildSpec, Conversation, Ending, Keep, Limits, LineObserver, LineSeen, Stagnation, Supervised,
-    Verdict, converse, supervise, supervise_observed,
+    Conversation, Ending, Keep, Limits, LineObserver, LineSeen, Stagnation, Supervised, Verdict,
+    converse, supervise, supervise_observed,
 };

@@ -6,7 +6,6 @@
 //!
 //! Every way a child can end is one [`Ending`] variant.
 
-use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -24,10 +23,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::CapturedOutput;
-use super::env::ChildEnv;
 use super::fingerprint;
 use super::group::GroupGuard;
-use super::spawn;
+use super::spawn::{self, ChildSpec};
 
 /// How a supervised child ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,53 +99,6 @@ impl fmt::Display for Ending {
             Self::Cancelled => f.write_str("cancelled"),
             Self::SpawnFailed { reason } => write!(f, "could not start: {reason}"),
         }
-    }
-}
-
-/// What to run. The environment is exactly `env` (nothing of Butler's is inherited).
-#[derive(Debug, Clone)]
-pub struct ChildSpec {
-    pub program: OsString,
-    pub args: Vec<OsString>,
-    pub cwd: PathBuf,
-    pub env: ChildEnv,
-    /// Written to the child's stdin, which is then closed; `None` gives it `/dev/null`.
-    pub stdin: Option<Vec<u8>>,
-    /// The program is Butler's reaper (the sandbox helper, see [`super::reaper`]): when the
-    /// supervision is dropped it is asked to stop (SIGTERM to the group) and given the grace
-    /// period to end everything it holds before the group is killed, instead of being killed
-    /// at once — killed, it would leave its orphans to init.
-    pub reaper: bool,
-}
-
-impl ChildSpec {
-    /// `program` with no arguments in `cwd`.
-    pub fn new(program: impl Into<OsString>, cwd: impl Into<PathBuf>, env: ChildEnv) -> Self {
-        Self {
-            program: program.into(),
-            args: Vec::new(),
-            cwd: cwd.into(),
-            env,
-            stdin: None,
-            reaper: false,
-        }
-    }
-
-    /// `sh -c <script>` in `cwd` with the given environment.
-    pub fn shell(script: &str, cwd: impl Into<PathBuf>, env: ChildEnv) -> Self {
-        let mut spec = Self::new("sh", cwd, env);
-        spec.args = vec!["-c".into(), script.into()];
-        spec
-    }
-
-    /// Appends arguments.
-    pub fn args<I, S>(mut self, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<OsString>,
-    {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
     }
 }
 
