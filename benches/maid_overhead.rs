@@ -13,11 +13,16 @@
 //! task creation in the ledger, worktree, baseline, detection and restoration, the Brain's-tree
 //! check, scope check, the Maid's record, verification with no test commands, the evidence in
 //! the ledger) with a no-op agent that writes one file, minus that agent's own run time
-//! (measured separately). Each side gets a fresh worktree per run; retiring it is not timed.
-//! Which side runs first rotates from round to round, each side starts after the file system
-//! has written out what the one before left (`sync`), and the generated repository has
-//! automatic gc off, so no side pays for another's leftovers; the spread over the rounds is
-//! printed with the medians.
+//! (measured separately). Each side gets a fresh worktree per run, and none is removed before
+//! the last round: every worktree and task is retired at the end, untimed. Removing them as
+//! the rounds went made every side pay for the one before: ext4's inode allocator skips inodes
+//! freed in the last minute (`recently_deleted`, 60% of a `read-tree`'s time in a `perf`
+//! profile on this machine's root file system), so checking out 100,000 files right after
+//! 100,000 were removed took 15–47 s instead of 8.6 s, by where the side's directory fell. Which
+//! side runs first rotates from round to round, each side starts after the file system has
+//! written out what the one before left (`sync`), and the generated repository has automatic
+//! gc off, so no side pays for another's leftovers; the spread over the rounds is printed with
+//! the medians.
 #![allow(clippy::print_stdout)]
 // The baseline of a benchmark is git spawned the plain way a person's shell does; Butler's
 // own children go through `butler_worker::process`.
@@ -38,7 +43,8 @@ use butler_testkit::World;
 
 use common::{env_usize, generate, median, ms};
 
-/// `git worktree add` + one file + `git add -A` + `git commit`, in a fresh worktree.
+/// `git worktree add` + one file + `git add -A` + `git commit`, in a fresh worktree (left for
+/// the end to retire).
 fn plain_git(world: &World, dir: &Path, scratch: &Path, run: usize) -> Duration {
     let wt = scratch.join(format!("plain-{run}"));
     let wt_arg = wt.to_string_lossy().into_owned();
@@ -54,9 +60,7 @@ fn plain_git(world: &World, dir: &Path, scratch: &Path, run: usize) -> Duration 
     let t = Instant::now();
     world.git(&wt, &["add", "-A"]);
     world.git(&wt, &["commit", "-q", "-m", "bench"]);
-    let took = took_add + t.elapsed();
-    world.git(dir, &["worktree", "remove", "--force", &wt_arg]);
-    took
+    took_add + t.elapsed()
 }
 
 fn main() {
@@ -118,6 +122,7 @@ fn main() {
     let mut plain = Vec::new();
     let mut replay = Vec::new();
     let mut maid = Vec::new();
+    let mut tasks = Vec::new();
     let sides = [Side::Minimal, Side::Replay, Side::Maid];
     for run in 0..runs {
         // The side that runs first rotates: none always follows the same one.
@@ -151,11 +156,24 @@ fn main() {
                     assert_eq!(evidence.outcome, Outcome::Succeeded, "{result:#?}");
                     assert_eq!(evidence.attempts.len(), 1);
                     maid.push(took.saturating_sub(agent_time));
-                    let discarded =
-                        butler_maid::discard(&dir, result.task_id.as_str(), ctx.clock.clone());
-                    rt.block_on(discarded).expect("discard");
+                    tasks.push(result.task_id);
                 }
             }
+        }
+    }
+    // Retired only now (see the top): nothing of one side's removal falls on another.
+    for task in tasks {
+        let discarded = butler_maid::discard(&dir, task.as_str(), ctx.clock.clone());
+        rt.block_on(discarded).expect("discard");
+    }
+    let scratch = scratch.canonicalize().expect("scratch");
+    let worktrees = world.git(&dir, &["worktree", "list", "--porcelain"]);
+    for path in worktrees
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+    {
+        if Path::new(path).starts_with(&scratch) {
+            world.git(&dir, &["worktree", "remove", "--force", path]);
         }
     }
     println!("runs: {runs}, files: {files} (median [min – max] over the runs)");
@@ -409,8 +427,5 @@ fn maids_git_work(world: &World, dir: &Path, scratch: &Path, run: usize) -> Dura
             &range,
         ],
     );
-    let took = took_before + t.elapsed();
-    world.git(dir, &["worktree", "remove", "--force", &wt_arg]);
-    world.git(dir, &["branch", "-D", "-q", &branch]);
-    took
+    took_before + t.elapsed()
 }
