@@ -15,9 +15,10 @@
 //! the ledger) with a no-op agent that writes one file, minus that agent's own run time
 //! (measured separately). Each side gets a fresh worktree per run, and none is removed before
 //! the last round: every worktree and task is retired at the end, untimed. Removing them as
-//! the rounds went made every side pay for the one before: ext4's inode allocator skips inodes
-//! freed in the last minute (`recently_deleted`, 60% of a `read-tree`'s time in a `perf`
-//! profile on this machine's root file system), so checking out 100,000 files right after
+//! the rounds went made every side pay for the one before: on an ext4 without a journal (this
+//! machine's root file system) the inode allocator skips every inode freed in the last minute
+//! (`recently_deleted` in `fs/ext4/ialloc.c`: 60% of a `read-tree`'s time in a `perf`
+//! profile), so checking out 100,000 files right after
 //! 100,000 were removed took 15–47 s instead of 8.6 s, by where the side's directory fell. Which
 //! side runs first rotates from round to round, each side starts after the file system has
 //! written out what the one before left (`sync`), and the generated repository has automatic
