@@ -5,6 +5,7 @@
 use butler_worker::git::GitRepo;
 use butler_worker::ops::{Active, CommandJudge, CommandLine, GitVerdict, Reading};
 
+use crate::catalogue::{Key, fill};
 use crate::hook::programs::git_prefix;
 use crate::hook::walk::{self, Found};
 use crate::vcs_policy::{Verdict, vet};
@@ -86,15 +87,17 @@ impl CommandJudge for ProjectJudge {
                 loss,
                 globals,
             },
-            Verdict::Invalid { reason } => GitVerdict::Refused { reason },
-            Verdict::UseProperTool { subcommand, .. } => GitVerdict::Refused {
-                reason: format!(
-                    "`git {subcommand}` has a proper way: submit the `git_commit`, `git_push`, \
-                     `commit_push` or `git_pull` intent, or leave it to the Brain's work_* tools"
-                ),
+            Verdict::Invalid { why } => GitVerdict::Refused {
+                reason: why.reason(),
             },
-            Verdict::Refused { reason, hint } => GitVerdict::Refused {
-                reason: format!("{reason} ({hint})"),
+            Verdict::UseProperTool { subcommand, .. } => GitVerdict::Refused {
+                reason: fill(Key::StepGitProperWay, &[("subcommand", &subcommand)]),
+            },
+            Verdict::Refused { why } => GitVerdict::Refused {
+                reason: fill(
+                    Key::StepGitRefused,
+                    &[("reason", &why.reason()), ("hint", &why.hint())],
+                ),
             },
         }
     }

@@ -134,9 +134,10 @@ pub fn vcs(
                 }
             }
         }
-        Verdict::Invalid { reason } => Err(WorkError::InvalidArgument {
+        // The one place the policy's typed answer becomes text, in the call's language.
+        Verdict::Invalid { why } => Err(WorkError::InvalidArgument {
             field: "args",
-            reason,
+            reason: why.reason(),
         }),
         Verdict::UseProperTool {
             tool,
@@ -147,7 +148,10 @@ pub fn vcs(
             tool,
             suggestion,
         }),
-        Verdict::Refused { reason, hint } => Err(WorkError::PolicyBlocked { reason, hint }),
+        Verdict::Refused { why } => Err(WorkError::PolicyBlocked {
+            reason: why.reason(),
+            hint: why.hint(),
+        }),
     }
 }
 
