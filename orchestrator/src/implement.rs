@@ -28,7 +28,7 @@ pub use tokio_util::sync::CancellationToken;
 
 use crate::catalogue::{Key, fill};
 use crate::envelope::Reply;
-use crate::error::WorkError;
+use crate::error::{ConfigProblem, WorkError};
 use crate::session::{Project, blocking};
 
 /// `run_implement`'s arguments.
@@ -152,8 +152,11 @@ pub fn maid_context(
     let default = var("BUTLER_AGENT").map(|v| ("BUTLER_AGENT", v));
     let default = default.or_else(|| file.default.clone().map(|v| ("[agent] default", v)));
     if let Some((origin, name)) = default {
-        ctx.default_agent = AgentKind::parse(&name).map_err(|e| WorkError::Config {
-            problem: format!("{origin}: {e}"),
+        ctx.default_agent = AgentKind::parse(&name).map_err(|_| WorkError::Config {
+            problem: ConfigProblem::UnknownAgent {
+                setting: origin,
+                name: name.clone(),
+            },
         })?;
     }
     let mut agents = HashMap::new();
@@ -236,14 +239,20 @@ fn sandbox_settings(
         .or_else(|| file.sandbox.clone().map(|v| ("[agent] sandbox", v)));
     if let Some((origin, value)) = mode {
         ctx.sandbox.mode = SandboxMode::parse(&value).ok_or_else(|| WorkError::Config {
-            problem: format!("{origin}: `{value}` is not one of `required`, `auto`, `off`"),
+            problem: ConfigProblem::SandboxMode {
+                setting: origin,
+                value: value.clone(),
+            },
         })?;
     }
     if let Some(setting) = &file.network {
         ctx.sandbox.network =
             Some(
-                NetworkChoice::from_setting(setting).map_err(|e| WorkError::Config {
-                    problem: format!("[agent] network: {e}"),
+                NetworkChoice::from_setting(setting).map_err(|detail| WorkError::Config {
+                    problem: ConfigProblem::Unreadable {
+                        setting: "[agent] network",
+                        detail,
+                    },
                 })?,
             );
     }
@@ -252,21 +261,27 @@ fn sandbox_settings(
         .iter()
         .map(|entry| HostPattern::parse(entry))
         .collect::<Result<_, _>>()
-        .map_err(|e| WorkError::Config {
-            problem: format!("[agent] network_allow: {e}"),
+        .map_err(|detail| WorkError::Config {
+            problem: ConfigProblem::Unreadable {
+                setting: "[agent] network_allow",
+                detail,
+            },
         })?;
     ctx.sandbox.extra_writable = file.sandbox_writable.iter().map(PathBuf::from).collect();
     if let Some(relative) = ctx.sandbox.extra_writable.iter().find(|p| !p.is_absolute()) {
         return Err(WorkError::Config {
-            problem: format!(
-                "[agent] sandbox_writable: `{}` is not an absolute path",
-                relative.display()
-            ),
+            problem: ConfigProblem::NotAbsolute {
+                setting: "[agent] sandbox_writable",
+                path: relative.display().to_string(),
+            },
         });
     }
     butler_worker::sandbox::deny_read::check_entries(&file.deny_read).map_err(|e| {
         WorkError::Config {
-            problem: format!("[agent] deny_read: {e}"),
+            problem: ConfigProblem::DenyRead {
+                setting: "[agent] deny_read",
+                entry: e.entry,
+            },
         }
     })?;
     ctx.sandbox.deny_read = file.deny_read.clone();
@@ -671,7 +686,7 @@ mod tests {
         match context(&[], &file("[agent]\ndeny_read = [\"keys\"]\n")) {
             Err(WorkError::Config { problem }) => {
                 assert!(
-                    problem.starts_with("[agent] deny_read: `keys`"),
+                    problem.to_string().starts_with("[agent] deny_read: `keys`"),
                     "{problem}"
                 )
             }

@@ -807,5 +807,76 @@ This project's version control goes through Butler's MCP tools, not the shell.
             "`git {subcommand}` has a proper way: submit the `git_commit`, `git_push`, `commit_push` or `git_pull` intent, or leave it to the Brain's work_* tools"
         }
         Key::StepGitRefused => "{reason} ({hint})",
+        Key::CfgSetting => "{setting}: {detail}",
+        Key::CfgSandboxMode => "`{value}` is not one of `required`, `auto`, `off`",
+        Key::CfgUnknownAgent => {
+            "`agent` = `{name}` is unknown (known: goose, claude, codex, aider)"
+        }
+        Key::CfgDenyRead => "`{entry}` is neither an absolute path nor one starting with `~/`",
+        Key::CfgNetworkProxy => "`proxy` is for agents; procedures take `open` or a list of ports",
+        Key::CfgTrackerToken => {
+            "the issue backend is set to `gitea` but no token is set; set `BUTLER_GITEA_TOKEN`"
+        }
+        Key::CfgTrackerUrl => {
+            "the issue backend is set to `gitea` but the server is unknown; set `BUTLER_GITEA_URL` or add a git remote on the server"
+        }
+        Key::CfgTrackerRepo => {
+            "the issue backend is set to `gitea` but the repository is unknown; set `repo` in `.butler/config.toml` or add a git remote on the server"
+        }
+        Key::ProcedureStored => {
+            "Procedure {id} for `{intent}` ({target}) stored as {status}{replacing}."
+        }
+        Key::ProcedureNoTarget => "no target",
+        Key::ProcedureReplacing => ", replacing procedure {old}",
+        Key::ProcedureApprovalEachRun => {
+            " {n} step(s) will wait for the user's approval on every run."
+        }
+        Key::DelegatedTaskIs => "Task {task} is {state}{more}.",
+        Key::DelegatedTaskIsThen => "Task {task} is {state}. {summary}",
+        Key::DelegatedStepsDone => " ({n} step(s) done so far)",
+        Key::SkillsListed => {
+            "{capabilities} capabilit(y/ies) and {procedures} taught procedure(s). get_skill_usage(name) shows one's contract."
+        }
+        Key::UsageGitCommit => "Saves all current work as one record (as work_record does).",
+        Key::UsageGitPush => {
+            "Shares recorded work with the shared destination (as work_publish does)."
+        }
+        Key::UsageCommitPush => {
+            "Records all current work, then shares every record with the shared destination."
+        }
+        Key::UsageGitPull => {
+            "Brings in the shared destination's new records when that loses nothing (fast-forward only)."
+        }
+        Key::UsageImplement => {
+            "An implementation agent changes the target paths under supervision; verified by the success_criteria; then task_accept or task_discard."
+        }
+        Key::UsageContext => {
+            "Where the work stands, the open delegated tasks and what Butler can run, in one small answer."
+        }
+        Key::UsageFieldMessage => "what the work does, one line",
+        Key::UsageFieldGoal => "what to achieve",
+        Key::UsageFieldSpec => "behaviour, interfaces, constraints",
+        Key::UsageFieldTargetPaths => "files, directories or globs it may change (a list)",
+        Key::UsageApprovalListed => "when listed in require_approval_for",
+        Key::UsageApprovalAlways => "always: the user approves each time",
+        Key::PlanRecord => "record all current work as \"{message}\"",
+        Key::PlanShare => "share the recorded work with {destination}",
+        Key::PlanRecordShare => {
+            "record all current work as \"{message}\", then share every record with {destination}"
+        }
+        Key::PlanImplement => "implement: {subject}",
+        Key::PlanReadContext => "read where the work stands",
+        Key::StepPull => "bring in the shared destination's new records (fast-forward only)",
+        Key::StepToRecord => "to record: {path} ({id})",
+        Key::StepDestination => "destination: {destination}",
+        Key::StepUnpublished => "{n} record(s) now unpublished{list}",
+        Key::StepNoDestination => "no shared destination",
+        Key::StepRecordAll => "record all current work: {message}",
+        Key::StepRecordedAs => "recorded as {id} ({n} changed path(s))",
+        Key::StepNothingToRecord => "nothing to record",
+        Key::StepShareWith => "share records with {destination}",
+        Key::StepShared => "{n} record(s) shared",
+        Key::StepShareRecords => "share records",
+        Key::StepSharingProgress => "sharing the records",
     }
 }

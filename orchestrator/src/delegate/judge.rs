@@ -142,6 +142,30 @@ mod tests {
         }
     }
 
+    /// A taught step's git command refused by the policy reads in the session's language.
+    #[test]
+    fn a_refused_step_reads_japanese_in_a_japanese_session() {
+        let (_dir, j) = judge();
+        crate::catalogue::sync_scope(crate::catalogue::Lang::Ja, || {
+            for refused in [
+                "git -c core.pager=x branch",
+                "git commit -m x",
+                "git rebase --exec=make HEAD",
+                "git branch -- --x",
+            ] {
+                let Assessment::Refused { reason } = decide(&j, argv(refused)) else {
+                    panic!("{refused} must be refused");
+                };
+                assert!(
+                    reason
+                        .chars()
+                        .any(|c| ('\u{3040}'..='\u{30ff}').contains(&c)),
+                    "{refused}: {reason}"
+                );
+            }
+        });
+    }
+
     #[test]
     fn git_hidden_in_a_shell_line_or_behind_a_wrapper_is_refused() {
         let (_dir, j) = judge();
