@@ -878,5 +878,15 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::StepShared => "{n} record(s) shared",
         Key::StepShareRecords => "share records",
         Key::StepSharingProgress => "sharing the records",
+        Key::OpWhatRecord => "record",
+        Key::OpWhatFinish => "finish the work",
+        Key::OpWhatNewLine => "new line {name}",
+        Key::OpWhatSwitchLine => "switch to line {name}",
+        Key::OpWhatMergeLine => "merge line {name}",
+        Key::OpWhatMergeBack => "merge this line into the one it came from",
+        Key::OpWhatAccept => "accept the task",
+        Key::OpWhatDiscard => "discard the task",
+        Key::OpWhatUndo => "undo operation {id}",
+        Key::OpWhatUndoNewest => "undo the newest operation",
     }
 }

@@ -577,5 +577,15 @@ pub(super) fn text(key: Key) -> &'static str {
         Key::StepShared => "{n} 件の記録を共有",
         Key::StepShareRecords => "記録を共有",
         Key::StepSharingProgress => "記録を共有しています",
+        Key::OpWhatRecord => "記録",
+        Key::OpWhatFinish => "作業を終える",
+        Key::OpWhatNewLine => "新しいライン {name}",
+        Key::OpWhatSwitchLine => "ライン {name} に切り替え",
+        Key::OpWhatMergeLine => "ライン {name} をマージ",
+        Key::OpWhatMergeBack => "このラインを元のラインにマージ",
+        Key::OpWhatAccept => "タスクを取り込む",
+        Key::OpWhatDiscard => "タスクを破棄",
+        Key::OpWhatUndo => "操作 {id} を取り消す",
+        Key::OpWhatUndoNewest => "最新の操作を取り消す",
     }
 }

@@ -652,6 +652,17 @@ keys! {
     StepShared,
     StepShareRecords,
     StepSharingProgress,
+    // What an operation-log entry did (its `what`, written in the session's language; server.rs, work/oplog.rs).
+    OpWhatRecord,
+    OpWhatFinish,
+    OpWhatNewLine,
+    OpWhatSwitchLine,
+    OpWhatMergeLine,
+    OpWhatMergeBack,
+    OpWhatAccept,
+    OpWhatDiscard,
+    OpWhatUndo,
+    OpWhatUndoNewest,
 }
 
 tokio::task_local! {
