@@ -103,11 +103,6 @@ fn usage(intent: &str, summary: Key, target: &[(&str, Key)], approval: Option<Ke
     }
 }
 
-/// A capability that could not start: the Brain-facing summary of the error.
-fn unavailable(err: WorkError, tool: Tool) -> CapabilityError {
-    CapabilityError::Failed(ToolError::from_work(err, tool).summary)
-}
-
 /// The record message of a `git_commit` / `commit_push` contract.
 fn message(contract: &TaskContract) -> Result<String, CapabilityError> {
     let target = match &contract.work {
@@ -134,7 +129,7 @@ impl Git {
     async fn to_record(&self) -> Result<Vec<String>, CapabilityError> {
         let files = blocking(&self.project, |p| Ok(p.repo.uncommitted_contents()?))
             .await
-            .map_err(|e| unavailable(e, Tool::WorkRecord))?;
+            .map_err(|e| CapabilityError::Failed(e.to_string()))?;
         Ok(files
             .into_iter()
             .map(|(path, id)| {
@@ -153,7 +148,7 @@ impl Git {
             Ok(Some((format!("{}/{}", dest.remote, dest.branch), pending)))
         })
         .await
-        .map_err(|e| unavailable(e, Tool::WorkPublish))?;
+        .map_err(|e| CapabilityError::Failed(e.to_string()))?;
         Ok(match found {
             Some((destination, pending)) => {
                 let mut details =
@@ -568,7 +563,7 @@ impl Capability for Context {
             }
             let tasks = blocking(&self.project, |p| p.with_ledger(|l| Ok(l.tasks(50)?)))
                 .await
-                .map_err(|e| unavailable(e, Tool::WorkObserve))?;
+                .map_err(|e| CapabilityError::Failed(e.to_string()))?;
             let open: Vec<Value> = tasks
                 .iter()
                 .filter(|t| {
