@@ -888,5 +888,30 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::OpWhatDiscard => "discard the task",
         Key::OpWhatUndo => "undo operation {id}",
         Key::OpWhatUndoNewest => "undo the newest operation",
+        Key::ContractEmptyGoal => "`goal` is empty: say what the task must achieve",
+        Key::ContractTooLong => "`{field}` is too long ({len} characters, at most {max})",
+        Key::ContractNoTargets => {
+            "`target_paths` is empty: name the files, directories or globs the task may change"
+        }
+        Key::ContractTooMany => "`{field}` has too many entries ({len}, at most {max})",
+        Key::ContractBadPath => "target path `{path}` is not allowed: {reason}",
+        Key::ContractBadTimeout => "`timeout_s` = {n} is out of range ({min}..={max} seconds)",
+        Key::ContractEmptyTestCommand => "`test_commands` entry {index} is empty",
+        Key::ContractBadFileCheck => "`file_checks` entry {index} ({path}): {reason}",
+        Key::ContractBadTaskId => "task id `{id}` is not usable in a branch name",
+        Key::ContractBadIntent => {
+            "intent `{intent}` is not a name (lower-case letters, digits and `_`)"
+        }
+        Key::ContractNotImplementation => {
+            "the task's intent is `{intent}`; only `implement` tasks are run by an agent here"
+        }
+        Key::AgentCannotLaunch => "agent `{agent}` cannot be launched: {reason}",
+        Key::AgentNeedsSetting => {
+            "agent `{agent}` needs `{what}`: set it in Butler's config or `{env}`"
+        }
+        Key::AgentWorkerCommand => "the worker MCP command cannot be passed to the agent: {detail}",
+        Key::AgentSandboxUnavailable => {
+            "the sandbox is required but cannot be applied: {detail}; set `[agent] sandbox = \"auto\"` to run unconfined"
+        }
     }
 }

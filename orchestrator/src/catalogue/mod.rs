@@ -663,6 +663,23 @@ keys! {
     OpWhatDiscard,
     OpWhatUndo,
     OpWhatUndoNewest,
+    // Why run_implement refuses a task's contract (implement.rs, by `ContractError`'s variant).
+    ContractEmptyGoal,
+    ContractTooLong,
+    ContractNoTargets,
+    ContractTooMany,
+    ContractBadPath,
+    ContractBadTimeout,
+    ContractEmptyTestCommand,
+    ContractBadFileCheck,
+    ContractBadTaskId,
+    ContractBadIntent,
+    ContractNotImplementation,
+    // Why an implementation agent cannot run (implement.rs, by `MaidError`'s variant).
+    AgentCannotLaunch,
+    AgentNeedsSetting,
+    AgentWorkerCommand,
+    AgentSandboxUnavailable,
 }
 
 tokio::task_local! {
