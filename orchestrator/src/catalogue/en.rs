@@ -913,5 +913,17 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::AgentSandboxUnavailable => {
             "the sandbox is required but cannot be applied: {detail}; set `[agent] sandbox = \"auto\"` to run unconfined"
         }
+        Key::NoteOpPausedAgain => {
+            "The {op} paused again without a conflict; call work_record to go on."
+        }
+        Key::NoteStepSkipped => {
+            "Once resolved, this step of the {op} changes nothing: it was skipped."
+        }
+        Key::NoteReplayKeepsMessages => {
+            "A {op} keeps each record's own message: the message given was not used."
+        }
+        Key::NoteSparseSaved => {
+            "{n} file(s) outside the sparse checkout's directories were saved too: {list}."
+        }
     }
 }

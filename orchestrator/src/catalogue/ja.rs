@@ -602,5 +602,9 @@ pub(super) fn text(key: Key) -> &'static str {
         Key::AgentNeedsSetting => "エージェント `{agent}` には `{what}` が必要です: Butler の設定か `{env}` で設定してください",
         Key::AgentWorkerCommand => "worker MCP のコマンドをエージェントに渡せません: {detail}",
         Key::AgentSandboxUnavailable => "サンドボックスが必須ですが適用できません: {detail}。隔離なしで実行するには `[agent] sandbox = \"auto\"` を設定してください",
+        Key::NoteOpPausedAgain => "{op} は競合なしに再び止まりました。続けるには work_record を呼んでください。",
+        Key::NoteStepSkipped => "解決すると {op} のこの段階は何も変えないため、飛ばしました。",
+        Key::NoteReplayKeepsMessages => "{op} ではそれぞれの記録が自分のメッセージを保ちます: 渡されたメッセージは使っていません。",
+        Key::NoteSparseSaved => "スパースチェックアウトのディレクトリ外のファイル {n} 件も保存しました: {list}。",
     }
 }

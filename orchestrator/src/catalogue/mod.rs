@@ -680,6 +680,11 @@ keys! {
     AgentNeedsSetting,
     AgentWorkerCommand,
     AgentSandboxUnavailable,
+    // Notes of finishing an unfinished operation (work/conclude.rs).
+    NoteOpPausedAgain,
+    NoteStepSkipped,
+    NoteReplayKeepsMessages,
+    NoteSparseSaved,
 }
 
 tokio::task_local! {
