@@ -925,5 +925,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::NoteSparseSaved => {
             "{n} file(s) outside the sparse checkout's directories were saved too: {list}."
         }
+        Key::VcsDone => "work_vcs([{args}]) done.",
+        Key::VcsNothingMatched => "work_vcs([{args}]): nothing matched.",
     }
 }

@@ -606,5 +606,7 @@ pub(super) fn text(key: Key) -> &'static str {
         Key::NoteStepSkipped => "解決すると {op} のこの段階は何も変えないため、飛ばしました。",
         Key::NoteReplayKeepsMessages => "{op} ではそれぞれの記録が自分のメッセージを保ちます: 渡されたメッセージは使っていません。",
         Key::NoteSparseSaved => "スパースチェックアウトのディレクトリ外のファイル {n} 件も保存しました: {list}。",
+        Key::VcsDone => "work_vcs([{args}]) を実行しました。",
+        Key::VcsNothingMatched => "work_vcs([{args}]): 該当するものはありませんでした。",
     }
 }

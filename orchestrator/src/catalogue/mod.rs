@@ -685,6 +685,9 @@ keys! {
     NoteStepSkipped,
     NoteReplayKeepsMessages,
     NoteSparseSaved,
+    // work_vcs's answer when git ran (work/vcs.rs).
+    VcsDone,
+    VcsNothingMatched,
 }
 
 tokio::task_local! {

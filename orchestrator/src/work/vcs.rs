@@ -231,7 +231,7 @@ fn answer(
     // config --get, show-ref --exists, …): exit 1 without a word means "no".
     let silent_no = !out.succeeded && out.code == Some(1) && out.errors.trim().is_empty();
     if silent_no {
-        let summary = format!("work_vcs([{}]): nothing matched.", args.join(" "));
+        let summary = fill(Key::VcsNothingMatched, &[("args", &args.join(" "))]);
         return Ok((
             summary,
             VcsReply {
@@ -256,7 +256,7 @@ fn answer(
             message: message.trim().to_owned(),
         });
     }
-    let mut summary = format!("work_vcs([{}]) done.", args.join(" "));
+    let mut summary = fill(Key::VcsDone, &[("args", &args.join(" "))]);
     if !put_back.is_empty() {
         summary.push(' ');
         summary.push_str(&fill(
