@@ -129,8 +129,12 @@ impl Unfinished {
             .take(3)
             .map(|m| {
                 let lines: Vec<String> = m.lines.iter().take(5).map(ToString::to_string).collect();
-                let word = if m.lines.len() == 1 { "line" } else { "lines" };
-                format!("{} ({word} {})", m.path, lines.join(", "))
+                let key = if m.lines.len() == 1 {
+                    Key::MarkersAtLine
+                } else {
+                    Key::MarkersAtLines
+                };
+                fill(key, &[("path", &m.path), ("lines", &lines.join(", "))])
             })
             .collect();
         if self.unresolved.len() > 3 {

@@ -927,5 +927,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         }
         Key::VcsDone => "work_vcs([{args}]) done.",
         Key::VcsNothingMatched => "work_vcs([{args}]): nothing matched.",
+        Key::MarkersAtLine => "{path} (line {lines})",
+        Key::MarkersAtLines => "{path} (lines {lines})",
     }
 }

@@ -608,5 +608,7 @@ pub(super) fn text(key: Key) -> &'static str {
         Key::NoteSparseSaved => "スパースチェックアウトのディレクトリ外のファイル {n} 件も保存しました: {list}。",
         Key::VcsDone => "work_vcs([{args}]) を実行しました。",
         Key::VcsNothingMatched => "work_vcs([{args}]): 該当するものはありませんでした。",
+        Key::MarkersAtLine => "{path} ({lines} 行目)",
+        Key::MarkersAtLines => "{path} ({lines} 行目)",
     }
 }

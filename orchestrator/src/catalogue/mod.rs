@@ -688,6 +688,9 @@ keys! {
     // work_vcs's answer when git ran (work/vcs.rs).
     VcsDone,
     VcsNothingMatched,
+    // Where conflict markers remain (error.rs `Markers::unresolved_list`).
+    MarkersAtLine,
+    MarkersAtLines,
 }
 
 tokio::task_local! {
