@@ -929,5 +929,8 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::VcsNothingMatched => "work_vcs([{args}]): nothing matched.",
         Key::MarkersAtLine => "{path} (line {lines})",
         Key::MarkersAtLines => "{path} (lines {lines})",
+        Key::ArgLineEmpty => "it is empty; name a line",
+        Key::ArgLineDash => "a line name does not start with `-`",
+        Key::ArgNotLineName => "that is not a line name",
     }
 }

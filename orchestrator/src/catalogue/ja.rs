@@ -610,5 +610,8 @@ pub(super) fn text(key: Key) -> &'static str {
         Key::VcsNothingMatched => "work_vcs([{args}]): 該当するものはありませんでした。",
         Key::MarkersAtLine => "{path} ({lines} 行目)",
         Key::MarkersAtLines => "{path} ({lines} 行目)",
+        Key::ArgLineEmpty => "空です。ラインの名前を指定してください",
+        Key::ArgLineDash => "ラインの名前は `-` で始まりません",
+        Key::ArgNotLineName => "ラインの名前ではありません",
     }
 }

@@ -691,6 +691,10 @@ keys! {
     // Where conflict markers remain (error.rs `Markers::unresolved_list`).
     MarkersAtLine,
     MarkersAtLines,
+    // Why a line name is refused (work/line.rs).
+    ArgLineEmpty,
+    ArgLineDash,
+    ArgNotLineName,
 }
 
 tokio::task_local! {
