@@ -13,7 +13,7 @@ use butler_worker::remote_url::RemoteRepo;
 use butler_worker::secrets::KnownSecrets;
 
 use crate::catalogue::{Key, fill, text};
-use crate::error::WorkError;
+use crate::error::{ConfigProblem, WorkError};
 
 /// The session's issue backend, why it was chosen, and the secrets Butler holds (to refuse
 /// them wherever the Brain would share them).
@@ -42,10 +42,14 @@ pub async fn choose(
                     host,
                     plain_http: true,
                 },
-                other @ (SelectError::MissingToken
-                | SelectError::MissingUrl
-                | SelectError::MissingRepo) => WorkError::Config {
-                    problem: other.to_string(),
+                SelectError::MissingToken => WorkError::Config {
+                    problem: ConfigProblem::TrackerToken,
+                },
+                SelectError::MissingUrl => WorkError::Config {
+                    problem: ConfigProblem::TrackerUrl,
+                },
+                SelectError::MissingRepo => WorkError::Config {
+                    problem: ConfigProblem::TrackerRepo,
                 },
             })?;
     Ok((Arc::from(backend), selection, known))

@@ -13,7 +13,7 @@ use butler_worker::secrets::{FileFinding, Rule};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::catalogue::{Key, fill, text};
+use crate::catalogue::{Key, Lang, fill, fill_in, template, text};
 use crate::tool::Tool;
 
 /// The error codes of the response contract (see `crate::envelope`).
@@ -129,8 +129,12 @@ impl Unfinished {
             .take(3)
             .map(|m| {
                 let lines: Vec<String> = m.lines.iter().take(5).map(ToString::to_string).collect();
-                let word = if m.lines.len() == 1 { "line" } else { "lines" };
-                format!("{} ({word} {})", m.path, lines.join(", "))
+                let key = if m.lines.len() == 1 {
+                    Key::MarkersAtLine
+                } else {
+                    Key::MarkersAtLines
+                };
+                fill(key, &[("path", &m.path), ("lines", &lines.join(", "))])
             })
             .collect();
         if self.unresolved.len() > 3 {
@@ -223,6 +227,94 @@ pub struct FinishStop {
     pub left: Vec<&'static str>,
 }
 
+/// Why Butler's settings are not usable, typed: rendered in the call's language where the
+/// answer is made ([`ConfigProblem::describe`]); `Display` is the English.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigProblem {
+    /// `setting` names a sandbox mode Butler does not know.
+    SandboxMode {
+        setting: &'static str,
+        value: String,
+    },
+    /// `setting` names an agent Butler does not know.
+    UnknownAgent {
+        setting: &'static str,
+        name: String,
+    },
+    /// A path `setting` lists is not absolute.
+    NotAbsolute {
+        setting: &'static str,
+        path: String,
+    },
+    /// A `deny_read` entry is neither absolute nor under `~/`.
+    DenyRead {
+        setting: &'static str,
+        entry: String,
+    },
+    /// `proxy` was chosen for the procedures' network.
+    NetworkProxy {
+        setting: &'static str,
+    },
+    /// The tracker is Gitea, without a token, a server or a repository.
+    TrackerToken,
+    TrackerUrl,
+    TrackerRepo,
+    /// A setting whose reader (in the worker crate) answers in its own words, which are English.
+    Unreadable {
+        setting: &'static str,
+        detail: String,
+    },
+    /// The settings files could not be read (the reader's words, English).
+    Files {
+        detail: String,
+    },
+}
+
+impl ConfigProblem {
+    /// The problem in the current language.
+    pub fn describe(&self) -> String {
+        self.describe_in(crate::catalogue::current())
+    }
+
+    fn describe_in(&self, lang: Lang) -> String {
+        let setting = |setting: &str, detail: String| {
+            fill_in(
+                lang,
+                Key::CfgSetting,
+                &[("setting", &setting), ("detail", &detail)],
+            )
+        };
+        match self {
+            ConfigProblem::SandboxMode { setting: s, value } => {
+                setting(s, fill_in(lang, Key::CfgSandboxMode, &[("value", value)]))
+            }
+            ConfigProblem::UnknownAgent { setting: s, name } => {
+                setting(s, fill_in(lang, Key::CfgUnknownAgent, &[("name", name)]))
+            }
+            ConfigProblem::NotAbsolute { setting: s, path } => {
+                setting(s, fill_in(lang, Key::ArgNotAbsolute, &[("root", path)]))
+            }
+            ConfigProblem::DenyRead { setting: s, entry } => {
+                setting(s, fill_in(lang, Key::CfgDenyRead, &[("entry", entry)]))
+            }
+            ConfigProblem::NetworkProxy { setting: s } => {
+                setting(s, template(lang, Key::CfgNetworkProxy).to_owned())
+            }
+            ConfigProblem::TrackerToken => template(lang, Key::CfgTrackerToken).to_owned(),
+            ConfigProblem::TrackerUrl => template(lang, Key::CfgTrackerUrl).to_owned(),
+            ConfigProblem::TrackerRepo => template(lang, Key::CfgTrackerRepo).to_owned(),
+            ConfigProblem::Unreadable { setting: s, detail } => setting(s, detail.clone()),
+            ConfigProblem::Files { detail } => detail.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe_in(Lang::En))
+    }
+}
+
 /// Everything that can go wrong in a Brain-facing operation.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkError {
@@ -289,7 +381,7 @@ pub enum WorkError {
     #[error("task runner: {reason}")]
     TaskRunner { reason: String, setup: bool },
     #[error("configuration: {problem}")]
-    Config { problem: String },
+    Config { problem: ConfigProblem },
     #[error("no line `{name}`")]
     LineNotFound { name: String, lines: Vec<LineInfo> },
     #[error("line `{name}` exists")]
@@ -604,7 +696,7 @@ impl ToolError {
             ),
             WorkError::Config { problem } => ToolError::new(
                 NeedInput,
-                fill(Key::ErrConfig, &[("problem", &problem)]),
+                fill(Key::ErrConfig, &[("problem", &problem.describe())]),
                 text(Key::ErrConfigHint),
             ),
             WorkError::LineNotFound { name, lines } => ToolError::new(
@@ -1368,6 +1460,46 @@ mod tests {
         for e in shown {
             assert!(!english(&e.summary) && !english(&e.hint), "{e:?}");
         }
+    }
+
+    /// Each kind of settings problem Butler words itself reads Japanese in a Japanese session;
+    /// the English (`Display`, logs) is the wording the Brain read before.
+    #[test]
+    fn settings_problems_read_japanese_in_a_japanese_session() {
+        let problems = [
+            ConfigProblem::SandboxMode {
+                setting: "BUTLER_SANDBOX",
+                value: "maybe".into(),
+            },
+            ConfigProblem::UnknownAgent {
+                setting: "[agent] default",
+                name: "robot".into(),
+            },
+            ConfigProblem::NotAbsolute {
+                setting: "[agent] sandbox_writable",
+                path: "tmp".into(),
+            },
+            ConfigProblem::DenyRead {
+                setting: "[agent] deny_read",
+                entry: "keys".into(),
+            },
+            ConfigProblem::NetworkProxy {
+                setting: "[delegation] network",
+            },
+            ConfigProblem::TrackerToken,
+            ConfigProblem::TrackerUrl,
+            ConfigProblem::TrackerRepo,
+        ];
+        assert_eq!(
+            problems[0].to_string(),
+            "BUTLER_SANDBOX: `maybe` is not one of `required`, `auto`, `off`"
+        );
+        crate::catalogue::sync_scope(crate::catalogue::Lang::Ja, || {
+            for problem in problems {
+                let e = ToolError::from_work(WorkError::Config { problem }, Tool::RunImplement);
+                assert!(!english(&e.summary) && !english(&e.hint), "{e:?}");
+            }
+        });
     }
 
     #[test]

@@ -17,7 +17,7 @@ use butler_maid::{MaidContext, MaidError};
 use butler_worker::config::{AgentFileConfig, Environment};
 use butler_worker::contract::{
     AgentKind, ContractError, FileCheckSpec, ImplementEvidence, ImplementRequest, NoteKind,
-    Outcome, TaskId, Verification,
+    Outcome, TIMEOUT_BOUNDS_S, TaskId, Verification,
 };
 use butler_worker::ledger::TaskNote;
 use butler_worker::time::SharedClock;
@@ -26,9 +26,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 pub use tokio_util::sync::CancellationToken;
 
-use crate::catalogue::{Key, fill};
+use crate::catalogue::{Key, fill, text};
 use crate::envelope::Reply;
-use crate::error::WorkError;
+use crate::error::{ConfigProblem, WorkError};
 use crate::session::{Project, blocking};
 
 /// `run_implement`'s arguments.
@@ -152,8 +152,11 @@ pub fn maid_context(
     let default = var("BUTLER_AGENT").map(|v| ("BUTLER_AGENT", v));
     let default = default.or_else(|| file.default.clone().map(|v| ("[agent] default", v)));
     if let Some((origin, name)) = default {
-        ctx.default_agent = AgentKind::parse(&name).map_err(|e| WorkError::Config {
-            problem: format!("{origin}: {e}"),
+        ctx.default_agent = AgentKind::parse(&name).map_err(|_| WorkError::Config {
+            problem: ConfigProblem::UnknownAgent {
+                setting: origin,
+                name: name.clone(),
+            },
         })?;
     }
     let mut agents = HashMap::new();
@@ -236,14 +239,20 @@ fn sandbox_settings(
         .or_else(|| file.sandbox.clone().map(|v| ("[agent] sandbox", v)));
     if let Some((origin, value)) = mode {
         ctx.sandbox.mode = SandboxMode::parse(&value).ok_or_else(|| WorkError::Config {
-            problem: format!("{origin}: `{value}` is not one of `required`, `auto`, `off`"),
+            problem: ConfigProblem::SandboxMode {
+                setting: origin,
+                value: value.clone(),
+            },
         })?;
     }
     if let Some(setting) = &file.network {
         ctx.sandbox.network =
             Some(
-                NetworkChoice::from_setting(setting).map_err(|e| WorkError::Config {
-                    problem: format!("[agent] network: {e}"),
+                NetworkChoice::from_setting(setting).map_err(|detail| WorkError::Config {
+                    problem: ConfigProblem::Unreadable {
+                        setting: "[agent] network",
+                        detail,
+                    },
                 })?,
             );
     }
@@ -252,26 +261,77 @@ fn sandbox_settings(
         .iter()
         .map(|entry| HostPattern::parse(entry))
         .collect::<Result<_, _>>()
-        .map_err(|e| WorkError::Config {
-            problem: format!("[agent] network_allow: {e}"),
+        .map_err(|detail| WorkError::Config {
+            problem: ConfigProblem::Unreadable {
+                setting: "[agent] network_allow",
+                detail,
+            },
         })?;
     ctx.sandbox.extra_writable = file.sandbox_writable.iter().map(PathBuf::from).collect();
     if let Some(relative) = ctx.sandbox.extra_writable.iter().find(|p| !p.is_absolute()) {
         return Err(WorkError::Config {
-            problem: format!(
-                "[agent] sandbox_writable: `{}` is not an absolute path",
-                relative.display()
-            ),
+            problem: ConfigProblem::NotAbsolute {
+                setting: "[agent] sandbox_writable",
+                path: relative.display().to_string(),
+            },
         });
     }
     butler_worker::sandbox::deny_read::check_entries(&file.deny_read).map_err(|e| {
         WorkError::Config {
-            problem: format!("[agent] deny_read: {e}"),
+            problem: ConfigProblem::DenyRead {
+                setting: "[agent] deny_read",
+                entry: e.entry,
+            },
         }
     })?;
     ctx.sandbox.deny_read = file.deny_read.clone();
     ctx.sandbox.helper = Some(ctx.worker_mcp.program.clone());
     Ok(())
+}
+
+/// Why a task's contract is refused, by its variant, in the current language. The reasons
+/// `BadPath` and `BadFileCheck` carry are the worker's own words (English).
+fn contract_reason(e: &ContractError) -> String {
+    match e {
+        ContractError::EmptyGoal => text(Key::ContractEmptyGoal).to_owned(),
+        ContractError::TooLong { field, len, max } => fill(
+            Key::ContractTooLong,
+            &[("field", field), ("len", len), ("max", max)],
+        ),
+        ContractError::NoTargets => text(Key::ContractNoTargets).to_owned(),
+        ContractError::TooMany { field, len, max } => fill(
+            Key::ContractTooMany,
+            &[("field", field), ("len", len), ("max", max)],
+        ),
+        ContractError::BadPath { path, reason } => {
+            fill(Key::ContractBadPath, &[("path", path), ("reason", reason)])
+        }
+        ContractError::BadTimeout(n) => fill(
+            Key::ContractBadTimeout,
+            &[
+                ("n", n),
+                ("min", &TIMEOUT_BOUNDS_S.0),
+                ("max", &TIMEOUT_BOUNDS_S.1),
+            ],
+        ),
+        ContractError::EmptyTestCommand(index) => {
+            fill(Key::ContractEmptyTestCommand, &[("index", index)])
+        }
+        ContractError::BadFileCheck {
+            index,
+            path,
+            reason,
+        } => fill(
+            Key::ContractBadFileCheck,
+            &[("index", index), ("path", path), ("reason", reason)],
+        ),
+        ContractError::UnknownAgent(name) => fill(Key::CfgUnknownAgent, &[("name", name)]),
+        ContractError::BadTaskId(id) => fill(Key::ContractBadTaskId, &[("id", id)]),
+        ContractError::BadIntent(intent) => fill(Key::ContractBadIntent, &[("intent", intent)]),
+        ContractError::NotImplementation(intent) => {
+            fill(Key::ContractNotImplementation, &[("intent", intent)])
+        }
+    }
 }
 
 /// The one mapping from the Maid's errors to the Brain's edge (see the report for the
@@ -294,18 +354,31 @@ pub fn maid_error(err: MaidError) -> WorkError {
             };
             WorkError::InvalidArgument {
                 field,
-                reason: e.to_string(),
+                reason: contract_reason(&e),
             }
         }
         MaidError::UnrecordedChanges(paths) => WorkError::TaskNeedsRecord { paths },
         MaidError::ToolConfigUnconfirmed { task, changes } => {
             WorkError::TaskToolConfig { task, changes }
         }
-        e @ (MaidError::AgentUnavailable { .. }
-        | MaidError::AgentNotConfigured { .. }
-        | MaidError::WorkerCommand(_)
-        | MaidError::SandboxUnavailable(_)) => WorkError::AgentUnavailable {
-            reason: e.to_string(),
+        // Worded by variant; the details these carry are the Maid's own words (English).
+        MaidError::AgentUnavailable { agent, reason } => WorkError::AgentUnavailable {
+            reason: fill(
+                Key::AgentCannotLaunch,
+                &[("agent", &agent), ("reason", &reason)],
+            ),
+        },
+        MaidError::AgentNotConfigured { agent, what, env } => WorkError::AgentUnavailable {
+            reason: fill(
+                Key::AgentNeedsSetting,
+                &[("agent", &agent), ("what", &what), ("env", &env)],
+            ),
+        },
+        MaidError::WorkerCommand(detail) => WorkError::AgentUnavailable {
+            reason: fill(Key::AgentWorkerCommand, &[("detail", &detail)]),
+        },
+        MaidError::SandboxUnavailable(detail) => WorkError::AgentUnavailable {
+            reason: fill(Key::AgentSandboxUnavailable, &[("detail", &detail)]),
         },
         MaidError::Cluster(failure) => WorkError::TaskRunner {
             setup: matches!(
@@ -590,6 +663,71 @@ mod tests {
 
     use super::*;
 
+    /// A refused contract reads as the worker's message did in English, and in Japanese in a
+    /// Japanese session.
+    #[test]
+    fn contract_refusals_read_in_the_sessions_language() {
+        let refused = [
+            ContractError::EmptyGoal,
+            ContractError::TooLong {
+                field: "goal",
+                len: 9000,
+                max: 8000,
+            },
+            ContractError::NoTargets,
+            ContractError::TooMany {
+                field: "target_paths",
+                len: 300,
+                max: 200,
+            },
+            ContractError::BadTimeout(1),
+            ContractError::EmptyTestCommand(2),
+            ContractError::UnknownAgent("robot".into()),
+            ContractError::BadTaskId("a b".into()),
+            ContractError::BadIntent("Bad".into()),
+            ContractError::NotImplementation("git_push".into()),
+        ];
+        for e in &refused {
+            assert_eq!(contract_reason(e), e.to_string());
+        }
+        let unavailable = || {
+            [
+                MaidError::AgentNotConfigured {
+                    agent: "goose",
+                    what: "provider",
+                    env: "GOOSE_PROVIDER",
+                },
+                MaidError::SandboxUnavailable("no bubblewrap".into()),
+            ]
+        };
+        for e in unavailable() {
+            let english = e.to_string();
+            let WorkError::AgentUnavailable { reason } = maid_error(e) else {
+                panic!("{english}");
+            };
+            assert_eq!(reason, english);
+        }
+        crate::catalogue::sync_scope(crate::catalogue::Lang::Ja, || {
+            for e in unavailable() {
+                let WorkError::AgentUnavailable { reason } = maid_error(e) else {
+                    unreachable!()
+                };
+                assert!(reason.contains("エージェント") || reason.contains("サンドボックス"));
+            }
+        });
+        crate::catalogue::sync_scope(crate::catalogue::Lang::Ja, || {
+            for e in &refused {
+                let reason = contract_reason(e);
+                assert!(
+                    reason
+                        .chars()
+                        .any(|c| ('\u{3040}'..='\u{30ff}').contains(&c)),
+                    "{reason}"
+                );
+            }
+        });
+    }
+
     /// The `[agent]` settings in force with `text` as the user's own configuration.
     fn file(text: &str) -> AgentFileConfig {
         let (project, config) = (
@@ -671,7 +809,7 @@ mod tests {
         match context(&[], &file("[agent]\ndeny_read = [\"keys\"]\n")) {
             Err(WorkError::Config { problem }) => {
                 assert!(
-                    problem.starts_with("[agent] deny_read: `keys`"),
+                    problem.to_string().starts_with("[agent] deny_read: `keys`"),
                     "{problem}"
                 )
             }

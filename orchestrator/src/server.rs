@@ -20,7 +20,7 @@ use tokio::sync::Mutex;
 
 use crate::args::{self, *};
 use crate::auto_finish;
-use crate::catalogue::{self, Key, Lang};
+use crate::catalogue::{self, Key, Lang, fill, text};
 use crate::delegate::{self, args::*};
 use crate::envelope::{Reply, into_call_result};
 use crate::error::{ToolError, WorkError};
@@ -354,7 +354,7 @@ impl ButlerServer {
             oplog::logged(
                 &project,
                 Tool::WorkRecord,
-                "record".into(),
+                text(Key::OpWhatRecord).into(),
                 BRAIN.into(),
                 op,
             )
@@ -404,7 +404,7 @@ impl ButlerServer {
                     close: a.close == Some(true),
                 };
                 let op = auto_finish::auto_finish(&project, req);
-                let what = "finish the work".to_owned();
+                let what = text(Key::OpWhatFinish).to_owned();
                 return oplog::logged(&project, Tool::WorkFinish, what, BRAIN.into(), op).await;
             }
             if a.message.is_some() || a.comment.is_some() || a.close.is_some() {
@@ -426,7 +426,10 @@ impl ButlerServer {
             Tool::WorkNewLine,
             raw,
             |a: NewLineArgs, project| async move {
-                let what = format!("new line {}", a.name.as_deref().unwrap_or(""));
+                let what = fill(
+                    Key::OpWhatNewLine,
+                    &[("name", &a.name.as_deref().unwrap_or(""))],
+                );
                 let op = line::new_line(&project, a.name, a.from);
                 oplog::logged(&project, Tool::WorkNewLine, what, BRAIN.into(), op).await
             },
@@ -441,7 +444,7 @@ impl ButlerServer {
             Tool::WorkSwitchLine,
             raw,
             |a: LineNameArgs, project| async move {
-                let what = format!("switch to line {}", a.name);
+                let what = fill(Key::OpWhatSwitchLine, &[("name", &a.name)]);
                 let op = line::switch_line(&project, &a.name);
                 oplog::logged(&project, Tool::WorkSwitchLine, what, BRAIN.into(), op).await
             },
@@ -457,8 +460,8 @@ impl ButlerServer {
             raw,
             |a: MergeLineArgs, project| async move {
                 let what = match &a.name {
-                    Some(name) => format!("merge line {name}"),
-                    None => "merge this line into the one it came from".into(),
+                    Some(name) => fill(Key::OpWhatMergeLine, &[("name", name)]),
+                    None => text(Key::OpWhatMergeBack).to_owned(),
                 };
                 let op = line::merge_line(&project, a.name);
                 oplog::logged(&project, Tool::WorkMergeLine, what, BRAIN.into(), op).await
@@ -558,7 +561,7 @@ impl ButlerServer {
                 let confirmed = a.confirm_paths.unwrap_or_default();
                 let by = format!("task {}", a.task_id);
                 let op = implement::task_accept(&project, &a.task_id, &confirmed);
-                let what = "accept the task".into();
+                let what = text(Key::OpWhatAccept).into();
                 oplog::logged(&project, Tool::TaskAccept, what, by, op).await
             },
         )
@@ -574,7 +577,7 @@ impl ButlerServer {
             |a: TaskIdArgs, project| async move {
                 let by = format!("task {}", a.task_id);
                 let op = implement::task_discard(&project, &a.task_id);
-                let what = "discard the task".into();
+                let what = text(Key::OpWhatDiscard).into();
                 oplog::logged(&project, Tool::TaskDiscard, what, by, op).await
             },
         )

@@ -20,7 +20,7 @@ use butler_worker::ledger::{Ledger, LedgerError, LedgerHandle};
 use butler_worker::secrets::KnownSecrets;
 use butler_worker::time::SharedClock;
 
-use crate::error::WorkError;
+use crate::error::{ConfigProblem, WorkError};
 
 /// The variable that sets how long a session's ledger connection stays open unused (seconds).
 pub const LEDGER_IDLE_ENV: &str = "BUTLER_LEDGER_IDLE_S";
@@ -214,7 +214,9 @@ pub async fn open_project(
         None => dir_name(repo.workdir()),
     };
     let config = ProjectConfig::load(repo.workdir(), &env).map_err(|e| WorkError::Config {
-        problem: e.to_string(),
+        problem: ConfigProblem::Files {
+            detail: e.to_string(),
+        },
     })?;
     let (issues, selection, known_secrets) = crate::backend::choose(
         &resolved_repo,

@@ -641,5 +641,296 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::AndMore => " and {more} more",
         Key::ArgProjectPath => "give the project's absolute path",
         Key::ArgNotAbsolute => "`{root}` is not an absolute path",
+        Key::VcsWhyOverridesConfig => {
+            "overrides configuration, which can name programs for git to run"
+        }
+        Key::VcsWhyExecPath => "points git at other programs",
+        Key::VcsWhyStartsPager => "starts a pager",
+        Key::VcsWhyPointsElsewhere => {
+            "points git at another repository, directory or view of this one: work_vcs always runs in the project"
+        }
+        Key::VcsWhyNotGlobal => "is not a git option before the subcommand",
+        Key::VcsWhyNotOfferedOption => "is not offered by work_vcs",
+        Key::VcsWhyShares => "shares or exports work outside work_publish",
+        Key::VcsWhyRunsPrograms => "runs other programs",
+        Key::VcsWhyCreatesRepository => {
+            "creates a repository, outside the project or nested inside it"
+        }
+        Key::VcsWhyRunsEveryStep => "runs a program at every step",
+        Key::VcsWhyHistoryViewer => "starts a history viewer",
+        Key::VcsWhyReplaysLog => "replays a log file",
+        Key::VcsWhyOldSpelling => "is the old spelling",
+        Key::VcsWhyOpensEditor => "opens an editor",
+        Key::VcsWhyRewritesSections => "rewrites whole sections",
+        Key::VcsWhyNotAmongOffered => "is not among the operations work_vcs offers",
+        Key::VcsWhyNotClassified => "is not classified",
+        Key::VcsWhyGpg => "runs gpg to sign or verify",
+        Key::VcsWhyTextconv => "runs text conversion programs",
+        Key::VcsWhyExtDiff => "runs an external diff program",
+        Key::VcsWhyUploadPack => "names a program to run on the other side",
+        Key::VcsWhyShowPatch => {
+            "shows the patch through the diff programs configured for people's terminals; use work_diff"
+        }
+        Key::VcsWhyInteractive => "is interactive: it waits for a person at a terminal",
+        Key::VcsWhySubmodules => {
+            "also changes the submodules' files, whose edits Butler does not account for"
+        }
+        Key::VcsWhyShallow => "makes the repository shallow (it changes what the repository is)",
+        Key::VcsWhyFromFile => "reads the paths from a file: give them as arguments instead",
+        Key::VcsWhyWritesFile => "writes a file",
+        Key::VcsWhyCustomFormat => {
+            "custom formats can verify signatures with gpg; use --oneline or the default"
+        }
+        Key::VcsWhyFetchForce => {
+            "overwrites local tags and references without asking: ask the user"
+        }
+        Key::VcsWhyPruneTags => "deletes local tags the other side does not have",
+        Key::VcsWhyRefmap => "maps fetched references onto local ones",
+        Key::VcsWhyConfigSections => "rewrites whole sections: set or unset single keys instead",
+        Key::VcsWhyConfigOutside => "writes configuration outside the project's own (.git/config)",
+        Key::VcsWhyBisectTerms => "renames the bisect verbs; use good/bad",
+        Key::VcsWhyFilters => "runs content filter programs",
+        Key::VcsWhyPager => "opens the files in a pager",
+        Key::VcsWhyInternal => "is internal to git",
+        Key::VcsWhyMovesHead => "may move the checked-out branch under its files",
+        Key::VcsWhyPartialClone => "turns the repository into a partial clone",
+        Key::VcsWhyShellAfterCommit => "runs a shell command after each commit",
+        Key::VcsWhyMirror => "makes later fetches overwrite local branches and tags",
+        Key::VcsWhyStdin => "reads its instructions from input, which work_vcs does not give",
+        Key::VcsHintAskUser => {
+            "if it is really needed, ask the user to run it themselves; see docs/work-vcs.md for what work_vcs offers"
+        }
+        Key::VcsHintGlobal => {
+            "leave out the option; work_vcs runs git in the project with the project's own configuration, and paths are relative to the project's top"
+        }
+        Key::VcsHintShare => "share recorded work with work_publish",
+        Key::VcsHintStashPush => "use work_vcs([\"stash\", \"push\", \"-m\", \"<message>\"])",
+        Key::VcsHintSingleKeys => "set or unset single keys instead",
+        Key::VcsHintAllowList => {
+            "see docs/work-vcs.md for the allow-list; aliases and external commands are never run"
+        }
+        Key::VcsHintSpelling => {
+            "check the spelling: work_vcs accepts the options the installed git has for `{shown}` (any unambiguous prefix), except those docs/work-vcs.md lists as refused"
+        }
+        Key::VcsHintNoPrograms => {
+            "leave the option out; work_vcs never runs editors, pagers, signing programs or commands of the caller's choosing"
+        }
+        Key::VcsHintRelativePaths => {
+            "give paths relative to the project's top, without `..` above it, `~` or absolute paths"
+        }
+        Key::VcsHintPathInside => "give a path inside the project, relative to its top",
+        Key::VcsHintAddress => "use an https://, ssh:// or git:// address, or a path",
+        Key::VcsHintFetchThen => {
+            "fetch the remote (work_vcs([\"fetch\", \"<remote>\"])), then use branch, merge or switch"
+        }
+        Key::VcsHintStrategies => "use one of {list}",
+        Key::VcsHintRebaseModes => "use --rebase or --rebase=merges",
+        Key::VcsHintProjectConfig => "write to the project's configuration (leave the option out)",
+        Key::VcsHintUserSettings => {
+            "other settings (programs, hooks, pagers, URL rewrites, includes, repository format) are the user's to change"
+        }
+        Key::VcsHintRebaseValues => "use true, false or merges",
+        Key::VcsHintDeleteBranch => {
+            "delete a branch with work_vcs([\"branch\", \"-d\", \"<name>\"])"
+        }
+        Key::VcsHintFullRef => "e.g. refs/heads/<branch> or refs/tags/<tag>",
+        Key::VcsHintIgnoreWorktree => {
+            "add the directory to .gitignore first, or ask the user to create the worktree elsewhere"
+        }
+        Key::VcsGlobalRefused => "`{option}` is refused: it {why}",
+        Key::VcsSubcommandRefused => "`git {shown}` is refused: it {why}",
+        Key::VcsNotOffered => "`git {sub}` is not among the operations work_vcs offers",
+        Key::VcsUnknownOption => "`{word}` is not an option `git {shown}` accepts here",
+        Key::VcsOptionRefused => "`{spelled}` is refused for `git {shown}`: it {why}",
+        Key::VcsPathOutside => "the path `{spec}` is outside the project",
+        Key::VcsOpenedOutside => {
+            "`{what}`: `{path}` is outside the project once its symbolic links are followed"
+        }
+        Key::VcsFileOutside => "`{what}`: the file `{path}` is outside the project",
+        Key::VcsTransportUrl => {
+            "`{url}` is refused: `{transport}::` addresses run a transport program"
+        }
+        Key::VcsHelperUrl => "`{url}` is refused: `{scheme}://` addresses run a helper program",
+        Key::VcsRefspec => "the refspec `{spec}` is refused: it writes local references directly",
+        Key::VcsStrategy => {
+            "the merge strategy `{name}` is refused: strategies other than git's own are programs"
+        }
+        Key::VcsPullInteractive => {
+            "`--rebase=interactive` is refused: it is interactive: it waits for a person at a terminal"
+        }
+        Key::VcsAmStates => {
+            "`git am` is offered only to continue, skip, abort or quit a patch series in progress"
+        }
+        Key::VcsConfigOutside => {
+            "`--{option}` is refused for writing: it writes configuration outside the project's own (.git/config)"
+        }
+        Key::VcsConfigKey => "setting `{key}` is refused: work_vcs writes only these keys: {keys}",
+        Key::VcsConfigInteractive => {
+            "`{setting}` is refused: interactive rebases wait for a person at a terminal"
+        }
+        Key::VcsDeleteHead => {
+            "deleting HEAD with update-ref is refused: it leaves the project without a current branch"
+        }
+        Key::VcsNotFullRef => "`{reference}` is refused: name a full reference (refs/…) or HEAD",
+        Key::VcsWorktreeNotIgnored => {
+            "the worktree path `{path}` is refused: inside the project it must be an ignored directory, or it would be recorded as part of the project"
+        }
+        Key::VcsNoArgs => "give the git arguments as a list, e.g. [\"branch\", \"-a\"]",
+        Key::VcsEmptyArg => "an argument is an empty string",
+        Key::VcsNulArg => "an argument contains a NUL byte",
+        Key::VcsLeadingGit => "leave out the leading `git`: pass e.g. [\"branch\", \"-a\"]",
+        Key::VcsNotGitOption => "`{option}` is not a git option",
+        Key::VcsNoSubcommand => "no git subcommand given",
+        Key::VcsNotASubcommand => "`{word}` is not a `{sub}` subcommand",
+        Key::VcsNameASubcommand => "name a `{sub}` subcommand (one of {choices})",
+        Key::VcsRemoteOptionsFirst => "only `remote`'s own options may come before its subcommand",
+        Key::VcsAmbiguous => "`{word}` is ambiguous for `git {shown}`: it could be {candidates}",
+        Key::VcsOr => " or ",
+        Key::VcsMissingValue => "`{option}` needs a value",
+        Key::VcsUnexpectedValue => "`{option}` takes no value",
+        Key::VcsEndOfOptions => {
+            "`--end-of-options` is not supported: arguments that start with `-` are not accepted as names"
+        }
+        Key::VcsDashName => {
+            "`{arg}` is not an option of `git {shown}`, and names starting with `-` are not accepted"
+        }
+        Key::VcsGrepPatternFirst => {
+            "give the pattern before `--` (or with -e): after `--` come paths"
+        }
+        Key::VcsBranchAndPaths => "a new branch and paths cannot be given together",
+        Key::VcsOneRevision => "give at most one revision before `--`",
+        Key::VcsNeitherRevNorFile => {
+            "`{word}` is neither a revision nor a file here; put paths that do not exist after `--`"
+        }
+        Key::VcsAnnotatedTag => "an annotated tag needs its message: add -m \"<message>\"",
+        Key::StepGitProperWay => {
+            "`git {subcommand}` has a proper way: submit the `git_commit`, `git_push`, `commit_push` or `git_pull` intent, or leave it to the Brain's work_* tools"
+        }
+        Key::StepGitRefused => "{reason} ({hint})",
+        Key::CfgSetting => "{setting}: {detail}",
+        Key::CfgSandboxMode => "`{value}` is not one of `required`, `auto`, `off`",
+        Key::CfgUnknownAgent => {
+            "`agent` = `{name}` is unknown (known: goose, claude, codex, aider)"
+        }
+        Key::CfgDenyRead => "`{entry}` is neither an absolute path nor one starting with `~/`",
+        Key::CfgNetworkProxy => "`proxy` is for agents; procedures take `open` or a list of ports",
+        Key::CfgTrackerToken => {
+            "the issue backend is set to `gitea` but no token is set; set `BUTLER_GITEA_TOKEN`"
+        }
+        Key::CfgTrackerUrl => {
+            "the issue backend is set to `gitea` but the server is unknown; set `BUTLER_GITEA_URL` or add a git remote on the server"
+        }
+        Key::CfgTrackerRepo => {
+            "the issue backend is set to `gitea` but the repository is unknown; set `repo` in `.butler/config.toml` or add a git remote on the server"
+        }
+        Key::ProcedureStored => {
+            "Procedure {id} for `{intent}` ({target}) stored as {status}{replacing}."
+        }
+        Key::ProcedureNoTarget => "no target",
+        Key::ProcedureReplacing => ", replacing procedure {old}",
+        Key::ProcedureApprovalEachRun => {
+            " {n} step(s) will wait for the user's approval on every run."
+        }
+        Key::DelegatedTaskIs => "Task {task} is {state}{more}.",
+        Key::DelegatedTaskIsThen => "Task {task} is {state}. {summary}",
+        Key::DelegatedStepsDone => " ({n} step(s) done so far)",
+        Key::SkillsListed => {
+            "{capabilities} capabilit(y/ies) and {procedures} taught procedure(s). get_skill_usage(name) shows one's contract."
+        }
+        Key::UsageGitCommit => "Saves all current work as one record (as work_record does).",
+        Key::UsageGitPush => {
+            "Shares recorded work with the shared destination (as work_publish does)."
+        }
+        Key::UsageCommitPush => {
+            "Records all current work, then shares every record with the shared destination."
+        }
+        Key::UsageGitPull => {
+            "Brings in the shared destination's new records when that loses nothing (fast-forward only)."
+        }
+        Key::UsageImplement => {
+            "An implementation agent changes the target paths under supervision; verified by the success_criteria; then task_accept or task_discard."
+        }
+        Key::UsageContext => {
+            "Where the work stands, the open delegated tasks and what Butler can run, in one small answer."
+        }
+        Key::UsageFieldMessage => "what the work does, one line",
+        Key::UsageFieldGoal => "what to achieve",
+        Key::UsageFieldSpec => "behaviour, interfaces, constraints",
+        Key::UsageFieldTargetPaths => "files, directories or globs it may change (a list)",
+        Key::UsageApprovalListed => "when listed in require_approval_for",
+        Key::UsageApprovalAlways => "always: the user approves each time",
+        Key::PlanRecord => "record all current work as \"{message}\"",
+        Key::PlanShare => "share the recorded work with {destination}",
+        Key::PlanRecordShare => {
+            "record all current work as \"{message}\", then share every record with {destination}"
+        }
+        Key::PlanImplement => "implement: {subject}",
+        Key::PlanReadContext => "read where the work stands",
+        Key::StepPull => "bring in the shared destination's new records (fast-forward only)",
+        Key::StepToRecord => "to record: {path} ({id})",
+        Key::StepDestination => "destination: {destination}",
+        Key::StepUnpublished => "{n} record(s) now unpublished{list}",
+        Key::StepNoDestination => "no shared destination",
+        Key::StepRecordAll => "record all current work: {message}",
+        Key::StepRecordedAs => "recorded as {id} ({n} changed path(s))",
+        Key::StepNothingToRecord => "nothing to record",
+        Key::StepShareWith => "share records with {destination}",
+        Key::StepShared => "{n} record(s) shared",
+        Key::StepShareRecords => "share records",
+        Key::StepSharingProgress => "sharing the records",
+        Key::OpWhatRecord => "record",
+        Key::OpWhatFinish => "finish the work",
+        Key::OpWhatNewLine => "new line {name}",
+        Key::OpWhatSwitchLine => "switch to line {name}",
+        Key::OpWhatMergeLine => "merge line {name}",
+        Key::OpWhatMergeBack => "merge this line into the one it came from",
+        Key::OpWhatAccept => "accept the task",
+        Key::OpWhatDiscard => "discard the task",
+        Key::OpWhatUndo => "undo operation {id}",
+        Key::OpWhatUndoNewest => "undo the newest operation",
+        Key::ContractEmptyGoal => "`goal` is empty: say what the task must achieve",
+        Key::ContractTooLong => "`{field}` is too long ({len} characters, at most {max})",
+        Key::ContractNoTargets => {
+            "`target_paths` is empty: name the files, directories or globs the task may change"
+        }
+        Key::ContractTooMany => "`{field}` has too many entries ({len}, at most {max})",
+        Key::ContractBadPath => "target path `{path}` is not allowed: {reason}",
+        Key::ContractBadTimeout => "`timeout_s` = {n} is out of range ({min}..={max} seconds)",
+        Key::ContractEmptyTestCommand => "`test_commands` entry {index} is empty",
+        Key::ContractBadFileCheck => "`file_checks` entry {index} ({path}): {reason}",
+        Key::ContractBadTaskId => "task id `{id}` is not usable in a branch name",
+        Key::ContractBadIntent => {
+            "intent `{intent}` is not a name (lower-case letters, digits and `_`)"
+        }
+        Key::ContractNotImplementation => {
+            "the task's intent is `{intent}`; only `implement` tasks are run by an agent here"
+        }
+        Key::AgentCannotLaunch => "agent `{agent}` cannot be launched: {reason}",
+        Key::AgentNeedsSetting => {
+            "agent `{agent}` needs `{what}`: set it in Butler's config or `{env}`"
+        }
+        Key::AgentWorkerCommand => "the worker MCP command cannot be passed to the agent: {detail}",
+        Key::AgentSandboxUnavailable => {
+            "the sandbox is required but cannot be applied: {detail}; set `[agent] sandbox = \"auto\"` to run unconfined"
+        }
+        Key::NoteOpPausedAgain => {
+            "The {op} paused again without a conflict; call work_record to go on."
+        }
+        Key::NoteStepSkipped => {
+            "Once resolved, this step of the {op} changes nothing: it was skipped."
+        }
+        Key::NoteReplayKeepsMessages => {
+            "A {op} keeps each record's own message: the message given was not used."
+        }
+        Key::NoteSparseSaved => {
+            "{n} file(s) outside the sparse checkout's directories were saved too: {list}."
+        }
+        Key::VcsDone => "work_vcs([{args}]) done.",
+        Key::VcsNothingMatched => "work_vcs([{args}]): nothing matched.",
+        Key::MarkersAtLine => "{path} (line {lines})",
+        Key::MarkersAtLines => "{path} (lines {lines})",
+        Key::ArgLineEmpty => "it is empty; name a line",
+        Key::ArgLineDash => "a line name does not start with `-`",
+        Key::ArgNotLineName => "that is not a line name",
     }
 }

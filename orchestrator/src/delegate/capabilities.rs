@@ -26,6 +26,7 @@ use butler_worker::ops::{
 };
 use serde_json::{Value, json};
 
+use crate::catalogue::{Key, fill, text};
 use crate::error::{ToolError, WorkError};
 use crate::session::{Project, blocking};
 use crate::tool::Tool;
@@ -77,14 +78,16 @@ fn failed(mut e: StepEvidence, err: WorkError, tool: Tool) -> StepEvidence {
     e
 }
 
-fn usage(intent: &str, summary: &str, target: &[(&str, &str)], approval: Option<&str>) -> Usage {
+/// An intent's usage, its texts (`summary`, the target fields', `approval`) in the current
+/// language.
+fn usage(intent: &str, summary: Key, target: &[(&str, Key)], approval: Option<Key>) -> Usage {
     let example_target: serde_json::Map<String, Value> = target
         .iter()
         .map(|(k, _)| ((*k).to_owned(), json!(format!("<{k}>"))))
         .collect();
     Usage {
         intent: intent.to_owned(),
-        summary: summary.to_owned(),
+        summary: text(summary).to_owned(),
         delegation_mode: if intent == "implement" {
             DelegationMode::Agent
         } else {
@@ -92,9 +95,9 @@ fn usage(intent: &str, summary: &str, target: &[(&str, &str)], approval: Option<
         },
         target: target
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .map(|(k, v)| ((*k).to_owned(), text(*v).to_owned()))
             .collect(),
-        approval: approval.map(str::to_owned),
+        approval: approval.map(|k| text(k).to_owned()),
         example: json!({"intent": intent, "target": example_target,
                         "delegation_mode": if intent == "implement" { "agent" } else { "known_only" }}),
     }
@@ -108,10 +111,10 @@ fn message(contract: &TaskContract) -> Result<String, CapabilityError> {
             return Err(CapabilityError::Failed("not an operation".into()));
         }
     };
-    let text = target.0.get("message").cloned().unwrap_or_default();
-    record::validate_message(&text).map_err(|_| CapabilityError::Input {
+    let given = target.0.get("message").cloned().unwrap_or_default();
+    record::validate_message(&given).map_err(|_| CapabilityError::Input {
         field: "target.message".into(),
-        reason: crate::catalogue::text(crate::catalogue::Key::ArgGiveMessage).into(),
+        reason: text(Key::ArgGiveMessage).into(),
     })
 }
 
@@ -131,7 +134,7 @@ impl Git {
             .into_iter()
             .map(|(path, id)| {
                 let shown: String = id.chars().take(12).collect();
-                format!("to record: {path} ({shown})")
+                fill(Key::StepToRecord, &[("path", &path), ("id", &shown)])
             })
             .collect())
     }
@@ -148,33 +151,34 @@ impl Git {
         .map_err(|e| CapabilityError::Failed(e.to_string()))?;
         Ok(match found {
             Some((destination, pending)) => {
-                let mut details = vec![format!("destination: {destination}")];
-                details.push(format!(
-                    "{} record(s) now unpublished{}",
-                    pending.count,
-                    if pending.shas.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            ": {}",
-                            pending
-                                .shas
-                                .iter()
-                                .map(|s| s.chars().take(10).collect::<String>())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    }
+                let mut details =
+                    vec![fill(Key::StepDestination, &[("destination", &destination)])];
+                let list = if pending.shas.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": {}",
+                        pending
+                            .shas
+                            .iter()
+                            .map(|s| s.chars().take(10).collect::<String>())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                details.push(fill(
+                    Key::StepUnpublished,
+                    &[("n", &pending.count), ("list", &list)],
                 ));
                 (destination, details)
             }
-            None => ("no shared destination".to_owned(), Vec::new()),
+            None => (text(Key::StepNoDestination).to_owned(), Vec::new()),
         })
     }
 
     async fn record(&self, step: u32, message: String) -> (StepEvidence, Option<Value>) {
         let started = Instant::now();
-        let shown = format!("record all current work: {message}");
+        let shown = fill(Key::StepRecordAll, &[("message", &message)]);
         let req = record::RecordRequest {
             message: record::Message::Given(message),
             issue_ids: None,
@@ -184,8 +188,8 @@ impl Git {
             Ok(done) => {
                 let mut e = action(step, shown, started);
                 e.detail = Some(match &done.record_id {
-                    Some(id) => format!("recorded as {id} ({} changed path(s))", done.files),
-                    None => "nothing to record".to_owned(),
+                    Some(id) => fill(Key::StepRecordedAs, &[("id", id), ("n", &done.files)]),
+                    None => text(Key::StepNothingToRecord).to_owned(),
                 });
                 (
                     e,
@@ -205,10 +209,10 @@ impl Git {
             Ok(done) => {
                 let mut e = action(
                     step,
-                    format!("share records with {}", done.destination),
+                    fill(Key::StepShareWith, &[("destination", &done.destination)]),
                     started,
                 );
-                e.detail = Some(format!("{} record(s) shared", done.published_records));
+                e.detail = Some(fill(Key::StepShared, &[("n", &done.published_records)]));
                 (
                     e,
                     Some(json!({"published_records": done.published_records,
@@ -217,7 +221,7 @@ impl Git {
             }
             Err(err) => (
                 failed(
-                    action(step, "share records", started),
+                    action(step, text(Key::StepShareRecords), started),
                     err,
                     Tool::WorkPublish,
                 ),
@@ -229,7 +233,7 @@ impl Git {
     async fn pull(&self, step: u32) -> (StepEvidence, Option<Value>) {
         let started = Instant::now();
         let args = vec!["pull".to_owned(), "--ff-only".to_owned()];
-        let shown = "bring in the shared destination's new records (fast-forward only)";
+        let shown = text(Key::StepPull);
         match blocking(&self.project, move |p| vcs::vcs(p, args, None)).await {
             Ok((_, out)) => {
                 let mut e = action(step, shown, started);
@@ -261,27 +265,27 @@ impl Capability for Git {
         match intent {
             "git_commit" => usage(
                 intent,
-                "Saves all current work as one record (as work_record does).",
-                &[("message", "what the work does, one line")],
-                Some("when listed in require_approval_for"),
+                Key::UsageGitCommit,
+                &[("message", Key::UsageFieldMessage)],
+                Some(Key::UsageApprovalListed),
             ),
             "git_push" => usage(
                 intent,
-                "Shares recorded work with the shared destination (as work_publish does).",
+                Key::UsageGitPush,
                 &[],
-                Some("always: the user approves each time"),
+                Some(Key::UsageApprovalAlways),
             ),
             "commit_push" => usage(
                 intent,
-                "Records all current work, then shares every record with the shared destination.",
-                &[("message", "what the work does, one line")],
-                Some("always: the user approves each time"),
+                Key::UsageCommitPush,
+                &[("message", Key::UsageFieldMessage)],
+                Some(Key::UsageApprovalAlways),
             ),
             _ => usage(
                 intent,
-                "Brings in the shared destination's new records when that loses nothing (fast-forward only).",
+                Key::UsageGitPull,
                 &[],
-                Some("when listed in require_approval_for"),
+                Some(Key::UsageApprovalListed),
             ),
         }
     }
@@ -295,7 +299,7 @@ impl Capability for Git {
                 "git_commit" => {
                     let message = message(contract)?;
                     Ok(Plan {
-                        operation: format!("record all current work as \"{message}\""),
+                        operation: fill(Key::PlanRecord, &[("message", &message)]),
                         details: Vec::new(),
                         operations: vec!["git_commit"],
                         always_approve: false,
@@ -304,7 +308,7 @@ impl Capability for Git {
                 "git_push" => {
                     let (destination, details) = self.to_share().await?;
                     Ok(Plan {
-                        operation: format!("share the recorded work with {destination}"),
+                        operation: fill(Key::PlanShare, &[("destination", &destination)]),
                         details,
                         operations: vec!["git_push"],
                         always_approve: true,
@@ -317,9 +321,9 @@ impl Capability for Git {
                     // them changes or another appears.
                     details.extend(self.to_record().await?);
                     Ok(Plan {
-                        operation: format!(
-                            "record all current work as \"{message}\", then share every record \
-                             with {destination}"
+                        operation: fill(
+                            Key::PlanRecordShare,
+                            &[("message", &message), ("destination", &destination)],
                         ),
                         details,
                         operations: vec!["git_commit", "git_push"],
@@ -327,8 +331,7 @@ impl Capability for Git {
                     })
                 }
                 _ => Ok(Plan {
-                    operation: "bring in the shared destination's new records (fast-forward only)"
-                        .to_owned(),
+                    operation: text(Key::StepPull).to_owned(),
                     details: Vec::new(),
                     operations: vec!["git_pull"],
                     always_approve: false,
@@ -357,7 +360,7 @@ impl Capability for Git {
                     if recorded.outcome != StepOutcome::Passed || call.cancel.is_cancelled() {
                         (vec![recorded], first)
                     } else {
-                        (call.progress)("sharing the records".into(), 0.5);
+                        (call.progress)(text(Key::StepSharingProgress).into(), 0.5);
                         let (shared, second) = self.publish(2).await;
                         (vec![recorded, shared], merge(first, second))
                     }
@@ -401,15 +404,11 @@ impl Capability for Implement {
     fn usage(&self, intent: &str) -> Usage {
         let mut u = usage(
             intent,
-            "An implementation agent changes the target paths under supervision; verified by the \
-             success_criteria; then task_accept or task_discard.",
+            Key::UsageImplement,
             &[
-                ("goal", "what to achieve"),
-                ("spec", "behaviour, interfaces, constraints"),
-                (
-                    "target_paths",
-                    "files, directories or globs it may change (a list)",
-                ),
+                ("goal", Key::UsageFieldGoal),
+                ("spec", Key::UsageFieldSpec),
+                ("target_paths", Key::UsageFieldTargetPaths),
             ],
             None,
         );
@@ -425,12 +424,15 @@ impl Capability for Implement {
     ) -> BoxFuture<'a, Result<Plan, CapabilityError>> {
         Box::pin(async move {
             Ok(Plan {
-                operation: format!(
-                    "implement: {}",
-                    contract
-                        .implement()
-                        .map(|t| t.subject())
-                        .unwrap_or_default()
+                operation: fill(
+                    Key::PlanImplement,
+                    &[(
+                        "subject",
+                        &contract
+                            .implement()
+                            .map(|t| t.subject())
+                            .unwrap_or_default(),
+                    )],
                 ),
                 details: Vec::new(),
                 operations: vec!["implement"],
@@ -528,12 +530,7 @@ impl Capability for Context {
     }
 
     fn usage(&self, intent: &str) -> Usage {
-        usage(
-            intent,
-            "Where the work stands, the open delegated tasks and what Butler can run, in one small answer.",
-            &[],
-            None,
-        )
+        usage(intent, Key::UsageContext, &[], None)
     }
 
     fn plan<'a>(
@@ -542,7 +539,7 @@ impl Capability for Context {
     ) -> BoxFuture<'a, Result<Plan, CapabilityError>> {
         Box::pin(async move {
             Ok(Plan {
-                operation: "read where the work stands".to_owned(),
+                operation: text(Key::PlanReadContext).to_owned(),
                 details: Vec::new(),
                 operations: Vec::new(),
                 always_approve: false,
@@ -581,7 +578,7 @@ impl Capability for Context {
                 .take(CONTEXT_TASKS)
                 .map(|t| json!({"task_id": t.task_id, "status": t.status, "intent": t.contract.intent()}))
                 .collect();
-            let mut e = action(1, "read where the work stands", started);
+            let mut e = action(1, text(Key::PlanReadContext), started);
             e.detail = Some(observed.summary.clone());
             Ok(CapabilityOutcome::Done {
                 steps: vec![e],

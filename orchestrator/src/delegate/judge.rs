@@ -5,6 +5,7 @@
 use butler_worker::git::GitRepo;
 use butler_worker::ops::{Active, CommandJudge, CommandLine, GitVerdict, Reading};
 
+use crate::catalogue::{Key, fill};
 use crate::hook::programs::git_prefix;
 use crate::hook::walk::{self, Found};
 use crate::vcs_policy::{Verdict, vet};
@@ -86,15 +87,17 @@ impl CommandJudge for ProjectJudge {
                 loss,
                 globals,
             },
-            Verdict::Invalid { reason } => GitVerdict::Refused { reason },
-            Verdict::UseProperTool { subcommand, .. } => GitVerdict::Refused {
-                reason: format!(
-                    "`git {subcommand}` has a proper way: submit the `git_commit`, `git_push`, \
-                     `commit_push` or `git_pull` intent, or leave it to the Brain's work_* tools"
-                ),
+            Verdict::Invalid { why } => GitVerdict::Refused {
+                reason: why.reason(),
             },
-            Verdict::Refused { reason, hint } => GitVerdict::Refused {
-                reason: format!("{reason} ({hint})"),
+            Verdict::UseProperTool { subcommand, .. } => GitVerdict::Refused {
+                reason: fill(Key::StepGitProperWay, &[("subcommand", &subcommand)]),
+            },
+            Verdict::Refused { why } => GitVerdict::Refused {
+                reason: fill(
+                    Key::StepGitRefused,
+                    &[("reason", &why.reason()), ("hint", &why.hint())],
+                ),
             },
         }
     }
@@ -137,6 +140,30 @@ mod tests {
                 "{refused}"
             );
         }
+    }
+
+    /// A taught step's git command refused by the policy reads in the session's language.
+    #[test]
+    fn a_refused_step_reads_japanese_in_a_japanese_session() {
+        let (_dir, j) = judge();
+        crate::catalogue::sync_scope(crate::catalogue::Lang::Ja, || {
+            for refused in [
+                "git -c core.pager=x branch",
+                "git commit -m x",
+                "git rebase --exec=make HEAD",
+                "git branch -- --x",
+            ] {
+                let Assessment::Refused { reason } = decide(&j, argv(refused)) else {
+                    panic!("{refused} must be refused");
+                };
+                assert!(
+                    reason
+                        .chars()
+                        .any(|c| ('\u{3040}'..='\u{30ff}').contains(&c)),
+                    "{refused}: {reason}"
+                );
+            }
+        });
     }
 
     #[test]

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use self::args::{ApproveArgs, SubmitTaskArgs, TeachArgs};
 use crate::catalogue::{Key, fill, text};
 use crate::envelope::Reply;
-use crate::error::WorkError;
+use crate::error::{ConfigProblem, WorkError};
 use crate::session::Project;
 
 /// The engine for `project`: its ledger, the configuration in force for its session, the project's judge and Butler's
@@ -58,12 +58,19 @@ fn step_sandbox(project: &Project) -> Result<StepSandbox, WorkError> {
         .or_else(|| agent.sandbox.clone().map(|v| ("[agent] sandbox", v)));
     if let Some((origin, value)) = mode {
         s.mode = SandboxMode::parse(&value).ok_or_else(|| WorkError::Config {
-            problem: format!("{origin}: `{value}` is not one of `required`, `auto`, `off`"),
+            problem: ConfigProblem::SandboxMode {
+                setting: origin,
+                value: value.clone(),
+            },
         })?;
     }
     if let Some(setting) = &project.config.delegation.delegation.network {
-        let problem = |e: String| WorkError::Config {
-            problem: format!("[delegation] network: {e}"),
+        const SETTING: &str = "[delegation] network";
+        let problem = |detail: String| WorkError::Config {
+            problem: ConfigProblem::Unreadable {
+                setting: SETTING,
+                detail,
+            },
         };
         s.network =
             match butler_worker::sandbox::NetworkChoice::from_setting(setting).map_err(problem)? {
@@ -73,9 +80,9 @@ fn step_sandbox(project: &Project) -> Result<StepSandbox, WorkError> {
                 }
                 // A procedure's steps have no egress proxy of their own (yet).
                 butler_worker::sandbox::NetworkChoice::Proxy => {
-                    return Err(problem(
-                        "`proxy` is for agents; procedures take `open` or a list of ports".into(),
-                    ));
+                    return Err(WorkError::Config {
+                        problem: ConfigProblem::NetworkProxy { setting: SETTING },
+                    });
                 }
             };
     }
@@ -138,25 +145,33 @@ pub async fn teach(
         .await
         .map_err(WorkError::Delegation)?;
     let p = &taught.procedure;
-    let mut summary = format!(
-        "Procedure {} for `{}` ({}) stored as {}{}.",
-        p.id,
-        p.intent,
-        if p.target.is_empty() {
-            "no target"
-        } else {
-            &p.target
-        },
-        p.status.as_str(),
-        taught
-            .replaced
-            .map(|old| format!(", replacing procedure {old}"))
-            .unwrap_or_default()
+    let mut summary = fill(
+        Key::ProcedureStored,
+        &[
+            ("id", &p.id),
+            ("intent", &p.intent),
+            (
+                "target",
+                &if p.target.is_empty() {
+                    text(Key::ProcedureNoTarget)
+                } else {
+                    &p.target
+                },
+            ),
+            ("status", &p.status.as_str()),
+            (
+                "replacing",
+                &taught
+                    .replaced
+                    .map(|old| fill(Key::ProcedureReplacing, &[("old", &old)]))
+                    .unwrap_or_default(),
+            ),
+        ],
     );
     if !taught.approval_each_run.is_empty() {
-        summary.push_str(&format!(
-            " {} step(s) will wait for the user's approval on every run.",
-            taught.approval_each_run.len()
+        summary.push_str(&fill(
+            Key::ProcedureApprovalEachRun,
+            &[("n", &taught.approval_each_run.len())],
         ));
     }
     if let Some(result) = &taught.result {
@@ -194,7 +209,14 @@ pub async fn cancel_task(project: &Arc<Project>, task_id: &str) -> Result<Reply,
         .map_err(WorkError::Delegation)?;
     let summary = match &view.result {
         Some(result) => summary_of(result),
-        None => format!("Task {} is {}.", view.task_id, view.state),
+        None => fill(
+            Key::DelegatedTaskIs,
+            &[
+                ("task", &view.task_id),
+                ("state", &view.state),
+                ("more", &""),
+            ],
+        ),
     };
     Ok(Reply::new(summary, view))
 }
@@ -207,20 +229,28 @@ pub async fn get_status(project: &Arc<Project>, task_id: &str) -> Result<Reply, 
         .await
         .map_err(WorkError::Delegation)?;
     let summary = match &view.result {
-        Some(result) => format!(
-            "Task {} is {}. {}",
-            view.task_id,
-            view.state,
-            summary_of(result)
+        Some(result) => fill(
+            Key::DelegatedTaskIsThen,
+            &[
+                ("task", &view.task_id),
+                ("state", &view.state),
+                ("summary", &summary_of(result)),
+            ],
         ),
-        _ => format!(
-            "Task {} is {}{}.",
-            view.task_id,
-            view.state,
-            view.progress
-                .as_ref()
-                .map(|p| format!(" ({} step(s) done so far)", p.steps.len()))
-                .unwrap_or_default()
+        _ => fill(
+            Key::DelegatedTaskIs,
+            &[
+                ("task", &view.task_id),
+                ("state", &view.state),
+                (
+                    "more",
+                    &view
+                        .progress
+                        .as_ref()
+                        .map(|p| fill(Key::DelegatedStepsDone, &[("n", &p.steps.len())]))
+                        .unwrap_or_default(),
+                ),
+            ],
         ),
     };
     Ok(Reply::new(summary, view))
@@ -232,10 +262,12 @@ pub async fn list_skills(project: &Arc<Project>) -> Result<Reply, WorkError> {
     let skills = engine.skills().await.map_err(WorkError::Delegation)?;
     let procedures = skills.iter().filter(|s| s.by == "procedure").count();
     Ok(Reply::new(
-        format!(
-            "{} capabilit(y/ies) and {procedures} taught procedure(s). get_skill_usage(name) \
-             shows one's contract.",
-            skills.len() - procedures
+        fill(
+            Key::SkillsListed,
+            &[
+                ("capabilities", &(skills.len() - procedures)),
+                ("procedures", &procedures),
+            ],
         ),
         json!({"skills": skills}),
     ))

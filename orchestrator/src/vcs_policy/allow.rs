@@ -17,6 +17,7 @@
 
 use super::git_options;
 use super::table::{Arg, RawOption as O};
+use crate::catalogue::Key;
 
 /// What an option means for Butler's promises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,10 +29,10 @@ pub enum Class {
     /// Its value names a file git reads: it must be inside the project.
     ReadsFile,
     /// Makes git run or open another program (editor, pager, gpg, a hook of the Brain's
-    /// choosing, a shell command): refused, with why.
-    RunsProgram(&'static str),
-    /// Refused for another reason, with why.
-    Refused(&'static str),
+    /// choosing, a shell command): refused, with why (a `VcsWhy…` text).
+    RunsProgram(Key),
+    /// Refused for another reason, with why (a `VcsWhy…` text).
+    Refused(Key),
 }
 
 /// Whether a command path only reads.
@@ -195,37 +196,31 @@ impl Entry {
     pub fn class(&self, id: &str) -> Class {
         self.rows()
             .find(|(_, k)| *k == id)
-            .map_or(Class::Refused("is not classified"), |(c, _)| c)
+            .map_or(Class::Refused(Key::VcsWhyNotClassified), |(c, _)| c)
     }
 }
 
 use Class::*;
 use Kind::*;
 
-const EDITOR: Class = RunsProgram("opens an editor");
-const GPG: Class = RunsProgram("runs gpg to sign or verify");
-const TEXTCONV: Class = RunsProgram("runs text conversion programs");
-const EXT_DIFF: Class = RunsProgram("runs an external diff program");
-const UPLOAD_PACK: Class = RunsProgram("names a program to run on the other side");
-const SHOW_PATCH: Class = RunsProgram(
-    "shows the patch through the diff programs configured for people's terminals; use work_diff",
-);
-const INTERACTIVE: Class = Refused("is interactive: it waits for a person at a terminal");
-const SUBMODULES: Class =
-    Refused("also changes the submodules' files, whose edits Butler does not account for");
-const SHALLOW: Class = Refused("makes the repository shallow (it changes what the repository is)");
-const FROM_FILE: Class = Refused("reads the paths from a file: give them as arguments instead");
-const WRITES_FILE: Class = Refused("writes a file");
-const CUSTOM_FORMAT: Class =
-    Refused("custom formats can verify signatures with gpg; use --oneline or the default");
-const FETCH_FORCE: Class =
-    Refused("overwrites local tags and references without asking: ask the user");
-const PRUNE_TAGS: Class = Refused("deletes local tags the other side does not have");
-const REFMAP: Class = Refused("maps fetched references onto local ones");
-const CONFIG_SECTIONS: Class = Refused("rewrites whole sections: set or unset single keys instead");
-const CONFIG_OUTSIDE: Class =
-    Refused("writes configuration outside the project's own (.git/config)");
-const BISECT_TERMS: Class = Refused("renames the bisect verbs; use good/bad");
+const EDITOR: Class = RunsProgram(Key::VcsWhyOpensEditor);
+const GPG: Class = RunsProgram(Key::VcsWhyGpg);
+const TEXTCONV: Class = RunsProgram(Key::VcsWhyTextconv);
+const EXT_DIFF: Class = RunsProgram(Key::VcsWhyExtDiff);
+const UPLOAD_PACK: Class = RunsProgram(Key::VcsWhyUploadPack);
+const SHOW_PATCH: Class = RunsProgram(Key::VcsWhyShowPatch);
+const INTERACTIVE: Class = Refused(Key::VcsWhyInteractive);
+const SUBMODULES: Class = Refused(Key::VcsWhySubmodules);
+const SHALLOW: Class = Refused(Key::VcsWhyShallow);
+const FROM_FILE: Class = Refused(Key::VcsWhyFromFile);
+const WRITES_FILE: Class = Refused(Key::VcsWhyWritesFile);
+const CUSTOM_FORMAT: Class = Refused(Key::VcsWhyCustomFormat);
+const FETCH_FORCE: Class = Refused(Key::VcsWhyFetchForce);
+const PRUNE_TAGS: Class = Refused(Key::VcsWhyPruneTags);
+const REFMAP: Class = Refused(Key::VcsWhyRefmap);
+const CONFIG_SECTIONS: Class = Refused(Key::VcsWhyConfigSections);
+const CONFIG_OUTSIDE: Class = Refused(Key::VcsWhyConfigOutside);
+const BISECT_TERMS: Class = Refused(Key::VcsWhyBisectTerms);
 
 // ---- Hand-written option lists (matched exactly, as git matches them) ------------------------
 
@@ -490,7 +485,7 @@ pub const ENTRIES: &[Entry] = &[
                  batch-command batch-all-objects buffer follow-symlinks unordered path",
             ),
             (TEXTCONV, "textconv"),
-            (RunsProgram("runs content filter programs"), "filters"),
+            (RunsProgram(Key::VcsWhyFilters), "filters"),
         ])
         .examples(&[
             run("cat-file -p HEAD"),
@@ -535,10 +530,7 @@ pub const ENTRIES: &[Entry] = &[
             (Effect, "-e"),
             (ReadsFile, "-f"),
             (TEXTCONV, "textconv"),
-            (
-                RunsProgram("opens the files in a pager"),
-                "open-files-in-pager",
-            ),
+            (RunsProgram(Key::VcsWhyPager), "open-files-in-pager"),
         ])
         .examples(&[
             run("grep -n foo"),
@@ -688,7 +680,7 @@ pub const ENTRIES: &[Entry] = &[
             (INTERACTIVE, "interactive"),
             (SHOW_PATCH, "show-current-patch"),
             (GPG, "gpg-sign"),
-            (Refused("is internal to git"), "rebasing"),
+            (Refused(Key::VcsWhyInternal), "rebasing"),
         ])
         .examples(&[
             run("am --continue"),
@@ -891,14 +883,8 @@ pub const ENTRIES: &[Entry] = &[
             ),
             (Effect, "multiple"),
             (PRUNE_TAGS, "prune-tags"),
-            (
-                Refused("may move the checked-out branch under its files"),
-                "update-head-ok",
-            ),
-            (
-                Refused("turns the repository into a partial clone"),
-                "filter",
-            ),
+            (Refused(Key::VcsWhyMovesHead), "update-head-ok"),
+            (Refused(Key::VcsWhyPartialClone), "filter"),
         ])
         .examples(&[
             run("fetch origin"),
@@ -1006,10 +992,7 @@ pub const ENTRIES: &[Entry] = &[
             (SHOW_PATCH, "show-current-patch"),
             (INTERACTIVE, "interactive"),
             (GPG, "gpg-sign"),
-            (
-                RunsProgram("runs a shell command after each commit"),
-                "exec",
-            ),
+            (RunsProgram(Key::VcsWhyShellAfterCommit), "exec"),
         ])
         .examples(&[
             run("rebase main"),
@@ -1041,10 +1024,7 @@ pub const ENTRIES: &[Entry] = &[
     git(&["remote", "add"], Writes)
         .classes(&[
             (Plain, "fetch tags track master"),
-            (
-                Refused("makes later fetches overwrite local branches and tags"),
-                "mirror",
-            ),
+            (Refused(Key::VcsWhyMirror), "mirror"),
         ])
         .examples(&[
             run("remote add x https://example.invalid/x.git"),
@@ -1206,10 +1186,7 @@ pub const ENTRIES: &[Entry] = &[
         .classes(&[
             (Plain, "-m no-deref -z create-reflog"),
             (Effect, "-d"),
-            (
-                Refused("reads its instructions from input, which work_vcs does not give"),
-                "stdin",
-            ),
+            (Refused(Key::VcsWhyStdin), "stdin"),
         ])
         .examples(&[
             weigh("update-ref refs/heads/new HEAD"),

@@ -5,17 +5,15 @@ use butler_worker::git::{FilesQuery, LossQuery, Source, Untracked};
 
 use super::allow::{self, Class, Entry};
 use super::normalise::{self, NormError, Word, Words};
-use super::{ASK_USER, RepoFacts, Stop, refuse};
+use super::{Refusal, RepoFacts, Stop, Unread};
+use crate::catalogue::Key;
 
 type Decision = Result<Vec<LossQuery>, Stop>;
 
 /// Subcommands refused for a reason worth naming (everything not on the allow-list is refused).
-fn known_refusal(sub: &str) -> Option<(&'static str, &'static str)> {
-    const SHARE: (&str, &str) = (
-        "shares or exports work outside work_publish",
-        "share recorded work with work_publish",
-    );
-    const PROGRAMS: (&str, &str) = ("runs other programs", ASK_USER);
+fn known_refusal(sub: &str) -> Option<(Key, Key)> {
+    const SHARE: (Key, Key) = (Key::VcsWhyShares, Key::VcsHintShare);
+    const PROGRAMS: (Key, Key) = (Key::VcsWhyRunsPrograms, Key::VcsHintAskUser);
     Some(match sub {
         "send-pack" | "send-email" | "request-pull" | "bundle" | "format-patch" | "imap-send"
         | "archive" | "fast-export" | "daemon" | "http-backend" | "upload-pack"
@@ -48,30 +46,23 @@ fn known_refusal(sub: &str) -> Option<(&'static str, &'static str)> {
         | "fsmonitor--daemon"
         | "bugreport"
         | "diagnose" => PROGRAMS,
-        "clone" | "init" | "init-db" => (
-            "creates a repository, outside the project or nested inside it",
-            ASK_USER,
-        ),
+        "clone" | "init" | "init-db" => (Key::VcsWhyCreatesRepository, Key::VcsHintAskUser),
         _ => return None,
     })
 }
 
 /// Sub-subcommands git has that work_vcs does not offer, with why.
-fn nested_refusal(sub: &str, nested: &str) -> Option<(&'static str, &'static str)> {
+fn nested_refusal(sub: &str, nested: &str) -> Option<(Key, Key)> {
     Some(match (sub, nested) {
-        ("bisect", "run") => ("runs a program at every step", ASK_USER),
-        ("bisect", "visualize" | "view") => ("starts a history viewer", ASK_USER),
-        ("bisect", "replay") => ("replays a log file", ASK_USER),
-        ("stash", "save") => (
-            "is the old spelling",
-            "use work_vcs([\"stash\", \"push\", \"-m\", \"<message>\"])",
-        ),
-        ("config", "edit") => ("opens an editor", ASK_USER),
-        ("config", "rename-section" | "remove-section") => (
-            "rewrites whole sections",
-            "set or unset single keys instead",
-        ),
-        _ => ("is not among the operations work_vcs offers", ASK_USER),
+        ("bisect", "run") => (Key::VcsWhyRunsEveryStep, Key::VcsHintAskUser),
+        ("bisect", "visualize" | "view") => (Key::VcsWhyHistoryViewer, Key::VcsHintAskUser),
+        ("bisect", "replay") => (Key::VcsWhyReplaysLog, Key::VcsHintAskUser),
+        ("stash", "save") => (Key::VcsWhyOldSpelling, Key::VcsHintStashPush),
+        ("config", "edit") => (Key::VcsWhyOpensEditor, Key::VcsHintAskUser),
+        ("config", "rename-section" | "remove-section") => {
+            (Key::VcsWhyRewritesSections, Key::VcsHintSingleKeys)
+        }
+        _ => (Key::VcsWhyNotAmongOffered, Key::VcsHintAskUser),
     })
 }
 
@@ -116,10 +107,10 @@ pub(super) fn resolve_path(sub: &str, rest: &[String]) -> Result<Option<Resolved
         return match sub {
             "reflog" => Ok(plain(vec![sub, "show"])),
             "config" => Ok(plain(vec![sub])),
-            _ => Err(Stop::Invalid(format!(
-                "`{}` is not a `{sub}` subcommand",
-                rest[k]
-            ))),
+            _ => Err(Stop::Invalid(Unread::NotASubcommand {
+                word: rest[k].clone(),
+                sub: sub.to_owned(),
+            })),
         };
     }
     match default {
@@ -128,15 +119,14 @@ pub(super) fn resolve_path(sub: &str, rest: &[String]) -> Result<Option<Resolved
             sub,
             allow::canonical_nested(sub, d).expect("defaults are known"),
         ])),
-        None => Err(Stop::Invalid(format!(
-            "name a `{sub}` subcommand (one of {})",
-            allow::ENTRIES
+        None => Err(Stop::Invalid(Unread::NameASubcommand {
+            sub: sub.to_owned(),
+            choices: allow::ENTRIES
                 .iter()
                 .filter(|e| e.path.len() == 2 && e.path[0] == sub)
-                .map(|e| format!("`{}`", e.path[1]))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+                .map(|e| e.path[1].to_owned())
+                .collect(),
+        })),
     }
 }
 
@@ -147,7 +137,11 @@ pub(super) fn command(
     facts: &dyn RepoFacts,
 ) -> Result<(Vec<String>, Vec<LossQuery>), Stop> {
     if let Some((why, hint)) = known_refusal(sub) {
-        return Err(refuse(format!("`git {sub}` is refused: it {why}"), hint));
+        return Err(Stop::Refused(Refusal::Subcommand {
+            shown: sub.to_owned(),
+            why,
+            hint,
+        }));
     }
     let Some(Resolved {
         path,
@@ -155,17 +149,16 @@ pub(super) fn command(
         consumed,
     }) = resolve_path(sub, rest)?
     else {
-        return Err(refuse(
-            format!("`git {sub}` is not among the operations work_vcs offers"),
-            "see docs/work-vcs.md for the allow-list; aliases and external commands are never run",
-        ));
+        return Err(Stop::Refused(Refusal::NotOffered {
+            sub: sub.to_owned(),
+        }));
     };
     let (prefix_tokens, tokens) = (&rest[..prefix], &rest[consumed..]);
     let shown = path.join(" ");
     let Some(entry) = allow::entry(&path) else {
         let (why, hint) = nested_refusal(path[0], path.get(1).copied().unwrap_or_default())
-            .unwrap_or(("is not among the operations work_vcs offers", ASK_USER));
-        return Err(refuse(format!("`git {shown}` is refused: it {why}"), hint));
+            .unwrap_or((Key::VcsWhyNotAmongOffered, Key::VcsHintAskUser));
+        return Err(Stop::Refused(Refusal::Subcommand { shown, why, hint }));
     };
     let prefix = if prefix_tokens.is_empty() {
         Vec::new()
@@ -174,9 +167,7 @@ pub(super) fn command(
         let words = normalise::parse(top, prefix_tokens).map_err(|e| norm_stop(&e, "remote"))?;
         // After `--` git reads no subcommand: the word would be an argument of `remote`.
         if !words.args().is_empty() || prefix_tokens.iter().any(|t| t == "--") {
-            return Err(Stop::Invalid(
-                "only `remote`'s own options may come before its subcommand".to_owned(),
-            ));
+            return Err(Stop::Invalid(Unread::RemoteOptionsFirst));
         }
         words
     };
@@ -220,15 +211,17 @@ fn quiet_drivers(path: &[&str]) -> &'static [&'static str] {
 }
 
 fn norm_stop(e: &NormError, shown: &str) -> Stop {
-    match e {
-        NormError::Unknown { .. } => refuse(
-            e.describe(&format!("git {shown}")),
-            format!(
-                "check the spelling: work_vcs accepts the options the installed git has for `{shown}` \
-                 (any unambiguous prefix), except those docs/work-vcs.md lists as refused"
-            ),
-        ),
-        _ => Stop::Invalid(e.describe(&format!("git {shown}"))),
+    let shown = shown.to_owned();
+    match e.clone() {
+        NormError::Unknown { word } => Stop::Refused(Refusal::UnknownOption { word, shown }),
+        NormError::Ambiguous { word, candidates } => Stop::Invalid(Unread::Ambiguous {
+            word,
+            shown,
+            candidates,
+        }),
+        NormError::MissingValue { option } => Stop::Invalid(Unread::MissingValue { option }),
+        NormError::UnexpectedValue { option } => Stop::Invalid(Unread::UnexpectedValue { option }),
+        NormError::EndOfOptions => Stop::Invalid(Unread::EndOfOptions),
     }
 }
 
@@ -254,19 +247,20 @@ fn check_options(
             Class::RunsProgram(why) => {
                 // A negation turns the program off (`--no-edit`, `--no-gpg-sign`).
                 if !o.negated {
-                    return Err(refuse(
-                        format!("`{spelled}` is refused for `git {shown}`: it {why}"),
-                        "leave the option out; work_vcs never runs editors, pagers, signing \
-                         programs or commands of the caller's choosing",
-                    ));
+                    return Err(Stop::Refused(Refusal::OptionRunsProgram {
+                        spelled,
+                        shown: shown.to_owned(),
+                        why,
+                    }));
                 }
             }
             Class::Refused(why) => {
                 if !o.negated {
-                    return Err(refuse(
-                        format!("`{spelled}` is refused for `git {shown}`: it {why}"),
-                        ASK_USER,
-                    ));
+                    return Err(Stop::Refused(Refusal::OptionRefused {
+                        spelled,
+                        shown: shown.to_owned(),
+                        why,
+                    }));
                 }
             }
         }
@@ -279,9 +273,10 @@ fn check_options(
 fn check_positionals(words: &[Word], facts: &dyn RepoFacts, shown: &str) -> Result<(), Stop> {
     for a in words.args() {
         if a.starts_with('-') && a != "-" {
-            return Err(Stop::Invalid(format!(
-                "`{a}` is not an option of `git {shown}`, and names starting with `-` are not accepted"
-            )));
+            return Err(Stop::Invalid(Unread::DashName {
+                arg: a.to_owned(),
+                shown: shown.to_owned(),
+            }));
         }
     }
     for p in words.paths() {
@@ -299,10 +294,9 @@ pub(super) fn pathspec_inside(facts: &dyn RepoFacts, spec: &str) -> Result<(), S
         pattern[..at].rsplit_once('/').map_or("", |(d, _)| d)
     });
     if escapes(pattern) || (!literal.is_empty() && !facts.inside(literal)) {
-        return Err(refuse(
-            format!("the path `{spec}` is outside the project"),
-            "give paths relative to the project's top, without `..` above it, `~` or absolute paths",
-        ));
+        return Err(Stop::Refused(Refusal::PathOutside {
+            spec: spec.to_owned(),
+        }));
     }
     Ok(())
 }
@@ -347,12 +341,10 @@ fn escapes(path: &str) -> bool {
 /// symbolic link followed, the last one included.
 fn opened_inside(facts: &dyn RepoFacts, path: &str, what: &str) -> Result<(), Stop> {
     if path.starts_with('~') || !facts.inside_followed(path) {
-        return Err(refuse(
-            format!(
-                "`{what}`: `{path}` is outside the project once its symbolic links are followed"
-            ),
-            "give a path inside the project, relative to its top",
-        ));
+        return Err(Stop::Refused(Refusal::OpenedOutside {
+            what: what.to_owned(),
+            path: path.to_owned(),
+        }));
     }
     Ok(())
 }
@@ -361,10 +353,10 @@ fn opened_inside(facts: &dyn RepoFacts, path: &str, what: &str) -> Result<(), St
 /// above it resolved).
 fn file_inside(facts: &dyn RepoFacts, path: &str, what: &str) -> Result<(), Stop> {
     if path.starts_with('~') || !facts.inside(path) {
-        return Err(refuse(
-            format!("`{what}`: the file `{path}` is outside the project"),
-            "give a path inside the project, relative to its top",
-        ));
+        return Err(Stop::Refused(Refusal::FileOutside {
+            what: what.to_owned(),
+            path: path.to_owned(),
+        }));
     }
     Ok(())
 }
@@ -377,10 +369,10 @@ pub(super) fn url_ok(url: &str) -> Result<(), Stop> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
     {
-        return Err(refuse(
-            format!("`{url}` is refused: `{transport}::` addresses run a transport program"),
-            "use an https://, ssh:// or git:// address, or a path",
-        ));
+        return Err(Stop::Refused(Refusal::TransportUrl {
+            url: url.to_owned(),
+            transport: transport.to_owned(),
+        }));
     }
     if let Some((scheme, _)) = url.split_once("://") {
         let scheme = scheme.to_ascii_lowercase();
@@ -388,10 +380,10 @@ pub(super) fn url_ok(url: &str) -> Result<(), Stop> {
             scheme.as_str(),
             "http" | "https" | "ssh" | "git" | "file" | "git+ssh" | "ssh+git"
         ) {
-            return Err(refuse(
-                format!("`{url}` is refused: `{scheme}://` addresses run a helper program"),
-                "use an https://, ssh:// or git:// address, or a path",
-            ));
+            return Err(Stop::Refused(Refusal::HelperUrl {
+                url: url.to_owned(),
+                scheme,
+            }));
         }
     }
     Ok(())
@@ -400,10 +392,9 @@ pub(super) fn url_ok(url: &str) -> Result<(), Stop> {
 /// Refspecs that write local references are refused; plain names are fetched as usual.
 fn refspec_ok(spec: &str) -> Result<(), Stop> {
     if spec.contains(':') || spec.starts_with('+') {
-        return Err(refuse(
-            format!("the refspec `{spec}` is refused: it writes local references directly"),
-            "fetch the remote (work_vcs([\"fetch\", \"<remote>\"])), then use branch, merge or switch",
-        ));
+        return Err(Stop::Refused(Refusal::Refspec {
+            spec: spec.to_owned(),
+        }));
     }
     Ok(())
 }
@@ -413,12 +404,10 @@ const STRATEGIES: &[&str] = &["ort", "recursive", "resolve", "octopus", "ours", 
 fn strategy_ok(words: &[Word]) -> Result<(), Stop> {
     for s in words.values("strategy") {
         if !STRATEGIES.contains(&s) {
-            return Err(refuse(
-                format!(
-                    "the merge strategy `{s}` is refused: strategies other than git's own are programs"
-                ),
-                format!("use one of {}", STRATEGIES.join(", ")),
-            ));
+            return Err(Stop::Refused(Refusal::Strategy {
+                name: s.to_owned(),
+                allowed: STRATEGIES,
+            }));
         }
     }
     Ok(())
@@ -552,9 +541,7 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
             // as the pattern and the ones after as revisions: not the paths `--` means
             // elsewhere. Butler does not read it that way, so it is refused.
             if !pattern_given && words.has_dashdash() && args.is_empty() {
-                return Err(Stop::Invalid(
-                    "give the pattern before `--` (or with -e): after `--` come paths".to_owned(),
-                ));
+                return Err(Stop::Invalid(Unread::GrepPatternFirst));
             }
             for a in args.iter().skip(usize::from(!pattern_given)) {
                 pathspec_inside(facts, a)?;
@@ -687,10 +674,7 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
                 && words.has("rebase")
                 && matches!(mode, "interactive" | "i")
             {
-                return Err(refuse(
-                    "`--rebase=interactive` is refused: it is interactive: it waits for a person at a terminal",
-                    "use --rebase or --rebase=merges",
-                ));
+                return Err(Stop::Refused(Refusal::PullInteractive));
             }
             if let Some((repo, specs)) = args.split_first() {
                 url_ok(repo)?;
@@ -719,10 +703,10 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
         }
         ["remote"] => {
             if !args.is_empty() {
-                return Err(Stop::Invalid(format!(
-                    "`{}` is not a `remote` subcommand",
-                    args[0]
-                )));
+                return Err(Stop::Invalid(Unread::NotASubcommand {
+                    word: args[0].to_owned(),
+                    sub: "remote".to_owned(),
+                }));
             }
             Ok(vec![])
         }
@@ -800,10 +784,7 @@ fn decide(path: &[&str], words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decisi
 fn am(words: &[Word]) -> Decision {
     const STATES: &[&str] = &["continue", "resolved", "skip", "abort", "quit", "retry"];
     if !STATES.iter().any(|s| words.has(s)) || !words.args().is_empty() {
-        return Err(refuse(
-            "`git am` is offered only to continue, skip, abort or quit a patch series in progress",
-            ASK_USER,
-        ));
+        return Err(Stop::Refused(Refusal::AmStates));
     }
     Ok(if words.has("abort") || words.has("skip") {
         vec![LossQuery::Resolution]
@@ -890,9 +871,7 @@ fn checkout(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
         .any(|o| words.has(o));
     if creating {
         if !paths.is_empty() || args.len() > 1 {
-            return Err(Stop::Invalid(
-                "a new branch and paths cannot be given together".to_owned(),
-            ));
+            return Err(Stop::Invalid(Unread::BranchAndPaths));
         }
         let start = args
             .first()
@@ -911,9 +890,7 @@ fn checkout(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
     // git decides it, then written with an explicit `--` so git cannot read it otherwise.
     let (tree, pathspecs): (Option<String>, Vec<String>) = if words.has_dashdash() {
         if args.len() > 1 {
-            return Err(Stop::Invalid(
-                "give at most one revision before `--`".to_owned(),
-            ));
+            return Err(Stop::Invalid(Unread::OneRevision));
         }
         (args.first().cloned(), paths)
     } else if let Some(first) = args.first() {
@@ -969,10 +946,9 @@ fn config(path: &[&str], words: &[Word], facts: &dyn RepoFacts) -> Result<(), St
             .iter()
             .find(|o| words.has(o))
             .map(|o| {
-                refuse(
-                    format!("`--{o}` is refused for writing: it writes configuration outside the project's own (.git/config)"),
-                    "write to the project's configuration (leave the option out)",
-                )
+                Stop::Refused(Refusal::ConfigOutside {
+                    option: (*o).to_owned(),
+                })
             })
     };
     match path {
@@ -1078,22 +1054,18 @@ pub(super) fn writable_key(key: &str, value: Option<&str>) -> Result<(), Stop> {
             }
     });
     if !allowed {
-        return Err(refuse(
-            format!(
-                "setting `{key}` is refused: work_vcs writes only these keys: {}",
-                WRITABLE_KEYS.join(", ")
-            ),
-            "other settings (programs, hooks, pagers, URL rewrites, includes, repository format) are the user's to change",
-        ));
+        return Err(Stop::Refused(Refusal::ConfigKey {
+            key: key.to_owned(),
+            allowed: WRITABLE_KEYS,
+        }));
     }
     if name == "rebase"
         && let Some(v) = value
         && matches!(v.to_ascii_lowercase().as_str(), "interactive" | "i")
     {
-        return Err(refuse(
-            format!("`{key}={v}` is refused: interactive rebases wait for a person at a terminal"),
-            "use true, false or merges",
-        ));
+        return Err(Stop::Refused(Refusal::ConfigInteractive {
+            setting: format!("{key}={v}"),
+        }));
     }
     Ok(())
 }
@@ -1143,9 +1115,7 @@ fn reset(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
     let paths = owned(&words.paths());
     let (rev, pathspecs): (Option<String>, Vec<String>) = if words.has_dashdash() {
         if args.len() > 1 {
-            return Err(Stop::Invalid(
-                "give at most one revision before `--`".to_owned(),
-            ));
+            return Err(Stop::Invalid(Unread::OneRevision));
         }
         (args.first().cloned(), paths)
     } else if let Some(first) = args.first() {
@@ -1155,9 +1125,9 @@ fn reset(words: &mut Vec<Word>, facts: &dyn RepoFacts) -> Decision {
             (None, args.clone())
         } else {
             // git refuses an argument that is neither; with `--` it would be a silent no-op.
-            return Err(Stop::Invalid(format!(
-                "`{first}` is neither a revision nor a file here; put paths that do not exist after `--`"
-            )));
+            return Err(Stop::Invalid(Unread::NeitherRevNorFile {
+                word: first.clone(),
+            }));
         }
     } else {
         (None, vec![])
@@ -1268,9 +1238,7 @@ fn tag(words: &[Word]) -> Decision {
     }
     let has_message = words.has("message") || words.has("file");
     if words.has("annotate") && !has_message {
-        return Err(Stop::Invalid(
-            "an annotated tag needs its message: add -m \"<message>\"".to_owned(),
-        ));
+        return Err(Stop::Invalid(Unread::AnnotatedTag));
     }
     Ok(match (words.has("force"), args.as_slice()) {
         (true, [name]) => vec![LossQuery::Refs {
@@ -1291,19 +1259,15 @@ fn update_ref(words: &[Word], facts: &dyn RepoFacts) -> Decision {
         return Ok(vec![]);
     };
     if words.has("-d") && *reference == "HEAD" {
-        return Err(refuse(
-            "deleting HEAD with update-ref is refused: it leaves the project without a current branch",
-            "delete a branch with work_vcs([\"branch\", \"-d\", \"<name>\"])",
-        ));
+        return Err(Stop::Refused(Refusal::DeleteHead));
     }
     if words.has("-d") && *reference == "refs/stash" {
         return Ok(vec![LossQuery::Stashes { which: None }]);
     }
     if *reference != "HEAD" && !reference.starts_with("refs/") {
-        return Err(refuse(
-            format!("`{reference}` is refused: name a full reference (refs/…) or HEAD"),
-            "e.g. refs/heads/<branch> or refs/tags/<tag>",
-        ));
+        return Err(Stop::Refused(Refusal::NotFullRef {
+            reference: (*reference).to_owned(),
+        }));
     }
     let names = if *reference == "HEAD" && !words.has("no-deref") {
         vec![facts.head_ref().unwrap_or_else(|| "HEAD".to_owned())]
@@ -1327,12 +1291,9 @@ fn worktree(sub: &str, words: &[Word], facts: &dyn RepoFacts) -> Decision {
     let new_place = |p: &str| -> Result<(), Stop> {
         opened_inside(facts, p, "worktree")?;
         if !facts.is_ignored(p) {
-            return Err(refuse(
-                format!(
-                    "the worktree path `{p}` is refused: inside the project it must be an ignored directory, or it would be recorded as part of the project"
-                ),
-                "add the directory to .gitignore first, or ask the user to create the worktree elsewhere",
-            ));
+            return Err(Stop::Refused(Refusal::WorktreeNotIgnored {
+                path: p.to_owned(),
+            }));
         }
         Ok(())
     };

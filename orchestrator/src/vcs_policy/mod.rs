@@ -31,9 +31,13 @@ pub mod git_options;
 pub mod normalise;
 pub mod parsing;
 pub mod table;
+mod why;
+
+pub use why::{Refusal, Unread};
 
 use butler_worker::git::LossQuery;
 
+use crate::catalogue::Key;
 use crate::equivalents;
 use crate::hook::git_cli::{self, GitInvocation};
 use crate::hook::replacement_call;
@@ -79,7 +83,7 @@ pub enum Verdict {
         globals: Vec<String>,
     },
     /// The arguments are malformed or not understood.
-    Invalid { reason: String },
+    Invalid { why: Unread },
     /// A Butler tool does this; `work_vcs` refuses it.
     UseProperTool {
         /// The tool to use (`work_diff`, …).
@@ -91,25 +95,15 @@ pub enum Verdict {
     },
     /// Refused: it would run a program, reach outside the project, share work, or is not
     /// offered.
-    Refused { reason: String, hint: String },
+    Refused { why: Refusal },
 }
 
 /// A refusal from a decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stop {
-    Invalid(String),
-    Refused { reason: String, hint: String },
+    Invalid(Unread),
+    Refused(Refusal),
 }
-
-pub(crate) fn refuse(reason: impl Into<String>, hint: impl Into<String>) -> Stop {
-    Stop::Refused {
-        reason: reason.into(),
-        hint: hint.into(),
-    }
-}
-
-/// Hint for refusals the user may still want done.
-pub(crate) const ASK_USER: &str = "if it is really needed, ask the user to run it themselves; see docs/work-vcs.md for what work_vcs offers";
 
 /// Global options allowed before the subcommand: they change neither the repository nor the
 /// programs git runs.
@@ -129,13 +123,15 @@ const ALLOWED_GLOBALS: &[&str] = &[
 
 /// Decide what `work_vcs(args)` may do with `args` (the words after `git`).
 pub fn vet(args: &[String], facts: &dyn RepoFacts) -> Verdict {
-    if let Some(reason) = malformed(args) {
-        return Verdict::Invalid { reason };
+    if let Some(why) = malformed(args) {
+        return Verdict::Invalid { why };
     }
     let inv = git_cli::parse(args);
     if let Some(option) = &inv.unknown_option {
         return Verdict::Invalid {
-            reason: format!("`{option}` is not a git option"),
+            why: Unread::NotGitOption {
+                option: option.clone(),
+            },
         };
     }
     if let Some(verdict) = globals_verdict(&inv) {
@@ -143,7 +139,7 @@ pub fn vet(args: &[String], facts: &dyn RepoFacts) -> Verdict {
     }
     let Some(sub) = inv.subcommand.clone() else {
         return Verdict::Invalid {
-            reason: "no git subcommand given".to_owned(),
+            why: Unread::NoSubcommand,
         };
     };
     if let Some(decl) = equivalents::proper_tool(&sub, &inv.rest) {
@@ -185,23 +181,23 @@ pub fn vet(args: &[String], facts: &dyn RepoFacts) -> Verdict {
                 }
             }
         }
-        Err(Stop::Invalid(reason)) => Verdict::Invalid { reason },
-        Err(Stop::Refused { reason, hint }) => Verdict::Refused { reason, hint },
+        Err(Stop::Invalid(why)) => Verdict::Invalid { why },
+        Err(Stop::Refused(why)) => Verdict::Refused { why },
     }
 }
 
-fn malformed(args: &[String]) -> Option<String> {
+fn malformed(args: &[String]) -> Option<Unread> {
     if args.is_empty() {
-        return Some("give the git arguments as a list, e.g. [\"branch\", \"-a\"]".to_owned());
+        return Some(Unread::NoArgs);
     }
     if args.iter().any(String::is_empty) {
-        return Some("an argument is an empty string".to_owned());
+        return Some(Unread::EmptyArg);
     }
     if args.iter().any(|a| a.contains('\0')) {
-        return Some("an argument contains a NUL byte".to_owned());
+        return Some(Unread::NulArg);
     }
     if args[0] == "git" {
-        return Some("leave out the leading `git`: pass e.g. [\"branch\", \"-a\"]".to_owned());
+        return Some(Unread::LeadingGit);
     }
     None
 }
@@ -212,22 +208,19 @@ fn globals_verdict(inv: &GitInvocation) -> Option<Verdict> {
         .iter()
         .find(|g| !ALLOWED_GLOBALS.contains(&g.name.as_str()))?;
     let why = match g.name.as_str() {
-        "-c" | "--config-env" => "overrides configuration, which can name programs for git to run",
-        "--exec-path" => "points git at other programs",
-        "-p" | "--paginate" => "starts a pager",
+        "-c" | "--config-env" => Key::VcsWhyOverridesConfig,
+        "--exec-path" => Key::VcsWhyExecPath,
+        "-p" | "--paginate" => Key::VcsWhyStartsPager,
         "-C" | "--git-dir" | "--work-tree" | "--bare" | "--namespace" | "--super-prefix"
-        | "--shallow-file" | "--attr-source" => {
-            "points git at another repository, directory or view of this one: work_vcs always \
-             runs in the project"
-        }
-        "--" => "is not a git option before the subcommand",
-        _ => "is not offered by work_vcs",
+        | "--shallow-file" | "--attr-source" => Key::VcsWhyPointsElsewhere,
+        "--" => Key::VcsWhyNotGlobal,
+        _ => Key::VcsWhyNotOfferedOption,
     };
     Some(Verdict::Refused {
-        reason: format!("`{}` is refused: it {why}", g.name),
-        hint: "leave out the option; work_vcs runs git in the project with the project's own \
-               configuration, and paths are relative to the project's top"
-            .to_owned(),
+        why: Refusal::Global {
+            option: g.name.clone(),
+            why,
+        },
     })
 }
 

@@ -88,30 +88,6 @@ pub enum NormError {
     EndOfOptions,
 }
 
-impl NormError {
-    /// For the Brain.
-    pub fn describe(&self, command: &str) -> String {
-        match self {
-            NormError::Unknown { word } => {
-                format!("`{word}` is not an option `{command}` accepts here")
-            }
-            NormError::Ambiguous { word, candidates } => format!(
-                "`{word}` is ambiguous for `{command}`: it could be {}",
-                candidates
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            ),
-            NormError::MissingValue { option } => format!("`{option}` needs a value"),
-            NormError::UnexpectedValue { option } => format!("`{option}` takes no value"),
-            NormError::EndOfOptions => "`--end-of-options` is not supported: arguments that \
-                                        start with `-` are not accepted as names"
-                .to_owned(),
-        }
-    }
-}
-
 /// A long option that matched, with whether it is negated.
 #[derive(Clone, Copy)]
 struct Found {

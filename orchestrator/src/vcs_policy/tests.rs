@@ -238,9 +238,10 @@ fn sharing_work_goes_through_work_publish() {
         "send-email x",
         "archive HEAD",
     ] {
-        let Verdict::Refused { hint, .. } = v(args) else {
+        let Verdict::Refused { why } = v(args) else {
             panic!("`{args}` must be refused");
         };
+        let hint = why.hint();
         assert!(hint.contains("work_publish"), "{args}: {hint}");
     }
 }
@@ -428,4 +429,110 @@ fn a_dashdash_before_a_subcommand_leaves_no_subcommand() {
     }
     // `stash -- x` is `stash push -- x`, as git reads it.
     assert_eq!(ran("stash -- a.txt"), ["stash", "push", "--", "a.txt"]);
+}
+
+/// Whether `text` has kana or kanji in it.
+fn japanese(text: &str) -> bool {
+    text.chars()
+        .any(|c| ('\u{3040}'..='\u{30ff}').contains(&c) || ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+/// The English the Brain reads is unchanged by the typed reasons.
+#[test]
+fn refusals_read_as_before_in_english() {
+    let Verdict::Refused { why } = v("rebase --exec=make HEAD~1") else {
+        panic!("--exec must be refused");
+    };
+    assert_eq!(
+        why.reason(),
+        "`--exec=make` is refused for `git rebase`: it runs a shell command after each commit"
+    );
+    assert_eq!(
+        why.hint(),
+        "leave the option out; work_vcs never runs editors, pagers, signing programs or \
+         commands of the caller's choosing"
+    );
+    let Verdict::Invalid { why } = v("reset --m") else {
+        panic!("--m is ambiguous");
+    };
+    assert!(
+        why.reason()
+            .starts_with("`--m` is ambiguous for `git reset`: it could be `--"),
+        "{}",
+        why.reason()
+    );
+    let Verdict::Refused { why } = v("merge -s mine x") else {
+        panic!("a foreign strategy must be refused");
+    };
+    assert_eq!(
+        why.hint(),
+        "use one of ort, recursive, resolve, octopus, ours, subtree"
+    );
+}
+
+/// A Japanese session reads every kind of refusal and every reading problem in Japanese: the
+/// reason and the hint, the command's words kept as given.
+#[test]
+fn refusals_read_japanese_in_a_japanese_session() {
+    use crate::catalogue::{Lang, sync_scope};
+    // One command line per kind of refusal / problem.
+    let refused = [
+        "-c core.pager=x status",
+        "send-email x",
+        "stash save",
+        "frobnicate",
+        "branch --frobnicate",
+        "rebase --exec=make HEAD~1",
+        "clean -i",
+        "worktree add ../w",
+        "worktree add w",
+        "checkout -- ../x",
+        "blame --contents ../x x",
+        "config --file=../x --list",
+        "fetch ext::sh",
+        "fetch foo://h/r",
+        "fetch origin main:main",
+        "merge -s mine x",
+        "pull --rebase=interactive",
+        "am x",
+        "config --global user.name x",
+        "config core.pager less",
+        "config pull.rebase interactive",
+        "update-ref -d HEAD",
+        "update-ref main HEAD",
+    ];
+    let unread = [
+        "",
+        "git status",
+        "--frobnicate branch",
+        "--no-pager",
+        "stash frobnicate",
+        "worktree",
+        "reset --m",
+        "branch -- --x",
+        "branch -u",
+        "grep -- foo",
+        "reset nothere",
+        "tag -a v2",
+    ];
+    sync_scope(Lang::Ja, || {
+        let mut wrong = Vec::new();
+        for args in refused {
+            match v(args) {
+                Verdict::Refused { why } if japanese(&why.reason()) && japanese(&why.hint()) => {}
+                other => wrong.push(format!("{args}: {other:?}")),
+            }
+        }
+        for args in unread {
+            match v(args) {
+                Verdict::Invalid { why } if japanese(&why.reason()) => {}
+                other => wrong.push(format!("{args}: {other:?}")),
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        let Verdict::Refused { why } = v("rebase --exec=make HEAD~1") else {
+            unreachable!()
+        };
+        assert!(why.reason().contains("`--exec=make`"), "{}", why.reason());
+    });
 }

@@ -59,10 +59,7 @@ pub fn finish(
     match continued {
         Continued::Finished | Continued::Paused => {
             if continued == Continued::Paused {
-                notes.push(format!(
-                    "The {} paused again without a conflict; call work_record to go on.",
-                    op.command()
-                ));
+                notes.push(fill(Key::NoteOpPausedAgain, &[("op", &op.command())]));
             }
             Ok(RecordOutcome {
                 record_id,
@@ -144,10 +141,7 @@ fn commit_and_go_on(
             (continued, Some(saved.id))
         }
         None if op != InProgress::Merge => {
-            notes.push(format!(
-                "Once resolved, this step of the {} changes nothing: it was skipped.",
-                op.command()
-            ));
+            notes.push(fill(Key::NoteStepSkipped, &[("op", &op.command())]));
             (repo.skip_step(&held, op)?, None)
         }
         None => return Err(butler_worker::git::GitError::NothingToRecord.into()),
@@ -172,10 +166,7 @@ fn replay(
     let repo = &project.repo;
     let mut notes = Vec::new();
     if let Message::Given(_) = req.message {
-        notes.push(format!(
-            "A {} keeps each record's own message: the message given was not used.",
-            op.command()
-        ));
+        notes.push(fill(Key::NoteReplayKeepsMessages, &[("op", &op.command())]));
     }
     notes.extend(sensitive::check_record(
         repo,
@@ -187,10 +178,12 @@ fn replay(
     let held = repo.lock_tree()?;
     let staged = repo.stage_all(&held, &nested_repositories(&snap.status))?;
     if !staged.outside_sparse.is_empty() {
-        notes.push(format!(
-            "{} file(s) outside the sparse checkout's directories were saved too: {}.",
-            staged.outside_sparse.len(),
-            paths_list(&staged.outside_sparse)
+        notes.push(fill(
+            Key::NoteSparseSaved,
+            &[
+                ("n", &staged.outside_sparse.len()),
+                ("list", &paths_list(&staged.outside_sparse)),
+            ],
         ));
     }
     let continued = repo.continue_operation(&held, op)?;

@@ -293,18 +293,18 @@ fn not_found(repo: &GitRepo, name: &str) -> WorkError {
 /// know), never an option.
 fn existing_name(field: &'static str, name: &str) -> Result<String, WorkError> {
     let name = name.trim();
-    let bad = |reason: &str| WorkError::InvalidArgument {
+    let bad = |reason: Key| WorkError::InvalidArgument {
         field,
-        reason: reason.into(),
+        reason: text(reason).into(),
     };
     if name.is_empty() {
-        return Err(bad("it is empty; name a line"));
+        return Err(bad(Key::ArgLineEmpty));
     }
     if name.starts_with('-') {
-        return Err(bad("a line name does not start with `-`"));
+        return Err(bad(Key::ArgLineDash));
     }
     if name.len() > MAX_EXISTING_NAME || name.chars().any(char::is_control) {
-        return Err(bad("that is not a line name"));
+        return Err(bad(Key::ArgNotLineName));
     }
     Ok(name.to_owned())
 }

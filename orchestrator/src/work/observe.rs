@@ -329,7 +329,7 @@ fn names(paths: &[String]) -> String {
     let more = paths.len().saturating_sub(NOTE_PATHS);
     let mut text = shown.join(", ");
     if more > 0 {
-        text.push_str(&format!(" and {more} more"));
+        text.push_str(&fill(Key::AndMore, &[("more", &more)]));
     }
     text
 }

@@ -2,7 +2,8 @@
 //! index or references runs through [`logged`] (a snapshot before, the entry completed after;
 //! see `butler_worker::git::oplog`), its answer carries the entry's id (`data.oplog_id`:
 //! `data.operation` already names the git operation `work_record` carries on), and
-//! `work_oplog` / `work_undo` list and undo entries.
+//! `work_oplog` / `work_undo` list and undo entries. An entry's `what` is written from the
+//! catalogue in the language of the session that made it, and kept in those words.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -143,8 +144,8 @@ pub fn undo(project: &Project, operation: Option<i64>, by: &str) -> Result<Reply
     let info = OpInfo {
         tool: Tool::WorkUndo.as_str().into(),
         what: match id {
-            Some(id) => format!("undo operation {id}"),
-            None => "undo the newest operation".into(),
+            Some(id) => fill(Key::OpWhatUndo, &[("id", &id)]),
+            None => text(Key::OpWhatUndoNewest).into(),
         },
         by: by.to_owned(),
         at: project.clock.now().unix(),

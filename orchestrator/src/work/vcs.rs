@@ -134,9 +134,10 @@ pub fn vcs(
                 }
             }
         }
-        Verdict::Invalid { reason } => Err(WorkError::InvalidArgument {
+        // The one place the policy's typed answer becomes text, in the call's language.
+        Verdict::Invalid { why } => Err(WorkError::InvalidArgument {
             field: "args",
-            reason,
+            reason: why.reason(),
         }),
         Verdict::UseProperTool {
             tool,
@@ -147,7 +148,10 @@ pub fn vcs(
             tool,
             suggestion,
         }),
-        Verdict::Refused { reason, hint } => Err(WorkError::PolicyBlocked { reason, hint }),
+        Verdict::Refused { why } => Err(WorkError::PolicyBlocked {
+            reason: why.reason(),
+            hint: why.hint(),
+        }),
     }
 }
 
@@ -227,7 +231,7 @@ fn answer(
     // config --get, show-ref --exists, …): exit 1 without a word means "no".
     let silent_no = !out.succeeded && out.code == Some(1) && out.errors.trim().is_empty();
     if silent_no {
-        let summary = format!("work_vcs([{}]): nothing matched.", args.join(" "));
+        let summary = fill(Key::VcsNothingMatched, &[("args", &args.join(" "))]);
         return Ok((
             summary,
             VcsReply {
@@ -252,7 +256,7 @@ fn answer(
             message: message.trim().to_owned(),
         });
     }
-    let mut summary = format!("work_vcs([{}]) done.", args.join(" "));
+    let mut summary = fill(Key::VcsDone, &[("args", &args.join(" "))]);
     if !put_back.is_empty() {
         summary.push(' ');
         summary.push_str(&fill(
