@@ -31,7 +31,6 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -77,12 +76,10 @@ fn main() {
 
     // The no-op agent: writes one file in its working directory and exits.
     let agent = world.path("noop-agent");
-    std::fs::write(
+    butler_testkit::write_executable(
         &agent,
         "#!/bin/sh\nmkdir -p src && echo 'pub fn bench() {}' > src/bench.rs\n",
-    )
-    .expect("agent");
-    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     let agent_runs: Vec<Duration> = (0..5)
         .map(|_| {
             let work = world.path("agent-probe");

@@ -1,7 +1,6 @@
 //! One whole implementation task for the task benchmarks: the request, the run (checked), the
 //! discard (untimed), and the scripted agent that waits (a model's latency) and writes one file.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -64,6 +63,5 @@ pub fn agent(path: &Path, wait_ms: usize) {
         wait_ms / 1000,
         wait_ms % 1000
     );
-    std::fs::write(path, script).expect("agent");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    butler_testkit::write_executable(path, script);
 }

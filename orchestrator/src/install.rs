@@ -1080,7 +1080,6 @@ mod tests {
 
     /// A stand-in hook: denies when the input mentions `git status`, else prints nothing.
     fn fake_hook(dir: &Path) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt;
         let path = dir.join("butler");
         let script = r#"#!/bin/sh
 [ "$1" = mcp ] && exit 0
@@ -1090,8 +1089,7 @@ case "$input" in
 esac
 exit 0
 "#;
-        std::fs::write(&path, script).expect("write");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        butler_testkit::write_executable(&path, script);
         path
     }
 

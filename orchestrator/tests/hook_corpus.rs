@@ -990,18 +990,15 @@ const RUNNERS: usize = 16;
 /// A directory with a stand-in `git` in `bin/` that notes each run in `git-ran`, and the files
 /// the corpus's command lines read.
 fn stand_in_dir() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).expect("bin");
     let fake = bin.join("git");
     let marker = dir.path().join("git-ran");
-    std::fs::write(
+    butler_testkit::write_executable(
         &fake,
         format!("#!/bin/sh\necho \"$*\" >> '{}'\n", marker.display()),
-    )
-    .expect("fake git");
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     std::fs::write(dir.path().join("file"), "a line\n").expect("file");
     std::fs::write(dir.path().join("list.txt"), "x\n").expect("list");
     dir

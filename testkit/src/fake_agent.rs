@@ -91,14 +91,10 @@ fn locate_in(dir: &Path) -> Result<PathBuf, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
-
     use super::*;
 
     fn program(dir: &Path, body: &str) {
-        let path = dir.join("fake-agent");
-        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        crate::write_executable(&dir.join("fake-agent"), format!("#!/bin/sh\n{body}\n"));
     }
 
     #[test]

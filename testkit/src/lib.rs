@@ -25,4 +25,4 @@ mod world;
 
 pub use fake_agent::fake_agent;
 pub use gitea::{GiteaMock, LiveGitea};
-pub use world::{AUTHOR_EMAIL, AUTHOR_NAME, BASE_DATE, World, write_file};
+pub use world::{AUTHOR_EMAIL, AUTHOR_NAME, BASE_DATE, World, write_executable, write_file};

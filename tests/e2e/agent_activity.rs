@@ -307,17 +307,14 @@ fn task_shell_opens_the_users_shell_in_the_worktree_without_butlers_secrets() {
     assert_eq!(run.status.code(), Some(0));
     let shell = w.dir().join("shell.sh");
     let seen = w.dir().join("shell-seen");
-    std::fs::write(
+    butler_testkit::write_executable(
         &shell,
         format!(
             "#!/bin/sh\n{{ pwd; echo \"task=$BUTLER_TASK\"; echo \"token=$BUTLER_GITEA_TOKEN\"; \
              ls src; }} > '{}'\n",
             seen.display()
         ),
-    )
-    .expect("script");
-    std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
+    );
     let extra = [
         ("SHELL".to_owned(), shell.to_string_lossy().into_owned()),
         ("BUTLER_GITEA_TOKEN".to_owned(), "tok-secret".to_owned()),

@@ -7,7 +7,6 @@
 // building a helper binary); Butler's own children go through `butler_worker::process`.
 #![allow(clippy::disallowed_methods)]
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::common::{BUTLER, StartBrain, World};
@@ -38,11 +37,6 @@ const HOOKS: &[&str] = &[
 /// Set in Butler's environment but on no allow-list: must not reach git or its hooks.
 const UNLISTED: (&str, &str) = ("UNLISTED_BY_BUTLER", "unlisted-value-4716");
 
-fn executable(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("write script");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
 /// Installs `hooks` in the project; each writes its environment to `<dumps>/<hook>-<pid>.env`.
 fn dumping_hooks(w: &World, dumps: &Path, hooks: &[&str]) {
     std::fs::create_dir_all(dumps).expect("dumps dir");
@@ -51,7 +45,7 @@ fn dumping_hooks(w: &World, dumps: &Path, hooks: &[&str]) {
             "#!/bin/sh\nenv > '{}/{hook}-'$$'.env'\ncat > /dev/null\nexit 0\n",
             dumps.display()
         );
-        executable(&w.project.join(".git/hooks").join(hook), &script);
+        butler_testkit::write_executable(&w.project.join(".git/hooks").join(hook), &script);
     }
 }
 
@@ -225,9 +219,9 @@ fn doctors_probes_never_see_butlers_secrets() {
     std::fs::create_dir_all(&dumps).expect("mkdir");
     // One stand-in for both the hook and the MCP server: it writes its environment and exits.
     let probe = dir.path().join("probe");
-    executable(
+    butler_testkit::write_executable(
         &probe,
-        &format!(
+        format!(
             "#!/bin/sh\nenv > '{}/probe-'$$'.env'\n[ \"$1\" = mcp ] && exit 0\ncat > /dev/null\nexit 0\n",
             dumps.display()
         ),

@@ -55,12 +55,7 @@ async fn sigkill_mid_record_loses_nothing_and_blocks_nothing() {
         "#!/bin/sh\ntouch .git/index.lock\ntouch '{}'\nsleep 30\n",
         marker.display()
     );
-    std::fs::write(&hook, script).expect("hook");
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&hook)
-        .status()
-        .expect("chmod");
+    butler_testkit::write_executable(&hook, script);
     w.write("precious.txt", "do not lose me\n");
 
     let brain = w.session().await;

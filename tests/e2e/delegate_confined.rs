@@ -437,11 +437,7 @@ async fn approvals_over_ten_runs(program: &Path, declares: bool) -> (usize, Stri
     let run_dir = w.path("run");
     std::fs::create_dir_all(&run_dir).expect("run");
     let svc = w.path("svc");
-    std::fs::write(&svc, "#!/bin/sh\necho \"$1 $2\" >> \"$RUN_DIR/svc.log\"\n").expect("svc");
-    std::process::Command::new("chmod")
-        .args(["+x", &svc.display().to_string()])
-        .status()
-        .expect("chmod");
+    butler_testkit::write_executable(&svc, "#!/bin/sh\necho \"$1 $2\" >> \"$RUN_DIR/svc.log\"\n");
     w.user_config(
         "[delegation]\ndestructive_commands = [\"svc restart\"]\nenv_allow = [\"RUN_DIR\"]\n",
     );

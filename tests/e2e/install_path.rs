@@ -162,13 +162,10 @@ fn without_this_binary_on_path_the_settings_name_its_absolute_path() {
 
 #[test]
 fn another_butler_first_on_path_is_not_mistaken_for_this_one() {
-    use std::os::unix::fs::PermissionsExt;
     let w = project();
     let other = w.path("other-bin");
-    std::fs::create_dir_all(&other).expect("dir");
     let impostor = other.join("butler");
-    std::fs::write(&impostor, "#!/bin/sh\nexit 0\n").expect("write");
-    std::fs::set_permissions(&impostor, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    butler_testkit::write_executable(&impostor, "#!/bin/sh\nexit 0\n");
     let path = path_with(&[&other, &butler_dir()]);
     let out = butler(&w, &path, &["init"]);
     let said = text(&out.stdout);

@@ -3,7 +3,6 @@
 //! repository's hooks (`pre-push`, a `commit-msg` that rewrites the message, a formatting
 //! `pre-commit`, a refusing one that must not burn a record id), and very large files.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::common::{Brain, StartBrain, World};
@@ -11,9 +10,7 @@ use serde_json::{Value, json};
 
 fn hook(repo: &Path, name: &str, script: &str) {
     let path = repo.join(".git/hooks").join(name);
-    std::fs::create_dir_all(path.parent().expect("hooks dir")).expect("hooks dir");
-    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).expect("hook");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    butler_testkit::write_executable(&path, format!("#!/bin/sh\n{script}\n"));
 }
 
 fn head(w: &World) -> String {

@@ -279,13 +279,10 @@ fn two_tasks_from_one_base_run_at_once_and_both_lines_land() {
 fn a_push_the_destination_refuses_ends_in_an_error_naming_it() {
     let (w, base) = destination();
     let hook = w.shared.join("hooks/pre-receive");
-    std::fs::write(
+    butler_testkit::write_executable(
         &hook,
         "#!/bin/sh\necho 'task lines are closed today' >&2\nexit 1\n",
-    )
-    .expect("hook");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     let pod = Pod::new(&w, "pod", &[greet()]);
     let run = pod.run(&w, &task_env(&w, "t3", &base, "butler-bcdf-t3"));
     let error = run.error();

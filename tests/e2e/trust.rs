@@ -34,9 +34,9 @@ impl Hostile {
             ])
             .to_string()],
         );
-        w.write(
-            "evil.sh",
-            &format!("#!/bin/sh\necho ran > '{}'\nexit 1\n", marker.display()),
+        butler_testkit::write_executable(
+            &w.project.join("evil.sh"),
+            format!("#!/bin/sh\necho ran > '{}'\nexit 1\n", marker.display()),
         );
         w.write(
             ".butler/config.toml",
@@ -51,11 +51,6 @@ impl Hostile {
              [mcp_servers.shell]\n\
              command = \"/bin/sh\"\n",
         );
-        std::fs::set_permissions(
-            w.project.join("evil.sh"),
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .expect("chmod");
         w.commit(&w.project, "Project settings");
         w.user_config(&format!(
             "[agent]\nprograms = {{ goose = {:?} }}\nprovider = \"openai\"\nmodel = \"fake\"\n\

@@ -87,16 +87,10 @@ async fn credential_files_are_refused_until_confirmed() {
 async fn a_refusing_commit_hook_gives_a_clear_error_and_loses_nothing() {
     let w = World::published();
     let hook = w.project.join(".git/hooks/pre-commit");
-    std::fs::write(
+    butler_testkit::write_executable(
         &hook,
         "#!/bin/sh\necho 'lint: trailing whitespace in a.txt' >&2\nexit 1\n",
-    )
-    .expect("hook");
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&hook)
-        .status()
-        .expect("chmod");
+    );
     w.write("a.txt", "a \n");
     let brain = w.session().await;
     let a = brain.call("work_record", json!({"message": "add a"})).await;
@@ -245,16 +239,10 @@ async fn publish_reports_conflict_when_the_destination_moved_on() {
 async fn publish_maps_a_refused_login_to_auth_failed() {
     let w = World::local_only();
     let fake_ssh = w.tmp.path().join("fake-ssh");
-    std::fs::write(
+    butler_testkit::write_executable(
         &fake_ssh,
         "#!/bin/sh\necho 'git@example.invalid: Permission denied (publickey).' >&2\nexit 255\n",
-    )
-    .expect("script");
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&fake_ssh)
-        .status()
-        .expect("chmod");
+    );
     w.git(
         &w.project,
         &[

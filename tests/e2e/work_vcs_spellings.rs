@@ -619,12 +619,10 @@ fn stage() -> Stage {
     let tmp = w.tmp.path().to_path_buf();
     let marker_file = tmp.join("MARKER");
     let marker = tmp.join("bin/marker");
-    write(
+    butler_testkit::write_executable(
         &marker,
-        &format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\n", marker_file.display()),
+        format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\n", marker_file.display()),
     );
-    std::fs::set_permissions(&marker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
     let m = marker.display().to_string();
     for (k, v) in [
         ("GIT_EDITOR", &m),

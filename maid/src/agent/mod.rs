@@ -218,11 +218,8 @@ pub(crate) mod test_support {
 
     /// A directory with an executable `name` in it, and an env whose PATH is that directory.
     pub(crate) fn fake_path(name: &str) -> (tempfile::TempDir, Vec<(OsString, OsString)>) {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().expect("tempdir");
-        let bin = dir.path().join(name);
-        std::fs::write(&bin, "#!/bin/sh\n").expect("write");
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        butler_testkit::write_executable(&dir.path().join(name), "#!/bin/sh\n");
         let env = vec![("PATH".into(), dir.path().as_os_str().to_owned())];
         (dir, env)
     }

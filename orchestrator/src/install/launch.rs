@@ -132,12 +132,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 mod tests {
     use super::*;
     use std::ffi::OsString;
-    use std::os::unix::fs::PermissionsExt;
 
     fn program(path: &Path) {
-        std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
-        std::fs::write(path, "#!/bin/sh\nexit 0\n").expect("write");
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        butler_testkit::write_executable(path, "#!/bin/sh\nexit 0\n");
     }
 
     fn path_of(dirs: &[&Path]) -> OsString {

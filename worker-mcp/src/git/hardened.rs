@@ -119,14 +119,10 @@ mod tests {
         std::fs::create_dir_all(&hooks).expect("mkdir");
         for hook in ["post-index-change", "pre-commit", "post-commit"] {
             let path = hooks.join(hook);
-            std::fs::write(
+            butler_testkit::write_executable(
                 &path,
                 format!("#!/bin/sh\ntouch {}/{hook}\n", markers.display()),
-            )
-            .expect("write");
-            let mut perms = std::fs::metadata(&path).expect("meta").permissions();
-            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-            std::fs::set_permissions(&path, perms).expect("chmod");
+            );
         }
         // Unhardened, the same git runs them all (the test's own check that they can run).
         std::fs::write(w.project.join("a.txt"), "b\n").expect("write");

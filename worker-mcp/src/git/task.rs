@@ -908,10 +908,7 @@ mod tests {
             "reference-transaction",
         ] {
             let path = hooks.join(hook);
-            std::fs::write(&path, format!("#!/bin/sh\n{}\n", touch(hook))).expect("hook");
-            let mut perms = std::fs::metadata(&path).expect("meta").permissions();
-            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-            std::fs::set_permissions(&path, perms).expect("chmod");
+            butler_testkit::write_executable(&path, format!("#!/bin/sh\n{}\n", touch(hook)));
         }
         std::fs::write(
             dir.join(".gitattributes"),

@@ -146,10 +146,7 @@ fn a_commit_that_did_not_happen_gives_its_id_back() {
     let hooks = s.repo.common_dir().join("hooks");
     std::fs::create_dir_all(&hooks).expect("hooks");
     let hook = hooks.join("pre-commit");
-    std::fs::write(&hook, "#!/bin/sh\nexit 1\n").expect("hook");
-    let mut perms = std::fs::metadata(&hook).expect("meta").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&hook, perms).expect("chmod");
+    butler_testkit::write_executable(&hook, "#!/bin/sh\nexit 1\n");
     assert!(s.repo.record_all(reservation.text()).is_err());
     assert_eq!(head(&s.repo), before, "nothing was committed");
     reservation

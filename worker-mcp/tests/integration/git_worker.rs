@@ -7,7 +7,6 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use butler_testkit::{World, write_file as write};
@@ -273,11 +272,10 @@ fn refusing_pre_commit_hook_is_named_with_its_output() {
     let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let hook = path.join(".git/hooks/pre-commit");
-    write(
+    butler_testkit::write_executable(
         &hook,
         "#!/bin/sh\necho 'lint: trailing whitespace in a.txt' >&2\nexit 1\n",
     );
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     write(&path.join("a.txt"), "changed \n");
     match repo.record_all("try") {
         Err(GitError::HookRejected { hook, output_tail }) => {
@@ -297,11 +295,10 @@ fn refusing_commit_msg_hook_is_named() {
     let s = World::new();
     let (path, repo) = with_one_commit(&s);
     let hook = path.join(".git/hooks/commit-msg");
-    write(
+    butler_testkit::write_executable(
         &hook,
         "#!/bin/sh\necho 'message must mention an issue'\nexit 1\n",
     );
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     write(&path.join("a.txt"), "changed\n");
     match repo.record_all("no issue") {
         Err(GitError::HookRejected { hook, output_tail }) => {
@@ -606,11 +603,10 @@ fn remote_hook_refusal_and_missing_remote_are_classified() {
     let s = World::new();
     let (bare, work, repo) = cloned(&s);
     let hook = bare.join("hooks/pre-receive");
-    write(
+    butler_testkit::write_executable(
         &hook,
         "#!/bin/sh\necho 'pushes are frozen today' >&2\nexit 1\n",
     );
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     write(&work.join("x.txt"), "x\n");
     repo.record_all("x").expect("recorded");
     let dest = repo
@@ -858,11 +854,10 @@ fn publish_through_fake_ssh(ssh_says: &str, exit: i32) -> Result<(), GitError> {
     let s = World::new();
     let (_, work, _) = cloned(&s);
     let ssh = s.path("fake-ssh");
-    write(
+    butler_testkit::write_executable(
         &ssh,
         format!("#!/bin/sh\necho '{ssh_says}' >&2\nexit {exit}\n"),
     );
-    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     s.git(
         &work,
         &[
