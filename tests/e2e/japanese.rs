@@ -267,3 +267,38 @@ async fn delegation_and_conflict_answers_in_japanese() {
         "{observed}"
     );
 }
+
+/// What the user approves is the plan, not its wording: a share asked for in a Japanese session
+/// and approved from an English one (a restarted Brain, another terminal) runs once.
+#[tokio::test]
+async fn an_approval_relayed_by_a_session_in_another_language_opens_the_same_plan() {
+    let w = World::published();
+    let asking = session_in(&w, "ja").await;
+    w.write("seen.txt", "the user saw this\n");
+    let asked = asking
+        .call(
+            "submit_task",
+            json!({"contract": {"intent": "commit_push", "target": {"message": "Share"},
+                                "delegation_mode": "known_only"}}),
+        )
+        .await;
+    assert_eq!(
+        asked.data()["status"],
+        "need_approval",
+        "{}",
+        asked.envelope
+    );
+    assert!(
+        japanese(&asked.data()["approval"].to_string()),
+        "{}",
+        asked.envelope
+    );
+    let task = asked.data()["task_id"].as_str().expect("id").to_owned();
+    let relaying = session_in(&w, "en").await;
+    let done = relaying
+        .call("approve", json!({"task_id": task, "decision": "approve"}))
+        .await;
+    assert_eq!(done.data()["status"], "ok", "{}", done.envelope);
+    let shared = w.git(&w.shared, &["log", "-1", "--format=%s", "refs/heads/main"]);
+    assert_eq!(shared.trim(), "Share");
+}

@@ -124,22 +124,29 @@ struct Git {
 }
 
 impl Git {
-    /// The records a publish would share, as plan details.
-    /// What recording all current work would record, one line a file with its content id.
-    async fn to_record(&self) -> Result<Vec<String>, CapabilityError> {
+    /// What recording all current work would record, one plan detail a file with its content
+    /// id, and the same as facts the approval is bound to (`path id`).
+    async fn to_record(&self) -> Result<(Vec<String>, Vec<String>), CapabilityError> {
         let files = blocking(&self.project, |p| Ok(p.repo.uncommitted_contents()?))
             .await
             .map_err(|e| CapabilityError::Failed(e.to_string()))?;
-        Ok(files
-            .into_iter()
+        let details = files
+            .iter()
             .map(|(path, id)| {
                 let shown: String = id.chars().take(12).collect();
-                fill(Key::StepToRecord, &[("path", &path), ("id", &shown)])
+                fill(Key::StepToRecord, &[("path", path), ("id", &shown)])
             })
-            .collect())
+            .collect();
+        let binds = files
+            .into_iter()
+            .map(|(path, id)| format!("{path} {id}"))
+            .collect();
+        Ok((details, binds))
     }
 
-    async fn to_share(&self) -> Result<(String, Vec<String>), CapabilityError> {
+    /// Where a publish would share to (shown), its plan details, and the facts the approval is
+    /// bound to: the destination and the commits to share.
+    async fn to_share(&self) -> Result<(String, Vec<String>, Vec<String>), CapabilityError> {
         let found = blocking(&self.project, |p| {
             let Some(dest) = p.repo.destination()? else {
                 return Ok(None);
@@ -170,9 +177,15 @@ impl Git {
                     Key::StepUnpublished,
                     &[("n", &pending.count), ("list", &list)],
                 ));
-                (destination, details)
+                let mut binds = vec![destination.clone(), pending.count.to_string()];
+                binds.extend(pending.shas);
+                (destination, details, binds)
             }
-            None => (text(Key::StepNoDestination).to_owned(), Vec::new()),
+            None => (
+                text(Key::StepNoDestination).to_owned(),
+                Vec::new(),
+                Vec::new(),
+            ),
         })
     }
 
@@ -301,31 +314,38 @@ impl Capability for Git {
                     Ok(Plan {
                         operation: fill(Key::PlanRecord, &[("message", &message)]),
                         details: Vec::new(),
+                        binds: vec![message],
                         operations: vec!["git_commit"],
                         always_approve: false,
                     })
                 }
                 "git_push" => {
-                    let (destination, details) = self.to_share().await?;
+                    let (destination, details, binds) = self.to_share().await?;
                     Ok(Plan {
                         operation: fill(Key::PlanShare, &[("destination", &destination)]),
                         details,
+                        binds,
                         operations: vec!["git_push"],
                         always_approve: true,
                     })
                 }
                 "commit_push" => {
                     let message = message(contract)?;
-                    let (destination, mut details) = self.to_share().await?;
+                    let (destination, mut details, shared) = self.to_share().await?;
                     // The files it would record, by content: the approval is void if any of
                     // them changes or another appears.
-                    details.extend(self.to_record().await?);
+                    let (files, recorded) = self.to_record().await?;
+                    details.extend(files);
+                    let mut binds = vec![message.clone()];
+                    binds.extend(shared);
+                    binds.extend(recorded);
                     Ok(Plan {
                         operation: fill(
                             Key::PlanRecordShare,
                             &[("message", &message), ("destination", &destination)],
                         ),
                         details,
+                        binds,
                         operations: vec!["git_commit", "git_push"],
                         always_approve: true,
                     })
@@ -333,6 +353,7 @@ impl Capability for Git {
                 _ => Ok(Plan {
                     operation: text(Key::StepPull).to_owned(),
                     details: Vec::new(),
+                    binds: Vec::new(),
                     operations: vec!["git_pull"],
                     always_approve: false,
                 }),
@@ -423,18 +444,14 @@ impl Capability for Implement {
         contract: &'a TaskContract,
     ) -> BoxFuture<'a, Result<Plan, CapabilityError>> {
         Box::pin(async move {
+            let subject = contract
+                .implement()
+                .map(|t| t.subject())
+                .unwrap_or_default();
             Ok(Plan {
-                operation: fill(
-                    Key::PlanImplement,
-                    &[(
-                        "subject",
-                        &contract
-                            .implement()
-                            .map(|t| t.subject())
-                            .unwrap_or_default(),
-                    )],
-                ),
+                operation: fill(Key::PlanImplement, &[("subject", &subject)]),
                 details: Vec::new(),
+                binds: vec![subject],
                 operations: vec!["implement"],
                 always_approve: false,
             })
@@ -541,6 +558,7 @@ impl Capability for Context {
             Ok(Plan {
                 operation: text(Key::PlanReadContext).to_owned(),
                 details: Vec::new(),
+                binds: Vec::new(),
                 operations: Vec::new(),
                 always_approve: false,
             })

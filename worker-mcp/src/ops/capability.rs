@@ -27,6 +27,10 @@ pub struct Plan {
     pub operation: String,
     /// The particulars, one line each (the records to share, the destination).
     pub details: Vec<String>,
+    /// What an approval of this plan is bound to, in no language (the message, the
+    /// destination, the commits and files by id): `operation` and `details` are worded in the
+    /// asking session's language, and a session in another may relay the approval.
+    pub binds: Vec<String>,
     /// The operations it performs, by name (`git_commit`, `git_push`): any of them in the
     /// contract's `require_approval_for` needs the user's approval first.
     pub operations: Vec<&'static str>,
@@ -146,3 +150,4 @@ impl Registry {
         self.capabilities.iter()
     }
 }
+

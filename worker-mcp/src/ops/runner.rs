@@ -286,7 +286,7 @@ impl Engine {
                         .any(|n| n.as_str() == intent || plan.operations.contains(&n.as_str()));
                 Ok(needed.then(|| Ask {
                     fingerprint: json!({"task": id, "capability": capability.name(),
-                                        "operation": plan.operation, "details": plan.details})
+                                        "binds": plan.binds})
                     .to_string(),
                     operation: plan.operation,
                     details: plan.details,
