@@ -20,6 +20,16 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Progress for MCP notifications: a one-line message and the fraction of the work done.
 pub type Progress = Arc<dyn Fn(String, f64) + Send + Sync>;
 
+/// `progress` for one part of the work, which spans `from`..`to` of the whole and reports its
+/// own fractions from 0.0 to 1.0: a capability's run between the runner's "running" and
+/// "verifying", so that its first report does not fall back below the runner's.
+pub(crate) fn within(progress: &Progress, from: f64, to: f64) -> Progress {
+    let progress = progress.clone();
+    Arc::new(move |message, fraction| {
+        progress(message, from + (to - from) * fraction.clamp(0.0, 1.0));
+    })
+}
+
 /// What a capability would do for a contract, decided before anything runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -151,3 +161,26 @@ impl Registry {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[test]
+    fn a_part_reports_within_its_span_of_the_whole() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let whole: Progress = {
+            let seen = seen.clone();
+            Arc::new(move |message, fraction| {
+                seen.lock().expect("seen").push((message, fraction));
+            })
+        };
+        let part = within(&whole, 0.1, 0.9);
+        for fraction in [0.0, 0.5, 1.0, 2.0, -1.0] {
+            part("step".into(), fraction);
+        }
+        let fractions: Vec<f64> = seen.lock().expect("seen").iter().map(|s| s.1).collect();
+        assert_eq!(fractions, [0.1, 0.5, 0.9, 0.9, 0.1]);
+    }
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::capability::{CapabilityCall, CapabilityOutcome, Progress};
+use super::capability::{CapabilityCall, CapabilityOutcome, Progress, within};
 use super::engine::{Engine, TASK_OPERATION, intent_of, step_command, target_of};
 use super::error::OpsError;
 use super::exec::{self, HowToRun, StepPlace};
@@ -24,6 +24,10 @@ use crate::contract::{
 };
 use crate::git::{Begun, Lost, OpEntry, OpInfo};
 use crate::ledger::{ProcedureRow, TaskEnd};
+
+/// Where a task's progress stands when a capability starts, and when its verifiers start.
+const RUNNING: f64 = 0.1;
+const VERIFYING: f64 = 0.95;
 
 /// A question for the user: what would happen, and what the approval is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,10 +178,10 @@ impl Engine {
         let place = self.place(contract);
         match &handler {
             HandlerRef::Capability(capability) => {
-                progress(format!("running {}", capability.name()), 0.1);
+                progress(format!("running {}", capability.name()), RUNNING);
                 let call = CapabilityCall {
                     contract: contract.clone(),
-                    progress: progress.clone(),
+                    progress: within(progress, RUNNING, VERIFYING),
                     cancel: token.clone(),
                 };
                 // Logged as every step is: one `work_undo` puts back what it recorded or pulled.
@@ -233,7 +237,7 @@ impl Engine {
             }
         }
         if evidence.stopped.is_none() {
-            progress("verifying".into(), 0.95);
+            progress("verifying".into(), VERIFYING);
             // Verifiers only look; unconfined, they could write: logged all the same.
             let logged = self
                 .log_begin(
