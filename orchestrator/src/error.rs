@@ -127,15 +127,7 @@ impl Unfinished {
             .unresolved
             .iter()
             .take(3)
-            .map(|m| {
-                let lines: Vec<String> = m.lines.iter().take(5).map(ToString::to_string).collect();
-                let key = if m.lines.len() == 1 {
-                    Key::MarkersAtLine
-                } else {
-                    Key::MarkersAtLines
-                };
-                fill(key, &[("path", &m.path), ("lines", &lines.join(", "))])
-            })
+            .map(|m| markers_at(&m.path, &m.lines))
             .collect();
         if self.unresolved.len() > 3 {
             parts.push("…".into());
@@ -202,6 +194,17 @@ pub struct RecordFinding {
 
 /// How many lines an answer that lists them shows.
 const LINES_SHOWN: usize = 20;
+
+/// Where conflict markers start in one file (`a.txt (lines 3, 7)`), the first five lines.
+pub fn markers_at(path: &dyn std::fmt::Display, lines: &[usize]) -> String {
+    let shown: Vec<String> = lines.iter().take(5).map(ToString::to_string).collect();
+    let key = if lines.len() == 1 {
+        Key::MarkersAtLine
+    } else {
+        Key::MarkersAtLines
+    };
+    fill(key, &[("path", path), ("lines", &shown.join(", "))])
+}
 
 /// The lines for an answer that lists them: the first [`LINES_SHOWN`] and how many more.
 pub fn listed(lines: &[LineInfo]) -> Value {
@@ -1499,6 +1502,18 @@ mod tests {
                 let e = ToolError::from_work(WorkError::Config { problem }, Tool::RunImplement);
                 assert!(!english(&e.summary) && !english(&e.hint), "{e:?}");
             }
+        });
+    }
+
+    #[test]
+    fn where_markers_start_is_worded_by_the_count_in_each_language() {
+        assert_eq!(markers_at(&"a.txt", &[3]), "a.txt (line 3)");
+        assert_eq!(
+            markers_at(&"a.txt", &[3, 7, 9, 11, 13, 15]),
+            "a.txt (lines 3, 7, 9, 11, 13)"
+        );
+        crate::catalogue::sync_scope(crate::catalogue::Lang::Ja, || {
+            assert_eq!(markers_at(&"a.txt", &[3, 7]), "a.txt (3, 7 行目)");
         });
     }
 

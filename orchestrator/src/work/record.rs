@@ -22,7 +22,7 @@ use crate::catalogue::{Key, fill, text};
 
 use butler_worker::git::{Added, Change, GitRepo, WorkTreeStatus, marker_starts};
 
-use crate::error::{BlockReason, WorkError};
+use crate::error::{BlockReason, WorkError, markers_at};
 use crate::session::Project;
 use crate::work::conclude;
 use crate::work::observe::unrecordable_notes;
@@ -170,8 +170,7 @@ fn added_markers_warning(
         }
         files += 1;
         if found.len() < NOTE_PATHS {
-            let lines: Vec<String> = starts.iter().take(5).map(ToString::to_string).collect();
-            found.push(format!("{} (line {})", addition.path, lines.join(", ")));
+            found.push(markers_at(addition.path, &starts));
         }
     })?;
     if files == 0 {
