@@ -224,6 +224,24 @@ pub fn butler_program(env: &Environment) -> Result<PathBuf, WorkError> {
     }
 }
 
+/// The agents' sandbox mode the user chose, if any: `BUTLER_SANDBOX` (its value given as
+/// `env_mode`) over `[agent] sandbox`.
+pub(crate) fn sandbox_mode(
+    env_mode: Option<String>,
+    file: &AgentFileConfig,
+) -> Result<Option<butler_worker::sandbox::SandboxMode>, WorkError> {
+    let chosen = env_mode
+        .map(|v| ("BUTLER_SANDBOX", v))
+        .or_else(|| file.sandbox.clone().map(|v| ("[agent] sandbox", v)));
+    chosen
+        .map(|(setting, value)| {
+            butler_worker::sandbox::SandboxMode::parse(&value).ok_or(WorkError::Config {
+                problem: ConfigProblem::SandboxMode { setting, value },
+            })
+        })
+        .transpose()
+}
+
 /// The sandbox settings: mode (`BUTLER_SANDBOX` over `[agent] sandbox`), network (unset: the
 /// egress proxy where the kernel allows), the hosts the proxy admits, extra writable trees,
 /// and Butler's program as the helper.
@@ -233,17 +251,9 @@ fn sandbox_settings(
     env_mode: Option<String>,
 ) -> Result<(), WorkError> {
     use butler_worker::egress::HostPattern;
-    use butler_worker::sandbox::{NetworkChoice, SandboxMode};
-    let mode = env_mode
-        .map(|v| ("BUTLER_SANDBOX", v))
-        .or_else(|| file.sandbox.clone().map(|v| ("[agent] sandbox", v)));
-    if let Some((origin, value)) = mode {
-        ctx.sandbox.mode = SandboxMode::parse(&value).ok_or_else(|| WorkError::Config {
-            problem: ConfigProblem::SandboxMode {
-                setting: origin,
-                value: value.clone(),
-            },
-        })?;
+    use butler_worker::sandbox::NetworkChoice;
+    if let Some(mode) = sandbox_mode(env_mode, file)? {
+        ctx.sandbox.mode = mode;
     }
     if let Some(setting) = &file.network {
         ctx.sandbox.network =

@@ -18,7 +18,7 @@ use butler_worker::contract::{
 };
 use butler_worker::ops::confine::StepSandbox;
 use butler_worker::ops::{Engine, EngineParts, Progress, TeachRequest};
-use butler_worker::sandbox::{Network, SandboxMode};
+use butler_worker::sandbox::Network;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -51,18 +51,9 @@ async fn engine(project: &Arc<Project>) -> Result<Engine, WorkError> {
 fn step_sandbox(project: &Project) -> Result<StepSandbox, WorkError> {
     let mut s = StepSandbox::default();
     let agent = &project.config.agent;
-    let mode = project
-        .env
-        .get("BUTLER_SANDBOX")
-        .map(|v| ("BUTLER_SANDBOX", v.to_owned()))
-        .or_else(|| agent.sandbox.clone().map(|v| ("[agent] sandbox", v)));
-    if let Some((origin, value)) = mode {
-        s.mode = SandboxMode::parse(&value).ok_or_else(|| WorkError::Config {
-            problem: ConfigProblem::SandboxMode {
-                setting: origin,
-                value: value.clone(),
-            },
-        })?;
+    let env_mode = project.env.get("BUTLER_SANDBOX").map(str::to_owned);
+    if let Some(mode) = crate::implement::sandbox_mode(env_mode, agent)? {
+        s.mode = mode;
     }
     if let Some(setting) = &project.config.delegation.delegation.network {
         const SETTING: &str = "[delegation] network";
