@@ -739,16 +739,22 @@ pub fn fill(key: Key, values: &[(&str, &dyn Display)]) -> String {
 pub fn fill_in(lang: Lang, key: Key, values: &[(&str, &dyn Display)]) -> String {
     let template = template(lang, key);
     let mut out = String::with_capacity(template.len() + 32);
+    let mut used = vec![false; values.len()];
     let mut rest = template;
     while let Some(start) = rest.find('{') {
         out.push_str(&rest[..start]);
         let after = &rest[start + 1..];
         let value = after.find('}').and_then(|end| {
             let name = &after[..end];
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (v.to_string(), end))
+            let found = values.iter().position(|(n, _)| *n == name);
+            debug_assert!(
+                found.is_some() || !is_placeholder(name),
+                "{key:?} ({lang:?}): no value for {{{name}}}"
+            );
+            found.map(|i| {
+                used[i] = true;
+                (values[i].1.to_string(), end)
+            })
         });
         match value {
             Some((value, end)) => {
@@ -762,7 +768,22 @@ pub fn fill_in(lang: Lang, key: Key, values: &[(&str, &dyn Display)]) -> String 
         }
     }
     out.push_str(rest);
+    debug_assert!(
+        used.iter().all(|u| *u),
+        "{key:?} ({lang:?}) has no place for {:?}",
+        values
+            .iter()
+            .zip(&used)
+            .filter(|(_, u)| !**u)
+            .map(|((n, _), _)| n)
+            .collect::<Vec<_>>()
+    );
     out
+}
+
+/// Whether `{name}` in a template is a placeholder (a lowercase name), not a literal brace.
+fn is_placeholder(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
 }
 
 #[cfg(test)]
@@ -776,12 +797,7 @@ mod tests {
         while let Some(start) = rest.find('{') {
             let after = &rest[start + 1..];
             match after.find('}') {
-                Some(end)
-                    if after[..end]
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c == '_')
-                        && end > 0 =>
-                {
+                Some(end) if is_placeholder(&after[..end]) => {
                     found.insert(after[..end].to_string());
                     rest = &after[end + 1..];
                 }
