@@ -259,17 +259,19 @@ pub fn write_executable(path: &Path, content: impl AsRef<[u8]>) {
         .stdin(Stdio::piped())
         .spawn()
         .expect("sh starts");
-    sh.stdin
+    // When sh could not write, its own status says why; a broken pipe would only echo that.
+    let sent = sh
+        .stdin
         .take()
         .expect("sh's stdin")
-        .write_all(content.as_ref())
-        .expect("the executable's content reaches sh");
+        .write_all(content.as_ref());
     let status = sh.wait().expect("sh ends");
     assert!(
         status.success(),
         "writing {} failed: {status}",
         path.display()
     );
+    sent.expect("the executable's content reaches sh");
 }
 
 fn display(path: &Path) -> String {

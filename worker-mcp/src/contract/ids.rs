@@ -249,4 +249,50 @@ mod tests {
             assert!(IntentName::new(bad).is_err(), "{bad}");
         }
     }
+
+    fn parsed(s: &str) -> RecordId {
+        RecordId::parse(s).expect("a record id")
+    }
+
+    #[test]
+    fn record_ids_validate_their_form() {
+        for good in [
+            "20260612-001",
+            "20260612-1000",
+            "00000000-000",
+            "20260612-001-kqrt",
+        ] {
+            assert_eq!(RecordId::parse(good).expect("valid").as_str(), good);
+        }
+        let marked = parsed("20260612-012-kqrt");
+        assert_eq!(
+            (marked.day(), marked.seq(), marked.mark()),
+            ("20260612", 12, "kqrt")
+        );
+        assert_eq!(parsed("20260612-012").mark(), "");
+        for bad in [
+            "",
+            "20260612",
+            "20260612-01",
+            "2026061-001",
+            "20260612_001",
+            "20260612-00a",
+            "x20260612-001",
+            "20260612-001-",
+            "20260612-001-k",
+            "20260612-001-KQRT",
+            "20260612-001-kqrt-x",
+            "20260612-001-kq1t",
+            "20260612-001-abcdefghi",
+        ] {
+            assert!(RecordId::parse(bad).is_err(), "{bad}");
+        }
+        let json = serde_json::to_string(&parsed("20260612-001")).expect("valid");
+        assert_eq!(json, "\"20260612-001\"");
+        assert!(serde_json::from_str::<RecordId>("\"nope\"").is_err());
+        assert_eq!(
+            serde_json::from_str::<RecordId>(&json).expect("valid"),
+            parsed("20260612-001")
+        );
+    }
 }
