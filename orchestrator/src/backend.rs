@@ -29,30 +29,34 @@ pub async fn choose(
     let local = move || {
         Ok::<_, IssueError>(Box::new(LocalIssues::shared(ledger, name)) as Box<dyn IssueBackend>)
     };
-    let (backend, selection) =
-        select_backend(config, remote, local)
-            .await
-            .map_err(|e| match e {
-                SelectError::Issue(issue) => WorkError::Issue(issue),
-                SelectError::TokenNotBound { host } => WorkError::TokenRefused {
-                    host,
-                    plain_http: false,
-                },
-                SelectError::PlainHttp { host } => WorkError::TokenRefused {
-                    host,
-                    plain_http: true,
-                },
-                SelectError::MissingToken => WorkError::Config {
-                    problem: ConfigProblem::TrackerToken,
-                },
-                SelectError::MissingUrl => WorkError::Config {
-                    problem: ConfigProblem::TrackerUrl,
-                },
-                SelectError::MissingRepo => WorkError::Config {
-                    problem: ConfigProblem::TrackerRepo,
-                },
-            })?;
+    let (backend, selection) = select_backend(config, remote, local)
+        .await
+        .map_err(select_error)?;
     Ok((Arc::from(backend), selection, known))
+}
+
+/// Why the configured tracker cannot be used, as the tools report it.
+fn select_error(e: SelectError) -> WorkError {
+    match e {
+        SelectError::Issue(issue) => WorkError::Issue(issue),
+        SelectError::TokenNotBound { host } => WorkError::TokenRefused {
+            host,
+            plain_http: false,
+        },
+        SelectError::PlainHttp { host } => WorkError::TokenRefused {
+            host,
+            plain_http: true,
+        },
+        SelectError::MissingToken => WorkError::Config {
+            problem: ConfigProblem::TrackerToken,
+        },
+        SelectError::MissingUrl => WorkError::Config {
+            problem: ConfigProblem::TrackerUrl,
+        },
+        SelectError::MissingRepo => WorkError::Config {
+            problem: ConfigProblem::TrackerRepo,
+        },
+    }
 }
 
 /// What `work_session_start` says about the choice, in the current language: nothing when the
@@ -133,6 +137,24 @@ mod tests {
                 "embedded issue store (no `BUTLER_GITEA_TOKEN` set)",
             ),
             (
+                selection("local", None, SelectionReason::NoRemote),
+                "embedded issue store (no remote tracker found)",
+            ),
+            (
+                selection("local", None, SelectionReason::NotGitea),
+                "embedded issue store (the remote's host does not answer as Gitea)",
+            ),
+            (
+                selection(
+                    "gitea",
+                    Some("acme/widgets"),
+                    SelectionReason::ConfiguredGitea {
+                        version: version.clone(),
+                    },
+                ),
+                "gitea issues of acme/widgets (version 1.22.0) (configured)",
+            ),
+            (
                 selection(
                     "local",
                     None,
@@ -159,5 +181,30 @@ mod tests {
             japanese.contains("acme/widgets") && japanese.contains("1.22.0"),
             "{japanese}"
         );
+    }
+
+    /// The tracker the user asked for cannot be used: said as the worker says it in English,
+    /// in the session's language otherwise.
+    #[test]
+    fn a_tracker_that_cannot_be_used_is_said_as_the_worker_says_it() {
+        let cases = || {
+            [
+                SelectError::MissingToken,
+                SelectError::MissingUrl,
+                SelectError::MissingRepo,
+            ]
+        };
+        for e in cases() {
+            let english = e.to_string();
+            let WorkError::Config { problem } = select_error(e) else {
+                panic!("not a settings problem: {english}");
+            };
+            assert_eq!(problem.to_string(), english);
+            let japanese = sync_scope(Lang::Ja, || problem.describe());
+            assert!(
+                japanese.contains("gitea") && japanese != english,
+                "{japanese}"
+            );
+        }
     }
 }
