@@ -195,6 +195,22 @@ pub struct RecordFinding {
 /// How many lines an answer that lists them shows.
 const LINES_SHOWN: usize = 20;
 
+/// An agent name Butler does not know, with the ones it does.
+pub fn unknown_agent(lang: Lang, name: &str) -> String {
+    let known: Vec<&str> = butler_worker::contract::AgentKind::ALL
+        .iter()
+        .map(|a| a.name())
+        .collect();
+    fill_in(
+        lang,
+        Key::CfgUnknownAgent,
+        &[
+            ("name", &name),
+            ("known", &known.join(template(lang, Key::ListJoin))),
+        ],
+    )
+}
+
 /// Where conflict markers start in one file (`a.txt (lines 3, 7)`), the first five lines.
 pub fn markers_at(path: &dyn std::fmt::Display, lines: &[usize]) -> String {
     let shown: Vec<String> = lines.iter().take(5).map(ToString::to_string).collect();
@@ -289,10 +305,24 @@ impl ConfigProblem {
         };
         match self {
             ConfigProblem::SandboxMode { setting: s, value } => {
-                setting(s, fill_in(lang, Key::CfgSandboxMode, &[("value", value)]))
+                let choices: Vec<String> = butler_worker::sandbox::SandboxMode::ALL
+                    .iter()
+                    .map(|m| format!("`{}`", m.as_str()))
+                    .collect();
+                setting(
+                    s,
+                    fill_in(
+                        lang,
+                        Key::CfgSandboxMode,
+                        &[
+                            ("value", value),
+                            ("choices", &choices.join(template(lang, Key::ListJoin))),
+                        ],
+                    ),
+                )
             }
             ConfigProblem::UnknownAgent { setting: s, name } => {
-                setting(s, fill_in(lang, Key::CfgUnknownAgent, &[("name", name)]))
+                setting(s, unknown_agent(lang, name))
             }
             ConfigProblem::NotAbsolute { setting: s, path } => {
                 setting(s, fill_in(lang, Key::ArgNotAbsolute, &[("root", path)]))
@@ -303,8 +333,16 @@ impl ConfigProblem {
             ConfigProblem::NetworkProxy { setting: s } => {
                 setting(s, template(lang, Key::CfgNetworkProxy).to_owned())
             }
-            ConfigProblem::TrackerToken => template(lang, Key::CfgTrackerToken).to_owned(),
-            ConfigProblem::TrackerUrl => template(lang, Key::CfgTrackerUrl).to_owned(),
+            ConfigProblem::TrackerToken => fill_in(
+                lang,
+                Key::CfgTrackerToken,
+                &[("variable", &butler_worker::config::ENV_GITEA_TOKEN)],
+            ),
+            ConfigProblem::TrackerUrl => fill_in(
+                lang,
+                Key::CfgTrackerUrl,
+                &[("variable", &butler_worker::config::ENV_GITEA_URL)],
+            ),
             ConfigProblem::TrackerRepo => template(lang, Key::CfgTrackerRepo).to_owned(),
             ConfigProblem::Unreadable { setting: s, detail } => setting(s, detail.clone()),
             ConfigProblem::Files { detail } => detail.clone(),

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 pub use tokio_util::sync::CancellationToken;
 
-use crate::catalogue::{Key, fill, text};
+use crate::catalogue::{Key, current, fill, text};
 use crate::envelope::Reply;
 use crate::error::{ConfigProblem, WorkError};
 use crate::session::{Project, blocking};
@@ -335,7 +335,7 @@ fn contract_reason(e: &ContractError) -> String {
             Key::ContractBadFileCheck,
             &[("index", index), ("path", path), ("reason", reason)],
         ),
-        ContractError::UnknownAgent(name) => fill(Key::CfgUnknownAgent, &[("name", name)]),
+        ContractError::UnknownAgent(name) => crate::error::unknown_agent(current(), name),
         ContractError::BadTaskId(id) => fill(Key::ContractBadTaskId, &[("id", id)]),
         ContractError::BadIntent(intent) => fill(Key::ContractBadIntent, &[("intent", intent)]),
         ContractError::NotImplementation(intent) => {

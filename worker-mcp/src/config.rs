@@ -84,7 +84,7 @@ pub const ENV_LANG: &str = "BUTLER_LANG";
 /// Chooses the issue backend: `local`, `gitea` or `auto`.
 pub(crate) const ENV_BACKEND: &str = "BUTLER_ISSUE_BACKEND";
 /// The Gitea/Forgejo web root (e.g. `https://example.com/git`).
-pub(crate) const ENV_GITEA_URL: &str = "BUTLER_GITEA_URL";
+pub const ENV_GITEA_URL: &str = "BUTLER_GITEA_URL";
 /// The Gitea/Forgejo access token.
 pub const ENV_GITEA_TOKEN: &str = "BUTLER_GITEA_TOKEN";
 /// The fallback token variable, shared with other Gitea tools.

@@ -808,18 +808,17 @@ This project's version control goes through Butler's MCP tools, not the shell.
         }
         Key::StepGitRefused => "{reason} ({hint})",
         Key::CfgSetting => "{setting}: {detail}",
-        Key::CfgSandboxMode => "`{value}` is not one of `required`, `auto`, `off`",
-        Key::CfgUnknownAgent => {
-            "`agent` = `{name}` is unknown (known: goose, claude, codex, aider)"
-        }
+        Key::CfgSandboxMode => "`{value}` is not one of {choices}",
+        Key::CfgUnknownAgent => "`agent` = `{name}` is unknown (known: {known})",
         Key::CfgDenyRead => "`{entry}` is neither an absolute path nor one starting with `~/`",
         Key::CfgNetworkProxy => "`proxy` is for agents; procedures take `open` or a list of ports",
         Key::CfgTrackerToken => {
-            "the issue backend is set to `gitea` but no token is set; set `BUTLER_GITEA_TOKEN`"
+            "the issue backend is set to `gitea` but no token is set; set `{variable}`"
         }
         Key::CfgTrackerUrl => {
-            "the issue backend is set to `gitea` but the server is unknown; set `BUTLER_GITEA_URL` or add a git remote on the server"
+            "the issue backend is set to `gitea` but the server is unknown; set `{variable}` or add a git remote on the server"
         }
+        Key::ListJoin => ", ",
         Key::CfgTrackerRepo => {
             "the issue backend is set to `gitea` but the repository is unknown; set `repo` in `.butler/config.toml` or add a git remote on the server"
         }

@@ -613,6 +613,7 @@ keys! {
     CfgTrackerToken,
     CfgTrackerUrl,
     CfgTrackerRepo,
+    ListJoin,
     // The delegated operations' answers: teach, get_status, cancel_task, list_skills (delegate/mod.rs).
     ProcedureStored,
     ProcedureNoTarget,

@@ -168,6 +168,9 @@ pub enum AgentKind {
 }
 
 impl AgentKind {
+    /// Every agent Butler can drive.
+    pub const ALL: [AgentKind; 4] = [Self::Goose, Self::Claude, Self::Codex, Self::Aider];
+
     pub fn parse(name: &str) -> Result<Self, ContractError> {
         match name.trim().to_ascii_lowercase().as_str() {
             "goose" => Ok(Self::Goose),

@@ -21,6 +21,9 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
+    /// Every mode, in the order the settings list them.
+    pub const ALL: [SandboxMode; 3] = [Self::Required, Self::Auto, Self::Off];
+
     /// `required`, `auto` or `off` (any case, surrounding blanks ignored).
     pub fn parse(value: &str) -> Option<Self> {
         match value.trim().to_ascii_lowercase().as_str() {
