@@ -269,7 +269,8 @@ async fn delegation_and_conflict_answers_in_japanese() {
 }
 
 /// What the user approves is the plan, not its wording: a share asked for in a Japanese session
-/// and approved from an English one (a restarted Brain, another terminal) runs once.
+/// and approved from an English one (a restarted Brain, another terminal) runs once. The asking
+/// session's status, skills and cancellation answers stay Japanese.
 #[tokio::test]
 async fn an_approval_relayed_by_a_session_in_another_language_opens_the_same_plan() {
     let w = World::published();
@@ -301,4 +302,33 @@ async fn an_approval_relayed_by_a_session_in_another_language_opens_the_same_pla
     assert_eq!(done.data()["status"], "ok", "{}", done.envelope);
     let shared = w.git(&w.shared, &["log", "-1", "--format=%s", "refs/heads/main"]);
     assert_eq!(shared.trim(), "Share");
+
+    // The asking session reads the rest of the delegation in its own language.
+    let status = asking.call("get_status", json!({"task_id": task})).await;
+    assert_eq!(status.status(), "ok", "{}", status.envelope);
+    assert!(japanese(summary(&status.envelope)), "{}", status.envelope);
+    let skills = asking.call("list_skills", json!({})).await;
+    assert_eq!(skills.status(), "ok", "{}", skills.envelope);
+    assert!(japanese(summary(&skills.envelope)), "{}", skills.envelope);
+    w.write("later.txt", "later\n");
+    let asked = asking
+        .call(
+            "submit_task",
+            json!({"contract": {"intent": "commit_push", "target": {"message": "Later"},
+                                "delegation_mode": "known_only"}}),
+        )
+        .await;
+    let later = asked.data()["task_id"].as_str().expect("id").to_owned();
+    let cancelled = asking.call("cancel_task", json!({"task_id": later})).await;
+    assert_eq!(
+        cancelled.data()["state"],
+        "cancelled",
+        "{}",
+        cancelled.envelope
+    );
+    assert!(
+        japanese(summary(&cancelled.envelope)),
+        "{}",
+        cancelled.envelope
+    );
 }
