@@ -1004,3 +1004,40 @@ async fn a_file_appearing_after_a_commit_push_approval_asks_again() {
     );
     assert_eq!(shared_head(&w), before, "nothing was shared");
 }
+
+/// Settings that confine procedure steps are read before any task is made: a mode no one knows,
+/// an unreadable network, and the agents' egress proxy asked of steps (which have none) are
+/// settings problems named by their setting, for every delegation tool until they are fixed.
+#[tokio::test]
+async fn step_confinement_settings_that_cannot_be_used_are_named_before_any_task() {
+    let contract = json!({"contract": {"intent": "git_pull", "delegation_mode": "known_only"}});
+    for (toml, env, setting) in [
+        (
+            "[delegation]\nnetwork = \"proxy\"\n",
+            None,
+            "[delegation] network",
+        ),
+        (
+            "[delegation]\nnetwork = \"sometimes\"\n",
+            None,
+            "[delegation] network",
+        ),
+        ("", Some(("BUTLER_SANDBOX", "maybe")), "BUTLER_SANDBOX"),
+    ] {
+        let mut w = World::published();
+        configure(&w, toml);
+        if let Some((name, value)) = env {
+            w.env.push((name.into(), value.into()));
+        }
+        let brain = w.session().await;
+        let answer = brain.call("submit_task", contract.clone()).await;
+        assert_eq!(answer.error_code(), "need_input", "{}", answer.envelope);
+        let said = answer.envelope["summary"].as_str().expect("summary");
+        assert!(
+            said.starts_with("Butler's settings are not usable: ") && said.contains(setting),
+            "{setting}: {said}"
+        );
+        let status = brain.call("get_status", json!({"task_id": "t1"})).await;
+        assert_eq!(status.error_code(), "need_input", "{}", status.envelope);
+    }
+}

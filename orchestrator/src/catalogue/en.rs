@@ -248,7 +248,7 @@ This project's version control goes through Butler's MCP tools, not the shell.
         Key::ErrTaskRunnerHint => {
             "tell the user what the cluster said; call run_implement again once it can take the task"
         }
-        Key::ErrConfig => "Butler's issue-tracker settings are not usable: {problem}",
+        Key::ErrConfig => "Butler's settings are not usable: {problem}",
         Key::ErrConfigHint => {
             "ask the user to fix the settings (.butler/config.toml or BUTLER_* variables), then call work_session_start again"
         }

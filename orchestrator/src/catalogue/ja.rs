@@ -187,7 +187,7 @@ pub(super) fn text(key: Key) -> &'static str {
         Key::ErrTaskRunner => "タスクを実行先で動かせませんでした: {reason}",
         Key::ErrTaskRunnerSetupHint => "ユーザーに実行先の設定か権限 (設定ファイルの [runner]、docs/kubernetes.md) を直してもらい、run_implement をもう一度呼んでください",
         Key::ErrTaskRunnerHint => "クラスタが伝えた理由をユーザーに伝え、タスクを受け入れられるようになったら run_implement をもう一度呼んでください",
-        Key::ErrConfig => "Butler の issue トラッカー設定が使えません: {problem}",
+        Key::ErrConfig => "Butler の設定が使えません: {problem}",
         Key::ErrConfigHint => "ユーザーに設定 (.butler/config.toml か BUTLER_* 変数) を直してもらい、work_session_start をもう一度呼んでください",
         Key::ErrSecretsInWork => "記録しませんでした: {n} 件のファイルに秘密情報が含まれている可能性があります ({rules})",
         Key::ErrOwnTokenInWorkHint => "ファイルから Butler のトラッカートークンを取り除き (決して記録できません)、ほかの秘密情報も取り除いて (または .gitignore で無視して)、work_record をもう一度呼んでください",
