@@ -5,10 +5,12 @@
 //! error kind cannot silently become `backend_error`. Summaries and hints never carry git or
 //! tracker vocabulary, exit codes, raw backend text or secrets; hints name Butler tools.
 
+use butler_worker::contract::AgentKind;
 use butler_worker::git::{GitError, InProgress, LineInfo, Markers};
 use butler_worker::issues::IssueError;
 use butler_worker::ledger::LedgerError;
 use butler_worker::ops::{CapabilityError, OpsError};
+use butler_worker::sandbox::SandboxMode;
 use butler_worker::secrets::{FileFinding, Rule};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -197,18 +199,18 @@ const LINES_SHOWN: usize = 20;
 
 /// An agent name Butler does not know, with the ones it does.
 pub fn unknown_agent(lang: Lang, name: &str) -> String {
-    let known: Vec<&str> = butler_worker::contract::AgentKind::ALL
-        .iter()
-        .map(|a| a.name())
-        .collect();
+    let known = names(lang, AgentKind::ALL.iter().map(|a| a.name()));
     fill_in(
         lang,
         Key::CfgUnknownAgent,
-        &[
-            ("name", &name),
-            ("known", &known.join(template(lang, Key::ListJoin))),
-        ],
+        &[("name", &name), ("known", &known)],
     )
+}
+
+/// A short list of names, joined the language's way (`goose, claude` / `goose・claude`).
+fn names(lang: Lang, items: impl Iterator<Item = impl std::fmt::Display>) -> String {
+    let items: Vec<String> = items.map(|i| i.to_string()).collect();
+    items.join(template(lang, Key::ListJoin))
 }
 
 /// Where conflict markers start in one file (`a.txt (lines 3, 7)`), the first five lines.
@@ -305,19 +307,16 @@ impl ConfigProblem {
         };
         match self {
             ConfigProblem::SandboxMode { setting: s, value } => {
-                let choices: Vec<String> = butler_worker::sandbox::SandboxMode::ALL
-                    .iter()
-                    .map(|m| format!("`{}`", m.as_str()))
-                    .collect();
+                let choices = names(
+                    lang,
+                    SandboxMode::ALL.iter().map(|m| format!("`{}`", m.as_str())),
+                );
                 setting(
                     s,
                     fill_in(
                         lang,
                         Key::CfgSandboxMode,
-                        &[
-                            ("value", value),
-                            ("choices", &choices.join(template(lang, Key::ListJoin))),
-                        ],
+                        &[("value", value), ("choices", &choices)],
                     ),
                 )
             }

@@ -268,6 +268,12 @@ async fn delegation_and_conflict_answers_in_japanese() {
     );
 }
 
+/// `submit_task`'s arguments for recording all work as `message` and sharing it.
+fn share(message: &str) -> Value {
+    json!({"contract": {"intent": "commit_push", "target": {"message": message},
+                        "delegation_mode": "known_only"}})
+}
+
 /// What the user approves is the plan, not its wording: a share asked for in a Japanese session
 /// and approved from an English one (a restarted Brain, another terminal) runs once. The asking
 /// session's status, skills and cancellation answers stay Japanese.
@@ -276,13 +282,7 @@ async fn an_approval_relayed_by_a_session_in_another_language_opens_the_same_pla
     let w = World::published();
     let asking = session_in(&w, "ja").await;
     w.write("seen.txt", "the user saw this\n");
-    let asked = asking
-        .call(
-            "submit_task",
-            json!({"contract": {"intent": "commit_push", "target": {"message": "Share"},
-                                "delegation_mode": "known_only"}}),
-        )
-        .await;
+    let asked = asking.call("submit_task", share("Share")).await;
     assert_eq!(
         asked.data()["status"],
         "need_approval",
@@ -311,13 +311,7 @@ async fn an_approval_relayed_by_a_session_in_another_language_opens_the_same_pla
     assert_eq!(skills.status(), "ok", "{}", skills.envelope);
     assert!(japanese(summary(&skills.envelope)), "{}", skills.envelope);
     w.write("later.txt", "later\n");
-    let asked = asking
-        .call(
-            "submit_task",
-            json!({"contract": {"intent": "commit_push", "target": {"message": "Later"},
-                                "delegation_mode": "known_only"}}),
-        )
-        .await;
+    let asked = asking.call("submit_task", share("Later")).await;
     let later = asked.data()["task_id"].as_str().expect("id").to_owned();
     let cancelled = asking.call("cancel_task", json!({"task_id": later})).await;
     assert_eq!(
