@@ -1085,16 +1085,40 @@ fn sample(marker: &str) -> Vec<Vec<String>> {
     chosen
 }
 
+/// The sample is sent in shards, every `SHARDS`th call each on a stage of its own, so that they
+/// run side by side: sent one after another, its 190 calls were the suite's last 40 seconds.
+const SHARDS: usize = 4;
+
 #[tokio::test]
-async fn generated_spellings_against_real_git_lose_nothing_and_run_nothing() {
+async fn generated_spellings_against_real_git_lose_nothing_and_run_nothing_shard_1() {
+    spellings_against_real_git(0).await;
+}
+
+#[tokio::test]
+async fn generated_spellings_against_real_git_lose_nothing_and_run_nothing_shard_2() {
+    spellings_against_real_git(1).await;
+}
+
+#[tokio::test]
+async fn generated_spellings_against_real_git_lose_nothing_and_run_nothing_shard_3() {
+    spellings_against_real_git(2).await;
+}
+
+#[tokio::test]
+async fn generated_spellings_against_real_git_lose_nothing_and_run_nothing_shard_4() {
+    spellings_against_real_git(3).await;
+}
+
+async fn spellings_against_real_git(shard: usize) {
     let s = stage();
     let marker = s.w.tmp.path().join("bin/marker").display().to_string();
-    let calls = sample(&marker);
+    let sample = sample(&marker);
     assert!(
-        (100..=250).contains(&calls.len()),
+        (100..=250).contains(&sample.len()),
         "a sample of {}: keep it big enough to mean something and small enough to stay fast",
-        calls.len()
+        sample.len()
     );
+    let calls: Vec<&Vec<String>> = sample.iter().skip(shard).step_by(SHARDS).collect();
     let sentinel_before = snapshot(&s.sentinel);
     let brain = s.w.session().await;
     assert!(
@@ -1152,9 +1176,12 @@ async fn generated_spellings_against_real_git_lose_nothing_and_run_nothing() {
         }
     }
     eprintln!(
-        "{} real calls in {:?}: {ran_ok} ran, {asked} asked for approval, {checked} checked in the repository",
+        "shard {shard}: {} real calls in {:?}: {ran_ok} ran, {asked} asked for approval, {checked} checked in the repository",
         calls.len(),
         started.elapsed()
     );
-    assert!(asked >= 20 && ran_ok >= 20, "the sample exercises both");
+    assert!(
+        asked >= 5 && ran_ok >= 5,
+        "each shard exercises both: {asked} asked, {ran_ok} ran"
+    );
 }
