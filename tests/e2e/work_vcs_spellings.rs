@@ -1118,7 +1118,13 @@ async fn spellings_against_real_git(shard: usize) {
         "a sample of {}: keep it big enough to mean something and small enough to stay fast",
         sample.len()
     );
-    let calls: Vec<&Vec<String>> = sample.iter().skip(shard).step_by(SHARDS).collect();
+    // Each call keeps its place in the whole sample, so a failure names the same call in any shard.
+    let calls: Vec<(usize, &Vec<String>)> = sample
+        .iter()
+        .enumerate()
+        .skip(shard)
+        .step_by(SHARDS)
+        .collect();
     let sentinel_before = snapshot(&s.sentinel);
     let brain = s.w.session().await;
     assert!(
@@ -1130,7 +1136,7 @@ async fn spellings_against_real_git(shard: usize) {
     let mut ran_ok = 0;
     let started = std::time::Instant::now();
     let mut checked = 0;
-    for (i, args) in calls.iter().enumerate() {
+    for &(i, args) in &calls {
         let a = brain.call("work_vcs", json!({"args": args})).await;
         let code = a.error_code().to_owned();
         if code == "need_input" && a.data().get("approval").is_some() {
