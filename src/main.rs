@@ -168,6 +168,8 @@ fn main() -> anyhow::Result<()> {
     }
     let cli = Cli::parse();
     init_logging();
+    // TLS clients that libraries build for themselves find the process's provider too.
+    butler_worker::http_client::install_tls_provider();
     // The process environment, read once here: Butler's settings and what children inherit.
     let vars: Vec<_> = std::env::vars_os().collect();
     butler_worker::process::env::set_inherited(vars.clone());

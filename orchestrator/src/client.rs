@@ -173,7 +173,8 @@ impl BrainClient {
         if let Some(token) = token {
             config = config.auth_header(token.expose().to_owned());
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
+        let client = butler_worker::http_client::default_client().map_err(std::io::Error::other)?;
+        let transport = StreamableHttpClientTransport::with_client(client, config);
         let progress = ProgressLog::default();
         let service = progress
             .clone()

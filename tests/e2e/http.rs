@@ -403,8 +403,13 @@ fn percentiles(mut times: Vec<Duration>) -> String {
 }
 
 /// A raw MCP POST, as any HTTP client could send it.
+/// An HTTP client, built the one way Butler builds them.
+fn client() -> reqwest::Client {
+    butler_worker::http_client::default_client().expect("an HTTP client")
+}
+
 async fn post(url: &str, headers: &[(&str, &str)], message: Value) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
+    let mut request = client()
         .post(url)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream");
@@ -825,7 +830,7 @@ async fn shutdown_lets_a_call_in_flight_finish_and_a_long_call_outlives_the_idle
         tokio::time::sleep(Duration::from_millis(300)).await;
         // No new calls once shutdown began: the listener is closed (or, on a connection
         // already open, the answer is 503).
-        let late = reqwest::Client::new()
+        let late = client()
             .post(&server.url)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
@@ -1063,10 +1068,10 @@ async fn beyond_the_session_cap_or_with_every_connection_busy_a_client_is_told_w
 
         // Both sessions hold a stream open (what a client listening for the server's messages
         // does): two busy connections, the cap.
-        let client = reqwest::Client::new();
+        let streaming = client();
         let mut streams = Vec::new();
         for session in [&first, &second] {
-            let stream = client
+            let stream = streaming
                 .get(url)
                 .header("Authorization", &bearer)
                 .header("Accept", "text/event-stream")
@@ -1090,8 +1095,8 @@ async fn beyond_the_session_cap_or_with_every_connection_busy_a_client_is_told_w
 
         // A session closed and a stream let go: room again.
         drop(streams);
-        drop(client);
-        let delete = reqwest::Client::new()
+        drop(streaming);
+        let delete = client()
             .delete(url)
             .header("Authorization", &bearer)
             .header("Mcp-Session-Id", first.as_str())

@@ -14,6 +14,7 @@ pub mod contract;
 pub mod egress;
 mod file_lock;
 pub mod git;
+pub mod http_client;
 pub mod issues;
 pub mod ledger;
 pub mod nofollow;

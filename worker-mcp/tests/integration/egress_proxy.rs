@@ -257,10 +257,10 @@ async fn butlers_own_ports_are_refused_even_as_a_configured_endpoint() {
 async fn plain_http_is_forwarded_in_origin_form_without_the_proxys_headers() {
     let (web, heads) = web_server();
     let proxy = EgressProxy::start(settings(&[web], &[]), clock()).expect("proxy");
-    let client = reqwest::Client::builder()
-        .proxy(reqwest::Proxy::http(proxy.url()).expect("proxy url"))
-        .build()
-        .expect("client");
+    let client = butler_worker::http_client::build(
+        reqwest::Client::builder().proxy(reqwest::Proxy::http(proxy.url()).expect("proxy url")),
+    )
+    .expect("client");
     let response = client
         .get(format!("http://{web}/v1/models?x=1"))
         .header("proxy-authorization", "Basic c2VjcmV0")
@@ -288,7 +288,10 @@ async fn plain_http_is_forwarded_in_origin_form_without_the_proxys_headers() {
     assert!(c.received > 5, "{c:?}");
 
     // Not a proxy request.
-    let answer = reqwest::get(format!("{}/v1/models", proxy.url()))
+    let answer = butler_worker::http_client::default_client()
+        .expect("client")
+        .get(format!("{}/v1/models", proxy.url()))
+        .send()
         .await
         .expect("sent");
     assert_eq!(answer.status(), 400);

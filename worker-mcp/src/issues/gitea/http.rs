@@ -131,12 +131,13 @@ impl Http {
             }
             None => None,
         };
-        let client = reqwest::Client::builder()
-            .timeout(opts.timeout)
-            .connect_timeout(opts.connect_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|_| setup_failed())?;
+        let client = crate::http_client::build(
+            reqwest::Client::builder()
+                .timeout(opts.timeout)
+                .connect_timeout(opts.connect_timeout)
+                .redirect(reqwest::redirect::Policy::none()),
+        )
+        .map_err(|_| setup_failed())?;
         Ok(Self {
             client,
             api_base,
