@@ -18,6 +18,7 @@ pub(crate) mod capture;
 pub mod env;
 mod fingerprint;
 mod group;
+pub(crate) mod pidfd;
 pub mod reaper;
 mod spawn;
 mod supervise;

@@ -140,6 +140,77 @@ async fn a_missing_program_is_a_spawn_failure() {
     assert_eq!(done.spawn_error, Some(std::io::ErrorKind::NotFound));
 }
 
+/// Writes an executable `sh` script printing `says` at `path`.
+fn tool(path: &Path, says: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+    std::fs::write(path, format!("#!/bin/sh\necho {says}\n")).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// A program is looked up as `execvp` would in the child: on the child's `PATH` (not Butler's),
+/// skipping files that are not executable, with relative paths taken from the child's
+/// working directory — a path that looks like an option included.
+#[tokio::test]
+async fn programs_are_found_as_the_child_would_find_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    tool(&root.join("first/tool"), "not executable", 0o644);
+    tool(&root.join("second/tool"), "second", 0o755);
+    tool(&root.join("-bin/tool"), "dash", 0o755);
+    let mut env = ChildEnv::new();
+    env.set(
+        "PATH",
+        format!(
+            "{}:{}:/usr/bin:/bin",
+            root.join("first").display(),
+            root.join("second").display()
+        ),
+    );
+    let run = |program: &str, env: ChildEnv| {
+        let spec = ChildSpec::new(program, root, env);
+        async move { supervise(spec, &limits(10_000), &CancellationToken::new()).await }
+    };
+
+    let done = run("tool", env.clone()).await;
+    assert_eq!(
+        done.ending,
+        Ending::Exited { code: 0 },
+        "{:?}",
+        done.stderr.text()
+    );
+    assert_eq!(done.stdout.text(), "second\n");
+    let done = run("-bin/tool", env.clone()).await;
+    assert_eq!(done.stdout.text(), "dash\n", "{:?}", done.ending);
+    let done = run("second/tool", env.clone()).await;
+    assert_eq!(done.stdout.text(), "second\n", "{:?}", done.ending);
+    let done = run("first/tool", env.clone()).await;
+    assert_eq!(
+        done.spawn_error,
+        Some(std::io::ErrorKind::PermissionDenied),
+        "{:?}",
+        done.ending
+    );
+
+    // On Butler's PATH but not on the child's: not found, as a spawn failure.
+    let mut bare = ChildEnv::new();
+    bare.set("PATH", root.join("first"));
+    let done = run("sleep", bare).await;
+    assert_eq!(
+        done.spawn_error,
+        Some(std::io::ErrorKind::NotFound),
+        "{:?}",
+        done.ending
+    );
+    let done = run("", env).await;
+    assert_eq!(
+        done.spawn_error,
+        Some(std::io::ErrorKind::NotFound),
+        "{:?}",
+        done.ending
+    );
+}
+
 #[tokio::test]
 async fn each_child_leads_a_session_of_its_own() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -150,13 +150,7 @@ pub(super) fn adopt(fd: RawFd) -> io::Result<OwnedFd> {
 /// the supervisor is its ancestor, outside its sandbox). The socket is the same one: what the
 /// supervisor does with the duplicate (`bind`, `connect`) the process's descriptor sees.
 pub(super) fn take_descriptor(tgid: u32, fd: u32) -> io::Result<OwnedFd> {
-    // SAFETY: no pointer is passed; the result is checked before use.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
-    if pidfd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let pidfd =
-        adopt(RawFd::try_from(pidfd).map_err(|_| io::Error::other("descriptor out of range"))?)?;
+    let pidfd = crate::process::pidfd::open(tgid)?;
     // SAFETY: no pointer is passed; the result is checked before use.
     let dup = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
     if dup < 0 {
