@@ -674,57 +674,98 @@ impl GitRepo {
 
     /// The log's entries, newest first (at most `n`).
     pub fn oplog_entries(&self, n: usize) -> Result<Vec<OpEntry>, GitError> {
-        let mut out = Vec::new();
-        for (id, commit) in self.oplog_ids()?.into_iter().rev().take(n) {
-            out.push(self.read_entry(id, &commit)?);
-        }
-        Ok(out)
+        let ids: Vec<_> = self.oplog_ids()?.into_iter().rev().take(n).collect();
+        self.read_entries(&ids)
     }
 
     fn read_entry(&self, id: u64, commit: &str) -> Result<OpEntry, GitError> {
-        let body = GitCommand::new(self, "oplog cat-file")
-            .args(["cat-file", "commit", commit])
+        let mut entries = self.read_entries(&[(id, commit.to_owned())])?;
+        entries
+            .pop()
+            .ok_or_else(|| GitError::failed("oplog cat-file", format!("commit {commit} not read")))
+    }
+
+    /// The entries of these commits, in their order, read by one `git cat-file --batch` (the
+    /// log is read whole when it is pruned, after every operation: one process, not one per
+    /// entry).
+    fn read_entries(&self, ids: &[(u64, String)]) -> Result<Vec<OpEntry>, GitError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut request = String::new();
+        for (_, commit) in ids {
+            request.push_str(commit);
+            request.push('\n');
+        }
+        let out = GitCommand::new(self, "oplog cat-file")
+            .args(["cat-file", "--batch"])
+            .stdin(request.into_bytes())
             .max_stdout(BIG)
             .run_ok()?
             .stdout;
-        let body = String::from_utf8_lossy(&body);
-        let mut entry = OpEntry {
-            id,
-            tool: String::new(),
-            what: String::new(),
-            by: String::new(),
-            at: 0,
-            undoes: None,
-            files: Vec::new(),
-            refs: Vec::new(),
-            finished: false,
-            commit: commit.to_owned(),
-        };
-        let message = body.split_once("\n\n").map(|(_, m)| m).unwrap_or("");
-        if let Some(first) = message.lines().next() {
-            entry.what = first
-                .split_once(": ")
-                .map(|(_, w)| w.to_owned())
-                .unwrap_or_default();
-        }
-        for line in message.lines() {
-            let Some((key, value)) = line.split_once(": ") else {
-                continue;
+        let mut rest = out.as_slice();
+        let mut entries = Vec::with_capacity(ids.len());
+        for (id, commit) in ids {
+            let unreadable =
+                || GitError::failed("oplog cat-file", format!("commit {commit} not read"));
+            // `<oid> commit <size>\n<content>\n`; a missing object is `<name> missing\n`.
+            let end = rest
+                .iter()
+                .position(|b| *b == b'\n')
+                .ok_or_else(unreadable)?;
+            let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+            let size: usize = match header.split(' ').collect::<Vec<_>>()[..] {
+                [_, "commit", size] => size.parse().map_err(|_| unreadable())?,
+                _ => return Err(unreadable()),
             };
-            match key {
-                "Butler-Tool" => entry.tool = value.to_owned(),
-                "Butler-For" => entry.by = value.to_owned(),
-                "Butler-At" => entry.at = value.parse().unwrap_or(0),
-                "Butler-Undoes" => entry.undoes = value.parse().ok(),
-                "Butler-Finished" => entry.finished = value == "yes",
-                "Butler-File" => entry.files.push(value.to_owned()),
-                "Butler-Ref" => entry.refs.push(value.to_owned()),
-                _ => {}
-            }
+            let body = rest.get(end + 1..end + 1 + size).ok_or_else(unreadable)?;
+            entries.push(parse_entry(*id, commit, &String::from_utf8_lossy(body)));
+            rest = rest.get(end + 2 + size..).unwrap_or_default();
         }
-        Ok(entry)
+        Ok(entries)
     }
+}
 
+/// An entry from its commit's text (headers, a blank line, the message with Butler's trailers).
+fn parse_entry(id: u64, commit: &str, body: &str) -> OpEntry {
+    let mut entry = OpEntry {
+        id,
+        tool: String::new(),
+        what: String::new(),
+        by: String::new(),
+        at: 0,
+        undoes: None,
+        files: Vec::new(),
+        refs: Vec::new(),
+        finished: false,
+        commit: commit.to_owned(),
+    };
+    let message = body.split_once("\n\n").map(|(_, m)| m).unwrap_or("");
+    if let Some(first) = message.lines().next() {
+        entry.what = first
+            .split_once(": ")
+            .map(|(_, w)| w.to_owned())
+            .unwrap_or_default();
+    }
+    for line in message.lines() {
+        let Some((key, value)) = line.split_once(": ") else {
+            continue;
+        };
+        match key {
+            "Butler-Tool" => entry.tool = value.to_owned(),
+            "Butler-For" => entry.by = value.to_owned(),
+            "Butler-At" => entry.at = value.parse().unwrap_or(0),
+            "Butler-Undoes" => entry.undoes = value.parse().ok(),
+            "Butler-Finished" => entry.finished = value == "yes",
+            "Butler-File" => entry.files.push(value.to_owned()),
+            "Butler-Ref" => entry.refs.push(value.to_owned()),
+            _ => {}
+        }
+    }
+    entry
+}
+
+impl GitRepo {
     /// Restores the project to the state before operation `id` (the newest when `None`),
     /// itself logged as `info`. Refuses, changing nothing, when work since the newest entry
     /// would be lost.
@@ -1017,15 +1058,16 @@ impl GitRepo {
         let count = ids.len();
         let mut tx = String::new();
         let mut dropped = 0;
-        for (pos, (id, commit)) in ids.iter().enumerate() {
-            if pos + 1 == count {
-                break;
-            }
+        // The newest is always kept.
+        let older = &ids[..count.saturating_sub(1)];
+        for (pos, entry) in self.read_entries(older)?.into_iter().enumerate() {
             let too_many = count - pos > retention.keep.max(1);
-            let entry = self.read_entry(*id, commit)?;
             let too_old = now - entry.at > retention.max_age_secs;
             if too_many || too_old {
-                tx.push_str(&format!("delete {OPLOG_REFS}{id} {commit}\n"));
+                tx.push_str(&format!(
+                    "delete {OPLOG_REFS}{} {}\n",
+                    entry.id, entry.commit
+                ));
                 dropped += 1;
             }
         }
@@ -1207,5 +1249,38 @@ mod tests {
             .map(|e| e.id)
             .collect();
         assert_eq!(ids, vec![4]);
+    }
+
+    #[test]
+    fn the_log_is_read_in_one_batch_newest_first_and_a_foreign_object_is_refused() {
+        let (w, repo) = repo();
+        let dir = repo.workdir().to_path_buf();
+        for n in 0..3 {
+            logged(&repo, &format!("tool{n}"), || {
+                w.git(&dir, &["branch", &format!("b{n}")]);
+            })
+            .expect("logged");
+        }
+        let entries = repo.oplog_entries(10).expect("entries");
+        let seen: Vec<(u64, &str, bool)> = entries
+            .iter()
+            .map(|e| (e.id, e.tool.as_str(), e.finished))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![(3, "tool2", true), (2, "tool1", true), (1, "tool0", true)]
+        );
+        for (entry, n) in entries.iter().zip([2, 1, 0]) {
+            assert!(
+                entry.refs.iter().any(|r| r.contains(&format!("b{n}"))),
+                "{entry:?}"
+            );
+        }
+        assert_eq!(repo.oplog_entries(1).expect("entries")[0].id, 3);
+
+        // Something else than a commit where an entry should be: an error, not an entry.
+        let blob = w.git(&dir, &["hash-object", "-w", "a.txt"]);
+        w.git(&dir, &["update-ref", "refs/butler/oplog/9", blob.trim()]);
+        assert!(repo.oplog_entries(10).is_err());
     }
 }
