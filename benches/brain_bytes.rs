@@ -1,6 +1,6 @@
 //! What the Brain reads in one whole job, counted the way Claude Code sends it to the model
 //! (`benches/live/brain_live.py` measures the same job through the real Claude Code): bytes,
-//! bytes/4 (a rough token count) and tiktoken `o200k_base` tokens. `cargo bench --bench brain_bytes`.
+//! bytes/4 (a rough token count) and tiktoken `o200k_base` tokens. `cargo bench --bench benches -- brain_bytes`.
 //!
 //! The job: resume after compaction, see the state, save it, share it, see it again, on a
 //! 200-file project with a 20-file change. Each part is counted as the request carries it:
@@ -30,15 +30,13 @@
 // The baseline is git as a person's shell runs it.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use butler_orchestrator::client::BrainClient;
 use butler_testkit::World;
 use serde_json::{Value, json};
 
-use common::server_env;
+use crate::common::server_env;
 
 /// The tools the job calls, whose schemas tool search loads.
 const LOADED: [&str; 4] = [
@@ -299,7 +297,7 @@ fn butler(world: &World, dir: &Path) -> Vec<Part> {
     parts
 }
 
-fn main() {
+pub fn main() {
     let world = World::new();
     let raw_dir = project(&world, "raw");
     let butler_dir = project(&world, "butler");

@@ -5,10 +5,8 @@
 //! proxy is the one the Maid runs (`butler_worker::egress::EgressProxy`), admitting the
 //! server as a configured endpoint.
 //!
-//! `cargo bench --bench egress_proxy` (env `BUTLER_BENCH_RUNS`, default 200).
+//! `cargo bench --bench benches -- egress_proxy` (env `BUTLER_BENCH_RUNS`, default 200).
 #![allow(clippy::print_stdout)]
-
-mod common;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -23,7 +21,7 @@ use tokio::net::{TcpListener, TcpStream};
 use butler_worker::egress::{AllowList, EgressProxy, Endpoint, OwnPorts, ProxySettings};
 use butler_worker::time::SystemClock;
 
-use common::{env_usize, median, ms};
+use crate::common::{env_usize, median, ms};
 
 const SIZE: usize = 1024 * 1024;
 
@@ -111,7 +109,7 @@ async fn tunnel(proxy: SocketAddr, server: SocketAddr) -> Duration {
     t.elapsed()
 }
 
-fn main() {
+pub fn main() {
     let runs = env_usize("BUTLER_BENCH_RUNS", 200);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {

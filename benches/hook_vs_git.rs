@@ -1,6 +1,6 @@
 //! `butler git-hook` per call, as a ratio to spawning `git --version` in the same run.
 //!
-//! `cargo bench --bench hook_vs_git` (env `BUTLER_BENCH_ROUNDS`, default 3). For every command
+//! `cargo bench --bench benches -- hook_vs_git` (env `BUTLER_BENCH_ROUNDS`, default 3). For every command
 //! of the hook corpus (`orchestrator/tests/hook_corpus.txt`) it spawns `butler git-hook` with
 //! the PreToolUse JSON on stdin and, interleaved, `git --version`, and prints the median wall
 //! time per call of each and their ratio (target: at most 1.5). The hook runs before every
@@ -10,13 +10,11 @@
 // own children go through `butler_worker::process`.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{env_usize, median};
+use crate::common::{env_usize, median};
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 /// The hook-only binary `butler init` installs when it sits beside `butler`.
@@ -84,7 +82,7 @@ fn time_git() -> Duration {
     elapsed
 }
 
-fn main() {
+pub fn main() {
     let rounds = env_usize("BUTLER_BENCH_ROUNDS", 3);
     let commands = corpus();
     let inputs: Vec<Vec<u8>> = commands.iter().map(|c| hook_input(c)).collect();

@@ -7,14 +7,12 @@
 //!
 //! Both sides run the same scripted agent (it waits `BUTLER_BENCH_AGENT_MS`, default 200, and
 //! writes one file), one test command, sandbox off on both sides (this measures the runner,
-//! not the sandbox). `cargo bench --bench kube_runner` (env `BUTLER_BENCH_RUNS`, default 5;
+//! not the sandbox). `cargo bench --bench benches -- kube_runner` (env `BUTLER_BENCH_RUNS`, default 5;
 //! the side that runs first alternates; every task is discarded, untimed, before the next).
 #![allow(clippy::print_stdout)]
 // The agent is a shell script written here; Butler's own children go through
 // `butler_worker::process`.
 #![allow(clippy::disallowed_methods)]
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,12 +24,12 @@ use butler_testkit::World;
 use butler_testkit::kube::{KubeStandIn, PodScript};
 use butler_worker::config::{RunnerConfig, RunnerKind};
 
-use common::task::{agent, side_by_side};
-use common::{env_usize, median, ms};
+use crate::common::task::{agent, side_by_side};
+use crate::common::{env_usize, median, ms};
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 
-fn main() {
+pub fn main() {
     let runs = env_usize("BUTLER_BENCH_RUNS", 5);
     let wait_ms = env_usize("BUTLER_BENCH_AGENT_MS", 200);
     let world = World::published();

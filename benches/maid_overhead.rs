@@ -8,7 +8,7 @@
 //!   git in the same places and with the same hardening options. The Maid's figure over this
 //!   one is what Butler adds beyond git: its ledger, its own bookkeeping, its processes.
 //!
-//! `cargo bench --bench maid_overhead` (env `BUTLER_BENCH_FILES`, default 100000;
+//! `cargo bench --bench benches -- maid_overhead` (env `BUTLER_BENCH_FILES`, default 100000;
 //! `BUTLER_BENCH_RUNS`, default 9). The Maid's figure is a whole one-attempt task (precheck,
 //! task creation in the ledger, worktree, baseline, detection and restoration, the Brain's-tree
 //! check, scope check, the Maid's record, verification with no test commands, the evidence in
@@ -29,8 +29,6 @@
 // own children go through `butler_worker::process`.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -41,7 +39,7 @@ use butler_maid::{AgentKind, MaidContext, Outcome};
 use butler_orchestrator::implement::CancellationToken;
 use butler_testkit::World;
 
-use common::{env_usize, generate, median, ms};
+use crate::common::{env_usize, generate, median, ms};
 
 /// `git worktree add` + one file + `git add -A` + `git commit`, in a fresh worktree (left for
 /// the end to retire).
@@ -63,7 +61,7 @@ fn plain_git(world: &World, dir: &Path, scratch: &Path, run: usize) -> Duration 
     took_add + t.elapsed()
 }
 
-fn main() {
+pub fn main() {
     let files = env_usize("BUTLER_BENCH_FILES", 100_000);
     let runs = env_usize("BUTLER_BENCH_RUNS", 9);
     let world = World::new();

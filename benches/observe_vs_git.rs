@@ -1,7 +1,7 @@
 //! `work_observe` on a large repository, as a ratio to `git status --porcelain=v2 --branch`
 //! measured in the same run.
 //!
-//! `cargo bench --bench observe_vs_git` (env `BUTLER_BENCH_FILES`, default 100000;
+//! `cargo bench --bench benches -- observe_vs_git` (env `BUTLER_BENCH_FILES`, default 100000;
 //! `BUTLER_BENCH_RUNS`, default 15). The repository gets 20 modified, 5 untracked and 3 deleted
 //! files. Three figures: the git CLI, Butler's observation in-process (what the server does per
 //! call), and a whole `work_observe` MCP round trip to a running `butler mcp` over stdio
@@ -15,8 +15,6 @@
 // own children go through `butler_worker::process`.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -26,7 +24,7 @@ use butler_orchestrator::work::observe::observe;
 use butler_testkit::World;
 use serde_json::json;
 
-use common::{env_usize, generate, median, ms, server_env};
+use crate::common::{env_usize, generate, median, ms, server_env};
 
 /// The large repository with 20 modified, 5 untracked and 3 deleted files.
 fn generate_with_changes(world: &World, files: usize) -> PathBuf {
@@ -47,7 +45,7 @@ fn generate_with_changes(world: &World, files: usize) -> PathBuf {
     dir
 }
 
-fn main() {
+pub fn main() {
     let files = env_usize("BUTLER_BENCH_FILES", 100_000);
     let runs = env_usize("BUTLER_BENCH_RUNS", 15);
     let world = World::new();

@@ -4,7 +4,7 @@
 //! evidence); the scripted agent waits `BUTLER_BENCH_AGENT_MS` (default 1000, standing in for a
 //! model's latency) and writes one file.
 //!
-//! `cargo bench --bench parallel_tasks` (env `BUTLER_BENCH_RUNS`, default 3; `BUTLER_BENCH_TASKS`,
+//! `cargo bench --bench benches -- parallel_tasks` (env `BUTLER_BENCH_RUNS`, default 3; `BUTLER_BENCH_TASKS`,
 //! default 4). The side that runs first alternates per round; each run's tasks are discarded
 //! (untimed) before the next.
 #![allow(clippy::print_stdout)]
@@ -12,16 +12,14 @@
 // `butler_worker::process`.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
-
 use std::time::{Duration, Instant};
 
 use butler_maid::agent::{AgentConfig, WorkerMcpCommand};
 use butler_maid::{AgentKind, MaidContext, SandboxSettings};
 use butler_testkit::World;
 
-use common::task::{agent, discard, one_task, side_by_side};
-use common::{env_usize, median, ms};
+use crate::common::task::{agent, discard, one_task, side_by_side};
+use crate::common::{env_usize, median, ms};
 
 async fn sequential(ctx: &MaidContext, tasks: usize) -> Duration {
     let t = Instant::now();
@@ -34,7 +32,7 @@ async fn sequential(ctx: &MaidContext, tasks: usize) -> Duration {
     took
 }
 
-fn main() {
+pub fn main() {
     let runs = env_usize("BUTLER_BENCH_RUNS", 3);
     let tasks = env_usize("BUTLER_BENCH_TASKS", 4);
     let wait_ms = env_usize("BUTLER_BENCH_AGENT_MS", 1000);

@@ -11,14 +11,12 @@
 //! same helper without it and, when `BUTLER_BENCH_BEFORE` names a build of Butler from before
 //! the deny list, against that helper (read everywhere) with the same policy.
 //!
-//! `cargo bench --bench sandbox_startup` (env `BUTLER_BENCH_RUNS`, default 200;
+//! `cargo bench --bench benches -- sandbox_startup` (env `BUTLER_BENCH_RUNS`, default 200;
 //! `BUTLER_BENCH_BEFORE`, optional).
 #![allow(clippy::print_stdout)]
 // It measures a raw spawn against a confined one: both started directly, as the Maid's
 // supervisor would start them.
 #![allow(clippy::disallowed_methods)]
-
-mod common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,7 +24,7 @@ use std::time::{Duration, Instant};
 use butler_worker::sandbox::deny_read::{UserDirs, deny_list};
 use butler_worker::sandbox::{Network, Policy, SandboxMode};
 
-use common::{env_usize, median, ms};
+use crate::common::{env_usize, median, ms};
 
 const BUTLER: &str = env!("CARGO_BIN_EXE_butler");
 
@@ -78,7 +76,7 @@ fn as_strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-fn main() {
+pub fn main() {
     let runs = env_usize("BUTLER_BENCH_RUNS", 200);
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = big_home(tmp.path(), 5000, 200);

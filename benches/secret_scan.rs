@@ -4,13 +4,11 @@
 //! HEAD is scanned as if it were about to be recorded for the first time, and every finding
 //! is printed (path, rule, line — never the text).
 //!
-//! `cargo bench --bench secret_scan` (env `BUTLER_BENCH_FILES`, default 2000 changed files;
+//! `cargo bench --bench benches -- secret_scan` (env `BUTLER_BENCH_FILES`, default 2000 changed files;
 //! `BUTLER_BENCH_RUNS`, default 11).
 #![allow(clippy::print_stdout)]
 // The false-positive audit unpacks a tree with `tar`, as a person would.
 #![allow(clippy::disallowed_methods)]
-
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,8 +17,8 @@ use std::time::Instant;
 use butler_worker::git::GitRepo;
 use butler_worker::secrets::{KnownSecrets, scan_unrecorded};
 
+use crate::common::{env_usize, median, ms};
 use butler_testkit::World;
-use common::{env_usize, median, ms};
 
 /// A line of ordinary source, varied by `i`.
 fn source_line(i: usize) -> String {
@@ -181,7 +179,7 @@ fn audit_tree(source: &Path) {
     }
 }
 
-fn main() {
+pub fn main() {
     if let Ok(tree) = std::env::var("BUTLER_SCAN_TREE") {
         for source in tree.split(':').filter(|s| !s.is_empty()) {
             audit_tree(Path::new(source));
