@@ -3,7 +3,8 @@
 //! Every child — git and the hooks it runs, agents, verify commands, `doctor`'s probes, the
 //! server a client starts — is described by a [`ChildSpec`] whose environment is a [`ChildEnv`]
 //! built on purpose from the allow-lists in [`env`] (Butler's secrets never pass), and runs
-//! under [`supervise`]: a session and process group of its own, stdin fed then closed, output
+//! under [`supervise`]: a process group of its own and no controlling terminal (a session of
+//! its own when Butler has a terminal), stdin fed then closed, output
 //! captured within bounds ([`CapturedOutput`]), a time limit, optional stagnation detection and
 //! cancellation, an optional observer of its stdout lines that may stop it ([`LineObserver`],
 //! [`supervise_observed`]: the ImplementMaid's loop watch), the whole group taken down at the end (TERM, grace, KILL), and an [`Ending`]

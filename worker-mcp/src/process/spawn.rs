@@ -72,9 +72,53 @@ impl ChildSpec {
 /// status. Where `setsid(1)` is missing, the hook is the fallback. Until `setsid(2)` has run,
 /// the child is not yet the leader of a group: the group guard signals it through its pid
 /// descriptor then.
+///
+/// When Butler has no controlling terminal (CI, a service, a client that gave it none), there is
+/// none to keep the child from: it inherits none, and only a session leader can take one. A
+/// process group of its own is then enough, which `posix_spawn` makes itself, without
+/// `setsid(1)`'s extra `exec`.
 pub(super) fn spawn(spec: &ChildSpec, stdin: Stdio) -> std::io::Result<Child> {
-    let mut command = match setsid_program() {
-        Some(setsid) => {
+    let session = if has_controlling_terminal() {
+        Session::New
+    } else {
+        Session::GroupOnly
+    };
+    spawn_in(spec, stdin, session)
+}
+
+/// How a child is kept from Butler's terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Session {
+    /// A session of its own (no controlling terminal).
+    New,
+    /// A process group of its own, in Butler's session, which has no terminal.
+    GroupOnly,
+}
+
+/// Whether this process has a controlling terminal: `/dev/tty` opens exactly then (`ENXIO`
+/// otherwise). Anything else than `ENXIO` counts as having one.
+fn has_controlling_terminal() -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open("/dev/tty")
+    {
+        Ok(_) => true,
+        Err(err) => err.raw_os_error() != Some(libc::ENXIO),
+    }
+}
+
+fn spawn_in(spec: &ChildSpec, stdin: Stdio, session: Session) -> std::io::Result<Child> {
+    let mut command = match (session, setsid_program()) {
+        (Session::GroupOnly, _) => {
+            // Every child is built from a `ChildSpec` whose environment was made on purpose.
+            #[allow(clippy::disallowed_methods)]
+            let mut command = Command::new(resolve(spec)?);
+            command.process_group(0);
+            command
+        }
+        (Session::New, Some(setsid)) => {
             let program = resolve(spec)?;
             // Every child is built from a `ChildSpec` whose environment was made on purpose.
             #[allow(clippy::disallowed_methods)]
@@ -82,7 +126,7 @@ pub(super) fn spawn(spec: &ChildSpec, stdin: Stdio) -> std::io::Result<Child> {
             command.arg(program);
             command
         }
-        None => {
+        (Session::New, None) => {
             #[allow(clippy::disallowed_methods)]
             let mut command = Command::new(&spec.program);
             new_session(&mut command);
@@ -183,4 +227,51 @@ pub fn run_attended(spec: &ChildSpec) -> std::io::Result<std::process::ExitStatu
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .status()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pid`, process group, session and terminal of a child that prints its own `stat`.
+    async fn identity(session: Session) -> (String, String, String, String) {
+        let mut env = ChildEnv::new();
+        env.set("PATH", "/usr/bin:/bin");
+        let spec = ChildSpec::shell("cat /proc/$$/stat", "/", env);
+        let child = spawn_in(&spec, Stdio::null(), session).expect("spawned");
+        let out = child.wait_with_output().await.expect("waited");
+        let stat = String::from_utf8_lossy(&out.stdout).into_owned();
+        let pid = stat.split_whitespace().next().expect("pid").to_owned();
+        let (_, rest) = stat.rsplit_once(')').expect("comm");
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // After the name: state, ppid, pgrp, session, tty_nr.
+        let field = |i: usize| fields[i].to_owned();
+        (pid, field(2), field(3), field(4))
+    }
+
+    #[tokio::test]
+    async fn a_new_session_is_led_by_the_child_with_no_terminal() {
+        let (pid, group, session, tty) = identity(Session::New).await;
+        assert_eq!((group, session, tty), (pid.clone(), pid, "0".to_owned()));
+    }
+
+    #[tokio::test]
+    async fn a_group_only_child_leads_its_group_in_butlers_session() {
+        let (pid, group, session, _) = identity(Session::GroupOnly).await;
+        assert_eq!(group, pid);
+        assert_ne!(session, pid);
+    }
+
+    #[test]
+    fn this_test_process_is_asked_whether_it_has_a_terminal() {
+        // Whatever the answer, it is the kernel's: `/dev/tty` opens exactly when there is one.
+        let expected = std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .and_then(|stat| {
+                let (_, rest) = stat.rsplit_once(')')?;
+                rest.split_whitespace().nth(4).map(|tty| tty != "0")
+            })
+            .expect("stat");
+        assert_eq!(has_controlling_terminal(), expected);
+    }
 }

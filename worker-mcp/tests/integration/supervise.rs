@@ -211,8 +211,11 @@ async fn programs_are_found_as_the_child_would_find_them() {
     );
 }
 
+/// Each child leads a process group of its own and has no controlling terminal: a session of
+/// its own when Butler has a terminal, Butler's terminal-less session otherwise (both ways are
+/// checked directly in `process::spawn`'s tests).
 #[tokio::test]
-async fn each_child_leads_a_session_of_its_own() {
+async fn each_child_leads_a_group_of_its_own_without_a_terminal() {
     let dir = tempfile::tempdir().expect("tempdir");
     let done = supervise(
         sh("cat /proc/$$/stat", dir.path()),
@@ -224,9 +227,9 @@ async fn each_child_leads_a_session_of_its_own() {
     let pid = stat.split_whitespace().next().expect("pid");
     let (_, rest) = stat.rsplit_once(')').expect("comm");
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state, ppid, pgrp, session.
+    // After the name: state, ppid, pgrp, session, tty_nr.
     assert_eq!(fields[2], pid, "process group: {stat}");
-    assert_eq!(fields[3], pid, "session: {stat}");
+    assert_eq!(fields[4], "0", "controlling terminal: {stat}");
 }
 
 #[tokio::test]
