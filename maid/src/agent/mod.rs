@@ -187,7 +187,7 @@ pub(crate) fn resolve_program(
     };
     let wanted = configured.unwrap_or_else(|| Path::new(kind.name()));
     if wanted.components().count() > 1 || wanted.is_absolute() {
-        return if is_executable(wanted) {
+        return if butler_worker::process::is_executable(wanted) {
             Ok(wanted.to_path_buf())
         } else {
             Err(unavailable(format!(
@@ -199,13 +199,8 @@ pub(crate) fn resolve_program(
     let path = crate::env::lookup(env, "PATH").unwrap_or(OsStr::new(""));
     std::env::split_paths(path)
         .map(|dir| dir.join(wanted))
-        .find(|candidate| is_executable(candidate))
+        .find(|candidate| butler_worker::process::is_executable(candidate))
         .ok_or_else(|| unavailable(format!("`{}` is not on PATH", wanted.display())))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 fn os(items: impl IntoIterator<Item = impl Into<OsString>>) -> Vec<OsString> {

@@ -110,14 +110,10 @@ fn is_plain_name(name: &str) -> bool {
 /// The program a shell runs for `name`: the first executable file `DIR/name` over `PATH`'s
 /// absolute directories.
 pub fn find_on_path(name: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path_var?)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(name))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .find(|candidate| butler_worker::process::is_executable(candidate))
 }
 
 /// Whether two paths lead to the same file once links are followed.

@@ -27,7 +27,7 @@ mod supervise;
 pub use blocking::run_blocking;
 pub use capture::{CapturedOutput, tail_of};
 pub use env::ChildEnv;
-pub use spawn::{ChildSpec, run_attended};
+pub use spawn::{ChildSpec, is_executable, run_attended};
 pub use supervise::{
     Conversation, Ending, Keep, Limits, LineObserver, LineSeen, Stagnation, Supervised, Verdict,
     converse, supervise, supervise_observed,

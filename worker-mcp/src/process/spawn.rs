@@ -198,7 +198,9 @@ fn resolve(spec: &ChildSpec) -> std::io::Result<PathBuf> {
 /// glibc's search path for `execvp` when `PATH` is unset (`confstr(_CS_PATH)`).
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
-fn is_executable(path: &Path) -> bool {
+/// Whether `path` is a file `exec` would run (a regular file this process may execute): the
+/// one check for "is this a program" wherever Butler looks for one.
+pub fn is_executable(path: &Path) -> bool {
     path.is_file() && nix::unistd::access(path, nix::unistd::AccessFlags::X_OK).is_ok()
 }
 

@@ -193,22 +193,18 @@ async fn programs_are_found_as_the_child_would_find_them() {
     );
 
     // On Butler's PATH but not on the child's: not found, as a spawn failure.
+    // No name at all: not found either.
     let mut bare = ChildEnv::new();
     bare.set("PATH", root.join("first"));
-    let done = run("sleep", bare).await;
-    assert_eq!(
-        done.spawn_error,
-        Some(std::io::ErrorKind::NotFound),
-        "{:?}",
-        done.ending
-    );
-    let done = run("", env).await;
-    assert_eq!(
-        done.spawn_error,
-        Some(std::io::ErrorKind::NotFound),
-        "{:?}",
-        done.ending
-    );
+    for (program, env) in [("sleep", bare), ("", env)] {
+        let done = run(program, env).await;
+        assert_eq!(
+            done.spawn_error,
+            Some(std::io::ErrorKind::NotFound),
+            "{program:?}: {:?}",
+            done.ending
+        );
+    }
 }
 
 /// Each child leads a process group of its own and has no controlling terminal: a session of
