@@ -5,7 +5,8 @@
 //! (libgit2, gix and the git CLI timed on large repositories; `benches/observe_vs_git.rs` keeps
 //! the comparison with `git status`): cheap reads (HEAD, refs, upstream, ahead/behind,
 //! recent commits, repository state) go through libgit2 in-process, reopened per call so they
-//! always see the current state; status, diffs, path history, recording and publishing spawn the
+//! always see the current state, and so do the operation log's own objects and references
+//! (`objects.rs`); status, diffs, path history, recording and publishing spawn the
 //! `git` program (see `command.rs`), so hooks, credentials and configuration behave exactly as
 //! for a person. No git2 type appears in this module's public API.
 
@@ -21,6 +22,7 @@ mod hooks;
 mod line;
 mod lock;
 mod loss;
+mod objects;
 mod oplog;
 mod path;
 mod publish;

@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::command::GitCommand;
+use super::objects::{Kind, ObjectStore};
 use super::{GitError, GitRepo, TreeLock};
 
 /// Where the entries live.
@@ -37,7 +38,6 @@ const STATE_FILES: [&str; 7] = [
     "SQUASH_MSG",
     "AUTO_MERGE",
 ];
-const EMPTY_TREE_INPUT: &[u8] = b"";
 const BIG: usize = 1 << 30;
 /// How many entries below the newest undo compares the project with.
 const RECENT_FINISHES: usize = 8;
@@ -171,88 +171,29 @@ fn text(bytes: &[u8]) -> String {
 }
 
 impl GitRepo {
-    fn hash_blob(&self, bytes: Vec<u8>) -> Result<String, GitError> {
-        let out = GitCommand::new(self, "oplog hash-object")
-            .args(["hash-object", "-w", "--no-filters", "--stdin"])
-            .stdin(bytes)
-            .run_ok()?;
-        Ok(text(&out.stdout))
-    }
-
-    fn make_tree(&self, entries: &[(String, &str, String)]) -> Result<String, GitError> {
-        let mut input = Vec::new();
-        for (mode, kind, name_oid) in entries {
-            input.extend_from_slice(format!("{mode} {kind} {name_oid}").as_bytes());
-            input.push(0);
-        }
-        let out = GitCommand::new(self, "oplog mktree")
-            .args(["mktree", "-z", "--missing"])
-            .stdin(input)
-            .run_ok()?;
-        Ok(text(&out.stdout))
-    }
-
-    fn empty_tree(&self) -> Result<String, GitError> {
-        let out = GitCommand::new(self, "oplog mktree")
-            .args(["mktree"])
-            .stdin(EMPTY_TREE_INPUT.to_vec())
-            .run_ok()?;
-        Ok(text(&out.stdout))
-    }
-
-    fn cat_blob(&self, oid: &str) -> Result<Vec<u8>, GitError> {
-        Ok(GitCommand::new(self, "oplog cat-file")
-            .args(["cat-file", "blob", oid])
-            .max_stdout(BIG)
-            .run_ok()?
-            .stdout)
-    }
-
-    /// `HEAD` as a line: `ref: refs/heads/x` or a commit id (empty in a repository without
-    /// any).
-    fn head_line(&self) -> Result<String, GitError> {
-        let out = GitCommand::new(self, "oplog symbolic-ref")
-            .args(["symbolic-ref", "-q", "HEAD"])
-            .run()?;
-        if out.status.success() {
-            return Ok(format!("ref: {}", text(&out.stdout)));
-        }
-        let out = GitCommand::new(self, "oplog rev-parse")
-            .args(["rev-parse", "-q", "--verify", "HEAD"])
-            .run()?;
-        Ok(text(&out.stdout))
-    }
-
     /// The references a snapshot keeps, with the commits they reach.
-    fn kept_refs(&self) -> Result<(BTreeMap<String, String>, BTreeSet<String>), GitError> {
-        let out = GitCommand::new(self, "oplog for-each-ref")
-            .args([
-                "for-each-ref",
-                "--format=%(objectname) %(objecttype) %(*objectname) %(refname)",
-            ])
-            .max_stdout(BIG)
-            .run_ok()?;
+    fn kept_refs(
+        store: &ObjectStore,
+    ) -> Result<(BTreeMap<String, String>, BTreeSet<String>), GitError> {
         let mut refs = BTreeMap::new();
         let mut keep = BTreeSet::new();
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let mut parts = line.splitn(4, ' ');
-            let (Some(oid), Some(kind), Some(peeled), Some(name)) =
-                (parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            if !(KEPT_PREFIXES.iter().any(|p| name.starts_with(p)) || name == STASH) {
-                continue;
-            }
-            refs.insert(name.to_owned(), oid.to_owned());
-            match kind {
-                "commit" => {
-                    keep.insert(oid.to_owned());
+        for prefix in KEPT_PREFIXES.iter().chain([&STASH]) {
+            for reference in store.references(prefix)? {
+                if !(KEPT_PREFIXES.iter().any(|p| reference.name.starts_with(p))
+                    || reference.name == STASH)
+                {
+                    continue;
                 }
-                "tag" if !peeled.is_empty() => {
-                    keep.insert(peeled.to_owned());
+                match (reference.kind, reference.tagged) {
+                    (git2::ObjectType::Commit, _) => {
+                        keep.insert(reference.oid.clone());
+                    }
+                    (git2::ObjectType::Tag, Some(tagged)) => {
+                        keep.insert(tagged);
+                    }
+                    _ => {}
                 }
-                _ => {}
+                refs.insert(reference.name, reference.oid);
             }
         }
         Ok((refs, keep))
@@ -265,10 +206,10 @@ impl GitRepo {
     /// Takes a snapshot of the project as it is now.
     fn snapshot(&self, private_index: &Path) -> Result<Snapshot, GitError> {
         // One private copy of the index serves both trees: first the index as it is (a
-        // `write-tree` that fails says it has conflict stages) with the references, and the
-        // working tree (`git add -A` into another copy), side by side: the second walks every
-        // file, the first waits for nothing it does.
-        let (index_side, work) = std::thread::scope(|scope| {
+        // `write-tree` that fails says it has conflict stages), and the working tree (`git add
+        // -A` into another copy), side by side: the second walks every file, the first waits
+        // for nothing it does.
+        let (index_tree, work) = std::thread::scope(|scope| {
             let index_side = scope.spawn(|| {
                 let copy = self.private_index();
                 self.copy_index_to(&copy.0)?;
@@ -276,11 +217,10 @@ impl GitRepo {
                     .env("GIT_INDEX_FILE", &copy.0)
                     .args(["write-tree", "--missing-ok"])
                     .run()?;
-                let tree = (out.status.success() && !text(&out.stdout).is_empty())
-                    .then(|| text(&out.stdout));
-                let refs = self.kept_refs()?;
-                let head = self.head_line()?;
-                Ok::<_, GitError>((tree, refs, head))
+                Ok::<_, GitError>(
+                    (out.status.success() && !text(&out.stdout).is_empty())
+                        .then(|| text(&out.stdout)),
+                )
             });
             let work = self.work_tree_through(private_index);
             let index_side = index_side
@@ -288,26 +228,27 @@ impl GitRepo {
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
             (index_side, work)
         });
-        let (index_tree, (refs, mut keep), head) = index_side?;
+        let index_tree = index_tree?;
+        let store = ObjectStore::open(self)?;
+        let (refs, mut keep) = Self::kept_refs(&store)?;
+        let head = store.head_line()?;
         let work = match work? {
             Some(tree) => tree,
-            None => self.empty_tree()?,
+            None => store.write_tree::<&str>(&[])?,
         };
         if !head.is_empty() && !head.starts_with("ref: ") {
             keep.insert(head.clone());
-        } else if let Ok(Some(oid)) = self.resolve_commit("HEAD") {
-            keep.insert(oid);
         }
         let mut refs_text = format!("HEAD {head}\n");
         for (name, oid) in &refs {
             refs_text.push_str(&format!("{oid} {name}\n"));
         }
         let mut entries = vec![
-            ("040000".to_owned(), "tree", format!("{work}\twork")),
+            (Kind::Tree, "work".to_owned(), work.clone()),
             (
-                "100644".to_owned(),
-                "blob",
-                format!("{}\trefs", self.hash_blob(refs_text.into_bytes())?),
+                Kind::Blob,
+                "refs".to_owned(),
+                store.write_blob(refs_text.as_bytes())?,
             ),
         ];
         // The index: as a tree (written through a copy, so the real index is not touched),
@@ -316,7 +257,7 @@ impl GitRepo {
         // are kept instead.
         let mut index_file = None;
         if let Some(index_tree) = index_tree {
-            entries.push(("040000".to_owned(), "tree", format!("{index_tree}\tindex")));
+            entries.push((Kind::Tree, "index".to_owned(), index_tree));
         } else {
             let listing = GitCommand::new(self, "oplog ls-files")
                 .args(["ls-files", "-s", "-z"])
@@ -324,24 +265,20 @@ impl GitRepo {
                 .run_ok()?
                 .stdout;
             entries.push((
-                "100644".to_owned(),
-                "blob",
-                format!("{}\tindex-entries", self.hash_blob(listing)?),
+                Kind::Blob,
+                "index-entries".to_owned(),
+                store.write_blob(&listing)?,
             ));
             let staged = self.index_only_blobs(&work)?;
             if !staged.is_empty() {
-                let blobs: Vec<(String, &str, String)> = staged
+                let blobs: Vec<(Kind, &str, &str)> = staged
                     .iter()
-                    .map(|oid| ("100644".to_owned(), "blob", format!("{oid}\t{oid}")))
+                    .map(|oid| (Kind::Blob, oid.as_str(), oid.as_str()))
                     .collect();
-                entries.push((
-                    "040000".to_owned(),
-                    "tree",
-                    format!("{}\tstaged", self.make_tree(&blobs)?),
-                ));
+                entries.push((Kind::Tree, "staged".to_owned(), store.write_tree(&blobs)?));
             }
             if let Ok(bytes) = std::fs::read(self.git_dir().join("index")) {
-                index_file = Some(self.hash_blob(bytes)?);
+                index_file = Some(store.write_blob(&bytes)?);
             }
         }
         if let Ok(log) = std::fs::read(self.stash_log_path()) {
@@ -350,11 +287,7 @@ impl GitRepo {
                     keep.insert(new.to_owned());
                 }
             }
-            entries.push((
-                "100644".to_owned(),
-                "blob",
-                format!("{}\tstash-log", self.hash_blob(log)?),
-            ));
+            entries.push((Kind::Blob, "stash-log".to_owned(), store.write_blob(&log)?));
         }
         for name in STATE_FILES {
             if let Ok(bytes) = std::fs::read(self.git_dir().join(name)) {
@@ -366,13 +299,13 @@ impl GitRepo {
                     }
                 }
                 entries.push((
-                    "100644".to_owned(),
-                    "blob",
-                    format!("{}\tstate-{name}", self.hash_blob(bytes)?),
+                    Kind::Blob,
+                    format!("state-{name}"),
+                    store.write_blob(&bytes)?,
                 ));
             }
         }
-        let tree = self.make_tree(&entries)?;
+        let tree = store.write_tree(&entries)?;
         Ok(Snapshot {
             tree,
             index_file,
@@ -415,20 +348,12 @@ impl GitRepo {
     }
 
     fn oplog_ids(&self) -> Result<Vec<(u64, String)>, GitError> {
-        let out = GitCommand::new(self, "oplog list")
-            .args([
-                "for-each-ref",
-                "--format=%(objectname) %(refname)",
-                OPLOG_REFS,
-            ])
-            .max_stdout(BIG)
-            .run_ok()?;
-        let mut ids: Vec<(u64, String)> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| {
-                let (oid, name) = l.split_once(' ')?;
+        let mut ids: Vec<(u64, String)> = ObjectStore::open(self)?
+            .targets(OPLOG_REFS)?
+            .into_iter()
+            .filter_map(|(name, oid)| {
                 let id = name.strip_prefix(OPLOG_REFS)?.parse().ok()?;
-                Some((id, oid.to_owned()))
+                Some((id, oid.to_string()))
             })
             .collect();
         ids.sort();
@@ -443,23 +368,20 @@ impl GitRepo {
         after: Option<&Snapshot>,
         changes: (&[String], &[String]),
     ) -> Result<String, GitError> {
-        let mut entries = vec![(
-            "040000".to_owned(),
-            "tree",
-            format!("{}\tbefore", before.tree),
-        )];
+        let mut entries = vec![(Kind::Tree, "before", before.tree.as_str())];
         if let Some(index) = &before.index_file {
-            entries.push(("100644".into(), "blob", format!("{index}\tbefore-index")));
+            entries.push((Kind::Blob, "before-index", index));
         }
         let mut keep = before.keep.clone();
         if let Some(after) = after {
-            entries.push(("040000".into(), "tree", format!("{}\tafter", after.tree)));
+            entries.push((Kind::Tree, "after", &after.tree));
             if let Some(index) = &after.index_file {
-                entries.push(("100644".into(), "blob", format!("{index}\tafter-index")));
+                entries.push((Kind::Blob, "after-index", index));
             }
             keep.extend(after.keep.iter().cloned());
         }
-        let tree = self.make_tree(&entries)?;
+        let store = ObjectStore::open(self)?;
+        let tree = store.write_tree(&entries)?;
         // One line each, and no `user:password@` of a URL an argument carried.
         let one_line = |s: &str| super::error::redact_credentials(&s.replace(['\n', '\r'], " "));
         let mut message = format!(
@@ -483,23 +405,8 @@ impl GitRepo {
         for name in changes.1 {
             message.push_str(&format!("Butler-Ref: {name}\n"));
         }
-        let date = format!("@{} +0000", info.at);
-        let mut cmd = GitCommand::new(self, "oplog commit-tree")
-            .env("GIT_AUTHOR_NAME", "Butler")
-            .env("GIT_AUTHOR_EMAIL", "butler@localhost")
-            .env("GIT_COMMITTER_NAME", "Butler")
-            .env("GIT_COMMITTER_EMAIL", "butler@localhost")
-            .env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_DATE", &date)
-            .args(["commit-tree", &tree]);
-        for parent in &keep {
-            cmd = cmd.args(["-p", parent]);
-        }
-        let out = cmd.args(["-F", "-"]).stdin(message.into_bytes()).run_ok()?;
-        let commit = text(&out.stdout);
-        GitCommand::new(self, "oplog update-ref")
-            .args(["update-ref", &format!("{OPLOG_REFS}{id}"), &commit])
-            .run_ok()?;
+        let commit = store.write_commit(&tree, &keep, &message, info.at)?;
+        store.set_ref(&format!("{OPLOG_REFS}{id}"), &commit)?;
         Ok(commit)
     }
 
@@ -521,9 +428,7 @@ impl GitRepo {
         let after = self.snapshot(&index.0)?;
         let name = format!("{OPLOG_REFS}{}", begun.id);
         if after.tree == begun.before.tree {
-            GitCommand::new(self, "oplog delete")
-                .args(["update-ref", "-d", &name])
-                .run_ok()?;
+            ObjectStore::open(self)?.delete_ref(&name)?;
             return Ok(None);
         }
         let (files, refs) = self.differences(&begun.before, &after)?;
@@ -627,20 +532,14 @@ impl GitRepo {
     }
 
     fn index_entries_of(&self, snapshot_tree: &str) -> Result<Index, GitError> {
-        let out = GitCommand::new(self, "oplog rev-parse")
-            .args([
-                "rev-parse",
-                "-q",
-                "--verify",
-                &format!("{snapshot_tree}:index"),
-            ])
-            .run()?;
-        if out.status.success() {
-            return Ok(Index::Tree(text(&out.stdout)));
+        let store = ObjectStore::open(self)?;
+        if let Some(tree) = store.entry(snapshot_tree, "index")? {
+            return Ok(Index::Tree(tree));
         }
-        Ok(Index::Entries(
-            self.cat_blob(&format!("{snapshot_tree}:index-entries"))?,
-        ))
+        let listing = store
+            .entry(snapshot_tree, "index-entries")?
+            .ok_or_else(|| missing(snapshot_tree, "index-entries"))?;
+        Ok(Index::Entries(store.read_blob(&listing)?))
     }
 
     /// An index as `git ls-files -s -z` lists it (`mode oid stage\tpath`).
@@ -685,45 +584,22 @@ impl GitRepo {
             .ok_or_else(|| GitError::failed("oplog cat-file", format!("commit {commit} not read")))
     }
 
-    /// The entries of these commits, in their order, read by one `git cat-file --batch` (the
-    /// log is read whole when it is pruned, after every operation: one process, not one per
-    /// entry).
+    /// The entries of these commits, in their order (the log is read whole when it is pruned,
+    /// after every operation).
     fn read_entries(&self, ids: &[(u64, String)]) -> Result<Vec<OpEntry>, GitError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut request = String::new();
-        for (_, commit) in ids {
-            request.push_str(commit);
-            request.push('\n');
-        }
-        let out = GitCommand::new(self, "oplog cat-file")
-            .args(["cat-file", "--batch"])
-            .stdin(request.into_bytes())
-            .max_stdout(BIG)
-            .run_ok()?
-            .stdout;
-        let mut rest = out.as_slice();
-        let mut entries = Vec::with_capacity(ids.len());
-        for (id, commit) in ids {
-            let unreadable =
-                || GitError::failed("oplog cat-file", format!("commit {commit} not read"));
-            // `<oid> commit <size>\n<content>\n`; a missing object is `<name> missing\n`.
-            let end = rest
-                .iter()
-                .position(|b| *b == b'\n')
-                .ok_or_else(unreadable)?;
-            let header = String::from_utf8_lossy(&rest[..end]).into_owned();
-            let size: usize = match header.split(' ').collect::<Vec<_>>()[..] {
-                [_, "commit", size] => size.parse().map_err(|_| unreadable())?,
-                _ => return Err(unreadable()),
-            };
-            let body = rest.get(end + 1..end + 1 + size).ok_or_else(unreadable)?;
-            entries.push(parse_entry(*id, commit, &String::from_utf8_lossy(body)));
-            rest = rest.get(end + 2 + size..).unwrap_or_default();
-        }
-        Ok(entries)
+        let store = ObjectStore::open(self)?;
+        ids.iter()
+            .map(|(id, commit)| Ok(parse_entry(*id, commit, &store.read_commit(commit)?)))
+            .collect()
     }
+}
+
+/// The error of a snapshot or entry that lacks what it should hold (`treeish:name`).
+fn missing(treeish: &str, name: &str) -> GitError {
+    GitError::failed("oplog read", format!("{treeish}:{name} not found"))
 }
 
 /// An entry from its commit's text (headers, a blank line, the message with Butler's trailers).
@@ -855,9 +731,11 @@ impl GitRepo {
             tracing::warn!(error = %err, "undo failed; putting the project back");
             let back = self.private_index();
             self.restore(&self.snapshot(&back.0)?, &now, &back.0)?;
-            GitCommand::new(self, "oplog delete")
-                .args(["update-ref", "-d", &format!("{OPLOG_REFS}{undo_id}")])
-                .run()?;
+            if let Err(e) = ObjectStore::open(self)
+                .and_then(|store| store.delete_ref(&format!("{OPLOG_REFS}{undo_id}")))
+            {
+                tracing::warn!(error = %e, "the undo's entry stays");
+            }
             return Err(err);
         }
         let begun = Begun {
@@ -885,14 +763,11 @@ impl GitRepo {
         &self,
         snapshot: &Snapshot,
     ) -> Result<(String, BTreeMap<String, String>, String), GitError> {
-        let listing = GitCommand::new(self, "oplog ls-tree")
-            .args(["ls-tree", &snapshot.tree])
-            .run_ok()?
-            .stdout;
-        let entries: String = String::from_utf8_lossy(&listing)
-            .lines()
-            .filter(|l| !l.ends_with("\trefs"))
-            .map(|l| format!("{l}\n"))
+        let entries: String = ObjectStore::open(self)?
+            .entries(&snapshot.tree)?
+            .into_iter()
+            .filter(|(_, name, _)| name != "refs")
+            .map(|(mode, name, oid)| format!("{mode:o} {oid}\t{name}\n"))
             .collect();
         let refs = snapshot
             .refs
@@ -905,32 +780,18 @@ impl GitRepo {
 
     /// A snapshot stored in an entry (`before` or `after`).
     fn stored_snapshot(&self, commit: &str, side: &str) -> Result<Snapshot, GitError> {
-        let tree = text(
-            &GitCommand::new(self, "oplog rev-parse")
-                .args(["rev-parse", "--verify", &format!("{commit}:{side}")])
-                .run_ok()?
-                .stdout,
-        );
-        let index_file = GitCommand::new(self, "oplog rev-parse")
-            .args([
-                "rev-parse",
-                "-q",
-                "--verify",
-                &format!("{commit}:{side}-index"),
-            ])
-            .run()?;
-        let index_file = index_file
-            .status
-            .success()
-            .then(|| text(&index_file.stdout));
-        let work = text(
-            &GitCommand::new(self, "oplog rev-parse")
-                .args(["rev-parse", "--verify", &format!("{tree}:work")])
-                .run_ok()?
-                .stdout,
-        );
-        let refs_text =
-            String::from_utf8_lossy(&self.cat_blob(&format!("{tree}:refs"))?).into_owned();
+        let store = ObjectStore::open(self)?;
+        let tree = store
+            .entry(commit, side)?
+            .ok_or_else(|| missing(commit, side))?;
+        let index_file = store.entry(commit, &format!("{side}-index"))?;
+        let work = store
+            .entry(&tree, "work")?
+            .ok_or_else(|| missing(&tree, "work"))?;
+        let refs = store
+            .entry(&tree, "refs")?
+            .ok_or_else(|| missing(&tree, "refs"))?;
+        let refs_text = String::from_utf8_lossy(&store.read_blob(&refs)?).into_owned();
         let mut refs = BTreeMap::new();
         let mut head = String::new();
         for line in refs_text.lines() {
@@ -1012,15 +873,15 @@ impl GitRepo {
                 },
             }
         };
-        let blob_at = |path: String| -> Result<Option<Vec<u8>>, GitError> {
-            let out = GitCommand::new(self, "oplog cat-file")
-                .args(["cat-file", "blob", &path])
-                .max_stdout(BIG)
-                .run()?;
-            Ok(out.status.success().then_some(out.stdout))
+        let store = ObjectStore::open(self)?;
+        let blob_at = |name: String| -> Result<Option<Vec<u8>>, GitError> {
+            store
+                .entry(&goal.tree, &name)?
+                .map(|oid| store.read_blob(&oid))
+                .transpose()
         };
         match (&goal.index_file, self.index_entries_of(&goal.tree)?) {
-            (Some(oid), _) => put(self.git_dir().join("index"), Some(self.cat_blob(oid)?))?,
+            (Some(oid), _) => put(self.git_dir().join("index"), Some(store.read_blob(oid)?))?,
             (None, Index::Tree(tree)) => {
                 GitCommand::new(self, "oplog read-tree")
                     .args(["read-tree", &tree])
@@ -1034,15 +895,9 @@ impl GitRepo {
             (None, Index::Entries(_)) => put(self.git_dir().join("index"), None)?,
         }
         for name in STATE_FILES {
-            put(
-                self.git_dir().join(name),
-                blob_at(format!("{}:state-{name}", goal.tree))?,
-            )?;
+            put(self.git_dir().join(name), blob_at(format!("state-{name}"))?)?;
         }
-        put(
-            self.stash_log_path(),
-            blob_at(format!("{}:stash-log", goal.tree))?,
-        )?;
+        put(self.stash_log_path(), blob_at("stash-log".to_owned())?)?;
         Ok(())
     }
 

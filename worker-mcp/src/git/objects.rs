@@ -1,0 +1,412 @@
+//! Butler's own git objects and references, read and written in-process: the operation log's
+//! blobs, trees and commits, the references that keep them, and the reading of the project's
+//! references and `HEAD` a snapshot needs.
+//!
+//! These went through git's plumbing (`hash-object`, `mktree`, `commit-tree`, `update-ref`,
+//! `for-each-ref`, `symbolic-ref`, `rev-parse`, `cat-file`): about a dozen processes for every
+//! operation Butler logs, for objects no hook, filter or setting of the person's applies to.
+//! libgit2 writes them as git does (loose objects, references under their `.lock`), and the
+//! repositories it cannot open (another object format, reftable) Butler cannot open at all.
+//! The project's own trees (its working tree, its index) are still written by `git`.
+
+use std::cmp::Ordering;
+
+use git2::{ErrorCode, ObjectType, Oid, Repository};
+
+use super::{GitError, GitRepo};
+
+/// Who Butler's own commits are by.
+const SIGNATURE: &str = "Butler <butler@localhost>";
+
+/// What a tree entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Tree,
+    Blob,
+}
+
+impl Kind {
+    /// The mode git writes in a tree object.
+    fn mode(self) -> &'static [u8] {
+        match self {
+            Kind::Tree => b"40000",
+            Kind::Blob => b"100644",
+        }
+    }
+}
+
+/// One reference, as `git for-each-ref` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Reference {
+    pub name: String,
+    /// The object it names (through a symbolic reference: the one that names).
+    pub oid: String,
+    pub kind: ObjectType,
+    /// For a tag object: what it tags.
+    pub tagged: Option<String>,
+}
+
+/// An opened repository for the operation log's objects.
+pub(super) struct ObjectStore(Repository);
+
+impl ObjectStore {
+    pub(super) fn open(repo: &GitRepo) -> Result<ObjectStore, GitError> {
+        Ok(ObjectStore(repo.open()?))
+    }
+
+    /// Writes `bytes` as a blob, unfiltered (`git hash-object -w --no-filters --stdin`).
+    pub(super) fn write_blob(&self, bytes: &[u8]) -> Result<String, GitError> {
+        Ok(self.0.blob(bytes)?.to_string())
+    }
+
+    /// Writes a tree of these entries (`git mktree --missing`): sorted as git sorts them, the
+    /// objects not looked up. A name must be one path component.
+    pub(super) fn write_tree<S: AsRef<str>>(
+        &self,
+        entries: &[(Kind, S, S)],
+    ) -> Result<String, GitError> {
+        let mut sorted: Vec<(Kind, &str, &str)> = entries
+            .iter()
+            .map(|(kind, name, oid)| (*kind, name.as_ref(), oid.as_ref()))
+            .collect();
+        sorted.sort_by(|a, b| tree_order((a.0, a.1), (b.0, b.1)));
+        let mut bytes = Vec::new();
+        for (pos, (kind, name, oid)) in sorted.iter().enumerate() {
+            if name.is_empty() || name.contains(['/', '\0']) || *name == "." || *name == ".." {
+                return Err(GitError::failed("oplog tree", format!("bad name {name:?}")));
+            }
+            if pos > 0 && sorted[pos - 1].1 == *name {
+                return Err(GitError::failed("oplog tree", format!("{name} twice")));
+            }
+            bytes.extend_from_slice(kind.mode());
+            bytes.push(b' ');
+            bytes.extend_from_slice(name.as_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(Oid::from_str(oid)?.as_bytes());
+        }
+        Ok(self.0.odb()?.write(ObjectType::Tree, &bytes)?.to_string())
+    }
+
+    /// Writes a commit of `tree` by Butler at `at` (Unix seconds, UTC) with `message` as given
+    /// (`git commit-tree -F -`). Of `parents`, only the commits this repository has become
+    /// parents: git refuses any other as a parent, and `gc` could not walk past it.
+    pub(super) fn write_commit<'a>(
+        &self,
+        tree: &str,
+        parents: impl IntoIterator<Item = &'a String>,
+        message: &str,
+        at: i64,
+    ) -> Result<String, GitError> {
+        let odb = self.0.odb()?;
+        let mut text = format!("tree {}\n", Oid::from_str(tree)?);
+        for parent in parents {
+            let Ok(oid) = Oid::from_str(parent) else {
+                continue;
+            };
+            if matches!(odb.read_header(oid), Ok((_, ObjectType::Commit))) {
+                text.push_str(&format!("parent {oid}\n"));
+            }
+        }
+        text.push_str(&format!(
+            "author {SIGNATURE} {at} +0000\ncommitter {SIGNATURE} {at} +0000\n\n{message}"
+        ));
+        Ok(odb.write(ObjectType::Commit, text.as_bytes())?.to_string())
+    }
+
+    /// Points the reference `name` at `oid` (`git update-ref name oid`).
+    pub(super) fn set_ref(&self, name: &str, oid: &str) -> Result<(), GitError> {
+        self.0
+            .reference(name, Oid::from_str(oid)?, true, "butler oplog")?;
+        Ok(())
+    }
+
+    /// Deletes the reference `name`, if there is one (`git update-ref -d name`).
+    pub(super) fn delete_ref(&self, name: &str) -> Result<(), GitError> {
+        match self.0.find_reference(name) {
+            Ok(mut reference) => Ok(reference.delete()?),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The references whose names start with `prefix` and the objects they name (through a
+    /// symbolic reference: the object it leads to), sorted by name. Like `git for-each-ref`, it
+    /// leaves out symbolic references that lead nowhere.
+    pub(super) fn targets(&self, prefix: &str) -> Result<Vec<(String, Oid)>, GitError> {
+        let mut out = Vec::new();
+        for reference in self.0.references_glob(&format!("{prefix}*"))? {
+            let reference = reference?;
+            let name = String::from_utf8_lossy(reference.name_bytes()).into_owned();
+            if !name.starts_with(prefix) {
+                continue;
+            }
+            if let Some(oid) = reference.resolve().ok().and_then(|r| r.target()) {
+                out.push((name, oid));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// [`Self::targets`] with what each object is; references to objects the repository
+    /// lacks are left out, as `git for-each-ref` leaves them.
+    pub(super) fn references(&self, prefix: &str) -> Result<Vec<Reference>, GitError> {
+        let odb = self.0.odb()?;
+        let mut out = Vec::new();
+        for (name, oid) in self.targets(prefix)? {
+            let Ok((_, kind)) = odb.read_header(oid) else {
+                continue;
+            };
+            let tagged = match kind {
+                ObjectType::Tag => Some(self.0.find_tag(oid)?.target_id().to_string()),
+                _ => None,
+            };
+            out.push(Reference {
+                name,
+                oid: oid.to_string(),
+                kind,
+                tagged,
+            });
+        }
+        Ok(out)
+    }
+
+    /// `HEAD` as a line: `ref: refs/heads/x` (also while that branch has no commit yet) or a
+    /// commit id; empty when there is no `HEAD`.
+    pub(super) fn head_line(&self) -> Result<String, GitError> {
+        match self.0.find_reference("HEAD") {
+            Ok(head) => Ok(match head.symbolic_target_bytes() {
+                Some(name) => format!("ref: {}", String::from_utf8_lossy(name)),
+                None => head.target().map(|o| o.to_string()).unwrap_or_default(),
+            }),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(String::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The blob `oid`'s bytes.
+    pub(super) fn read_blob(&self, oid: &str) -> Result<Vec<u8>, GitError> {
+        Ok(self.0.find_blob(Oid::from_str(oid)?)?.content().to_vec())
+    }
+
+    /// The text of the commit `oid` (headers, a blank line, the message); an error when it is
+    /// not a commit.
+    pub(super) fn read_commit(&self, oid: &str) -> Result<String, GitError> {
+        let odb = self.0.odb()?;
+        let object = odb.read(Oid::from_str(oid)?)?;
+        if object.kind() != ObjectType::Commit {
+            return Err(GitError::failed(
+                "oplog read",
+                format!("{oid} is a {}, not a commit", object.kind()),
+            ));
+        }
+        Ok(String::from_utf8_lossy(object.data()).into_owned())
+    }
+
+    /// The id of the entry `name` of the tree of `treeish` (a commit or a tree): `treeish:name`.
+    pub(super) fn entry(&self, treeish: &str, name: &str) -> Result<Option<String>, GitError> {
+        let tree = self
+            .0
+            .find_object(Oid::from_str(treeish)?, None)?
+            .peel_to_tree()?;
+        Ok(tree.get_name(name).map(|e| e.id().to_string()))
+    }
+
+    /// The entries of the tree `tree`, in its order: mode, name, id.
+    pub(super) fn entries(&self, tree: &str) -> Result<Vec<(i32, String, String)>, GitError> {
+        let tree = self.0.find_tree(Oid::from_str(tree)?)?;
+        Ok(tree
+            .iter()
+            .map(|e| {
+                let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+                (e.filemode(), name, e.id().to_string())
+            })
+            .collect())
+    }
+}
+
+/// git's order of tree entries: by name, a tree's name read as if it ended in `/`.
+fn tree_order(a: (Kind, &str), b: (Kind, &str)) -> Ordering {
+    let key = |(kind, name): (Kind, &str)| {
+        let mut key = name.as_bytes().to_vec();
+        if kind == Kind::Tree {
+            key.push(b'/');
+        }
+        key
+    };
+    key(a).cmp(&key(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::command::GitCommand;
+    use crate::git::test_repo::committed;
+
+    fn git(repo: &GitRepo, args: &[&str], stdin: &[u8]) -> String {
+        let out = GitCommand::new(repo, "test")
+            .args(args)
+            .stdin(stdin.to_vec())
+            .run_ok()
+            .expect("git");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn objects_are_the_ones_git_writes() {
+        let (_w, repo) = committed();
+        let store = ObjectStore::open(&repo).expect("open");
+        let blob = store.write_blob(b"one\ntwo\n").expect("blob");
+        assert_eq!(
+            blob,
+            git(
+                &repo,
+                &["hash-object", "-w", "--no-filters", "--stdin"],
+                b"one\ntwo\n"
+            )
+        );
+        let sub = store.write_tree(&[(Kind::Blob, "x", &blob)]).expect("tree");
+        // Names git orders differently from plain byte order: `a` the tree sorts as `a/`.
+        let names = [
+            (Kind::Tree, "a"),
+            (Kind::Blob, "a.b"),
+            (Kind::Blob, "a-"),
+            (Kind::Blob, "b"),
+            (Kind::Tree, "ab"),
+            (Kind::Blob, "a0"),
+        ];
+        let entries: Vec<(Kind, &str, &str)> = names
+            .iter()
+            .map(|(kind, name)| {
+                let oid = if *kind == Kind::Tree { &sub } else { &blob };
+                (*kind, *name, oid.as_str())
+            })
+            .collect();
+        let tree = store.write_tree(&entries).expect("tree");
+        let mut listing = Vec::new();
+        for (kind, name, oid) in entries.iter().rev() {
+            let (mode, word) = match kind {
+                Kind::Tree => ("040000", "tree"),
+                Kind::Blob => ("100644", "blob"),
+            };
+            listing.extend_from_slice(format!("{mode} {word} {oid}\t{name}").as_bytes());
+            listing.push(0);
+        }
+        assert_eq!(tree, git(&repo, &["mktree", "-z"], &listing));
+        let head = git(&repo, &["rev-parse", "HEAD"], b"");
+        let parents = vec![head.clone(), blob.clone(), "0".repeat(40), "not hex".into()];
+        let message = "work_vcs: git reset\n\nButler-Operation: 1\n";
+        let commit = store
+            .write_commit(&tree, &parents, message, 1_781_236_800)
+            .expect("commit");
+        let by_git = GitCommand::new(&repo, "test")
+            .env("GIT_AUTHOR_NAME", "Butler")
+            .env("GIT_AUTHOR_EMAIL", "butler@localhost")
+            .env("GIT_COMMITTER_NAME", "Butler")
+            .env("GIT_COMMITTER_EMAIL", "butler@localhost")
+            .env("GIT_AUTHOR_DATE", "@1781236800 +0000")
+            .env("GIT_COMMITTER_DATE", "@1781236800 +0000")
+            .args(["commit-tree", &tree, "-p", &head, "-F", "-"])
+            .stdin(message.as_bytes().to_vec())
+            .run_ok()
+            .expect("commit-tree");
+        assert_eq!(commit, String::from_utf8_lossy(&by_git.stdout).trim());
+        assert_eq!(store.read_commit(&commit).expect("read"), {
+            let shown = git(&repo, &["cat-file", "commit", &commit], b"");
+            format!("{shown}\n")
+        });
+        assert!(store.read_commit(&blob).is_err(), "a blob is not a commit");
+        assert_eq!(store.read_blob(&blob).expect("read"), b"one\ntwo\n");
+        assert_eq!(
+            store.entry(&commit, "a.b").expect("entry"),
+            Some(blob.clone())
+        );
+        assert_eq!(store.entry(&tree, "a").expect("entry"), Some(sub.clone()));
+        assert_eq!(store.entry(&tree, "c").expect("entry"), None);
+        let listed: Vec<String> = store
+            .entries(&tree)
+            .expect("entries")
+            .into_iter()
+            .map(|(_, name, _)| name)
+            .collect();
+        assert_eq!(listed, ["a-", "a.b", "a", "a0", "ab", "b"]);
+        for bad in ["", "a/b", ".", ".."] {
+            assert!(
+                store.write_tree(&[(Kind::Blob, bad, &blob)]).is_err(),
+                "{bad:?}"
+            );
+        }
+        assert!(
+            store
+                .write_tree(&[(Kind::Blob, "x", &blob), (Kind::Blob, "x", &blob)])
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn references_and_head_read_as_git_shows_them() {
+        let (_w, repo) = committed();
+        let store = ObjectStore::open(&repo).expect("open");
+        let head = git(&repo, &["rev-parse", "HEAD"], b"");
+        git(&repo, &["tag", "-a", "-m", "v1", "v1"], b"");
+        git(&repo, &["tag", "light"], b"");
+        git(
+            &repo,
+            &["symbolic-ref", "refs/heads/alias", "refs/heads/main"],
+            b"",
+        );
+        git(
+            &repo,
+            &["symbolic-ref", "refs/heads/dangling", "refs/heads/none"],
+            b"",
+        );
+        git(&repo, &["pack-refs", "--all"], b"");
+        let blob = store.write_blob(b"x").expect("blob");
+        store.set_ref("refs/tags/blob", &blob).expect("set");
+        let shown = git(
+            &repo,
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(objectname) %(objecttype) %(*objectname)",
+                "refs/heads/",
+                "refs/tags/",
+            ],
+            b"",
+        );
+        let ours: Vec<String> = store
+            .references("refs/heads/")
+            .expect("refs")
+            .into_iter()
+            .chain(store.references("refs/tags/").expect("refs"))
+            .map(|r| {
+                format!(
+                    "{} {} {} {}",
+                    r.name,
+                    r.oid,
+                    r.kind,
+                    r.tagged.unwrap_or_default()
+                )
+            })
+            .collect();
+        assert_eq!(ours.join("\n"), shown);
+        assert!(shown.contains(&format!("refs/heads/alias {head} commit")));
+
+        assert_eq!(store.head_line().expect("head"), "ref: refs/heads/main");
+        git(&repo, &["checkout", "-q", "--detach"], b"");
+        assert_eq!(store.head_line().expect("head"), head);
+        git(&repo, &["checkout", "-q", "--orphan", "fresh"], b"");
+        assert_eq!(store.head_line().expect("head"), "ref: refs/heads/fresh");
+
+        store.delete_ref("refs/tags/blob").expect("delete");
+        store
+            .delete_ref("refs/tags/blob")
+            .expect("deleting nothing");
+        store.delete_ref("refs/tags/light").expect("delete packed");
+        let left = git(
+            &repo,
+            &["for-each-ref", "--format=%(refname)", "refs/tags/"],
+            b"",
+        );
+        assert_eq!(left, "refs/tags/v1");
+    }
+}
