@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::command::GitCommand;
+use super::objects::ObjectStore;
 use super::{GitError, GitRepo, Lost};
 
 /// A private index file, removed when dropped.
@@ -198,7 +199,8 @@ impl GitRepo {
 
     /// [`Self::work_tree_through`] on a private index already holding a copy of the project's.
     /// The private index is written in git's compact form (version 4) without its trailing
-    /// checksum: nobody but Butler reads it, and `write-tree` then reads a third of it, unhashed.
+    /// checksum: nobody but Butler reads it, and its tree is then read from a third of the bytes,
+    /// unhashed.
     pub(super) fn work_tree_in(&self, index: &Path) -> Result<Option<String>, GitError> {
         const PRIVATE: [&str; 4] = ["-c", "index.skipHash=true", "-c", "index.version=4"];
         let add = GitCommand::new(self, "snapshot add")
@@ -209,9 +211,26 @@ impl GitRepo {
         if !add.status.success() && !index.exists() {
             return Ok(None);
         }
+        self.index_tree(index, &PRIVATE)
+    }
+
+    /// The tree of the index file `index` (`git write-tree --missing-ok`, with the settings
+    /// `config` it is written with), `None` when it has conflict stages: written in-process
+    /// when libgit2 writes the same tree, else by git (see [`ObjectStore::index_tree`]).
+    pub(super) fn index_tree(
+        &self,
+        index: &Path,
+        config: &[&str],
+    ) -> Result<Option<String>, GitError> {
+        if let Some(tree) = ObjectStore::open(self)
+            .ok()
+            .and_then(|store| store.index_tree(index))
+        {
+            return Ok(Some(tree));
+        }
         let out = GitCommand::new(self, "snapshot write-tree")
             .env("GIT_INDEX_FILE", index)
-            .args(PRIVATE)
+            .args(config)
             .args(["write-tree", "--missing-ok"])
             .run()?;
         let tree = String::from_utf8_lossy(&out.stdout).trim().to_owned();

@@ -10,6 +10,7 @@
 //! The project's own trees (its working tree, its index) are still written by `git`.
 
 use std::cmp::Ordering;
+use std::path::Path;
 
 use git2::{ErrorCode, ObjectType, Oid, Repository};
 
@@ -212,6 +213,20 @@ impl ObjectStore {
         Ok(tree.get_name(name).map(|e| e.id().to_string()))
     }
 
+    /// The tree `git write-tree --missing-ok` writes from the index file `path`, when libgit2
+    /// writes the same one. `None` leaves it to git: an index libgit2 cannot read (a split or
+    /// sparse index), one with conflict stages (of which git writes no tree), one with
+    /// intent-to-add entries (git leaves them out of the tree, libgit2 would write them as
+    /// empty files).
+    pub(super) fn index_tree(&self, path: &Path) -> Option<String> {
+        let mut index = git2::Index::open(path).ok()?;
+        let intent = git2::IndexEntryExtendedFlag::INTENT_TO_ADD.bits();
+        if index.has_conflicts() || index.iter().any(|e| e.flags_extended & intent != 0) {
+            return None;
+        }
+        Some(index.write_tree_to(&self.0).ok()?.to_string())
+    }
+
     /// The entries of the tree `tree`, in its order: mode, name, id.
     pub(super) fn entries(&self, tree: &str) -> Result<Vec<(i32, String, String)>, GitError> {
         let tree = self.0.find_tree(Oid::from_str(tree)?)?;
@@ -408,5 +423,85 @@ mod tests {
             b"",
         );
         assert_eq!(left, "refs/tags/v1");
+    }
+
+    /// git's tree of an index file, and whether libgit2 gives the same one or leaves it to git.
+    fn by_git(repo: &GitRepo, index: &Path, config: &[&str]) -> Option<String> {
+        let out = GitCommand::new(repo, "test")
+            .env("GIT_INDEX_FILE", index)
+            .args(config)
+            .args(["write-tree", "--missing-ok"])
+            .run()
+            .expect("write-tree");
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    #[test]
+    fn index_trees_are_the_ones_git_writes_or_left_to_git() {
+        let (w, repo) = committed();
+        let top = repo.workdir().to_path_buf();
+        let store = ObjectStore::open(&repo).expect("open");
+        std::fs::create_dir_all(top.join("d/e")).expect("dirs");
+        std::fs::write(top.join("d/e/c.txt"), "c\n").expect("write");
+        std::fs::write(top.join("d.txt"), "d\n").expect("write");
+        butler_testkit::write_executable(&top.join("run.sh"), "#!/bin/sh\n");
+        std::os::unix::fs::symlink("a.txt", top.join("link")).expect("symlink");
+        let sub = w.init("sub");
+        w.commit(&sub, "sub");
+        w.git(&top, &["add", "."]);
+        let sub_head = w.git(&sub, &["rev-parse", "HEAD"]);
+        w.git(
+            &top,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{},vendored", sub_head.trim()),
+            ],
+        );
+        w.git(&top, &["update-index", "--skip-worktree", "d.txt"]);
+        // The index as it is, and written as the private copies are (compact and unhashed).
+        let index = repo.git_dir().join("index");
+        let private = ["-c", "index.skipHash=true", "-c", "index.version=4"];
+        let copy = top.join(".git/butler-test-index");
+        std::fs::copy(&index, &copy).expect("copy");
+        GitCommand::new(&repo, "test")
+            .env("GIT_INDEX_FILE", &copy)
+            .args(private)
+            .args(["update-index", "--index-version", "4"])
+            .run_ok()
+            .expect("rewrite the copy");
+        for (file, config) in [(&index, &[][..]), (&copy, &private[..])] {
+            let ours = store.index_tree(file);
+            assert!(ours.is_some(), "{}", file.display());
+            assert_eq!(ours, by_git(&repo, file, config), "{}", file.display());
+        }
+        // A tree nobody wrote stays nobody's: a missing index file is the empty tree.
+        let missing = top.join(".git/no-such-index");
+        assert_eq!(store.index_tree(&missing), by_git(&repo, &missing, &[]));
+
+        // Left to git: intent-to-add entries, conflict stages, a split index.
+        std::fs::write(top.join("new.txt"), "new\n").expect("write");
+        w.git(&top, &["add", "-N", "new.txt"]);
+        assert_eq!(store.index_tree(&index), None, "intent to add");
+        w.git(&top, &["rm", "-q", "--cached", "new.txt"]);
+        assert!(store.index_tree(&index).is_some());
+        w.git(&top, &["update-index", "--split-index"]);
+        assert_eq!(store.index_tree(&index), None, "split index");
+        assert!(by_git(&repo, &index, &[]).is_some());
+        w.git(&top, &["update-index", "--no-split-index"]);
+        let blob = w.git(&top, &["hash-object", "-w", "a.txt"]);
+        let stages: String = (1..=3)
+            .map(|stage| format!("100644 {} {stage}\tconflicted.txt\n", blob.trim()))
+            .collect();
+        GitCommand::new(&repo, "test")
+            .args(["update-index", "--index-info"])
+            .stdin(stages.into_bytes())
+            .run_ok()
+            .expect("stages");
+        assert_eq!(store.index_tree(&index), None, "conflict stages");
+        assert_eq!(by_git(&repo, &index, &[]), None);
     }
 }

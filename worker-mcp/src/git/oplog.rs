@@ -166,10 +166,6 @@ fn is_task_line(name: &str) -> bool {
     name.starts_with("refs/heads/butler/task-")
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).trim().to_owned()
-}
-
 impl GitRepo {
     /// The references a snapshot keeps, with the commits they reach.
     fn kept_refs(
@@ -213,14 +209,7 @@ impl GitRepo {
             let index_side = scope.spawn(|| {
                 let copy = self.private_index();
                 self.copy_index_to(&copy.0)?;
-                let out = GitCommand::new(self, "oplog write-tree")
-                    .env("GIT_INDEX_FILE", &copy.0)
-                    .args(["write-tree", "--missing-ok"])
-                    .run()?;
-                Ok::<_, GitError>(
-                    (out.status.success() && !text(&out.stdout).is_empty())
-                        .then(|| text(&out.stdout)),
-                )
+                self.index_tree(&copy.0, &[])
             });
             let work = self.work_tree_through(private_index);
             let index_side = index_side
