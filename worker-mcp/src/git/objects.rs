@@ -16,6 +16,13 @@ use git2::{ErrorCode, ObjectType, Oid, Repository};
 
 use super::{GitError, GitRepo};
 
+/// The largest index file whose tree is written in-process. libgit2 rebuilds every tree of
+/// an index in which anything changed, where `git write-tree` reuses those of unchanged
+/// directories: measured (dev profile, 2 cores), in-process 0.9 ms for 100 files against
+/// 5.2 ms for starting git, 2.4 ms against 7.3 ms for 1,000 (a 72 KiB index), but 12.9 ms
+/// against 8.7 ms for 5,000 and 44 ms against 11 ms for 20,000.
+const IN_PROCESS_INDEX: u64 = 128 << 10;
+
 /// Who Butler's own commits are by.
 const SIGNATURE: &str = "Butler <butler@localhost>";
 
@@ -214,11 +221,14 @@ impl ObjectStore {
     }
 
     /// The tree `git write-tree --missing-ok` writes from the index file `path`, when libgit2
-    /// writes the same one. `None` leaves it to git: an index libgit2 cannot read (a split or
-    /// sparse index), one with conflict stages (of which git writes no tree), one with
-    /// intent-to-add entries (git leaves them out of the tree, libgit2 would write them as
-    /// empty files).
+    /// writes the same one, and sooner. `None` leaves it to git: an index over
+    /// [`IN_PROCESS_INDEX`] bytes, one libgit2 cannot read (a split or sparse index), one with
+    /// conflict stages (of which git writes no tree), one with intent-to-add entries (git
+    /// leaves them out of the tree, libgit2 would write them as empty files).
     pub(super) fn index_tree(&self, path: &Path) -> Option<String> {
+        if std::fs::metadata(path).map_or(0, |m| m.len()) > IN_PROCESS_INDEX {
+            return None;
+        }
         let mut index = git2::Index::open(path).ok()?;
         let intent = git2::IndexEntryExtendedFlag::INTENT_TO_ADD.bits();
         if index.has_conflicts() || index.iter().any(|e| e.flags_extended & intent != 0) {
@@ -503,5 +513,22 @@ mod tests {
             .expect("stages");
         assert_eq!(store.index_tree(&index), None, "conflict stages");
         assert_eq!(by_git(&repo, &index, &[]), None);
+        GitCommand::new(&repo, "test")
+            .args(["update-index", "--force-remove", "conflicted.txt"])
+            .run_ok()
+            .expect("unstage");
+        assert!(store.index_tree(&index).is_some());
+        // A big index: git's own write-tree is the cheaper.
+        let bulk: String = (0..2_500)
+            .map(|n| format!("100644 {}\tbulk/{}/f{n}\n", blob.trim(), n / 100))
+            .collect();
+        GitCommand::new(&repo, "test")
+            .args(["update-index", "--index-info"])
+            .stdin(bulk.into_bytes())
+            .run_ok()
+            .expect("bulk");
+        assert!(std::fs::metadata(&index).expect("index").len() > IN_PROCESS_INDEX);
+        assert_eq!(store.index_tree(&index), None, "big index");
+        assert!(by_git(&repo, &index, &[]).is_some());
     }
 }
