@@ -1,13 +1,15 @@
 //! Butler's own git objects and references, read and written in-process: the operation log's
-//! blobs, trees and commits, the references that keep them, and the reading of the project's
-//! references and `HEAD` a snapshot needs.
+//! blobs, trees and commits, the references that keep them, the reading of the project's
+//! references and `HEAD` a snapshot needs, and the trees of small index files.
 //!
-//! These went through git's plumbing (`hash-object`, `mktree`, `commit-tree`, `update-ref`,
-//! `for-each-ref`, `symbolic-ref`, `rev-parse`, `cat-file`): about a dozen processes for every
-//! operation Butler logs, for objects no hook, filter or setting of the person's applies to.
-//! libgit2 writes them as git does (loose objects, references under their `.lock`), and the
-//! repositories it cannot open (another object format, reftable) Butler cannot open at all.
-//! The project's own trees (its working tree, its index) are still written by `git`.
+//! These went through git's plumbing (`write-tree`, `hash-object`, `mktree`, `commit-tree`,
+//! `update-ref`, `for-each-ref`, `symbolic-ref`, `rev-parse`, `cat-file`): about fifteen
+//! processes for every operation Butler logs, for objects no hook, filter or setting of the
+//! person's applies to. libgit2 writes them as git does (loose objects, references under their
+//! `.lock`), and the repositories it cannot open (another object format, reftable) Butler
+//! cannot open at all. Staging the working tree (`git add -A`, with the person's ignore rules
+//! and filters) stays git's, and so does the tree of an index libgit2 would read otherwise
+//! ([`ObjectStore::index_tree`]).
 
 use std::cmp::Ordering;
 use std::path::Path;
@@ -47,14 +49,14 @@ impl Kind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Reference {
     pub name: String,
-    /// The object it names (through a symbolic reference: the one that names).
+    /// The object it names (for a symbolic reference, the one at the end of it).
     pub oid: String,
     pub kind: ObjectType,
     /// For a tag object: what it tags.
     pub tagged: Option<String>,
 }
 
-/// An opened repository for the operation log's objects.
+/// A repository opened for these reads and writes.
 pub(super) struct ObjectStore(Repository);
 
 impl ObjectStore {
