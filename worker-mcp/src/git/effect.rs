@@ -122,26 +122,21 @@ impl GitRepo {
         Ok(parse_config_list(&out.stdout))
     }
 
+    /// Every reference and the object it names (`git for-each-ref`).
     pub(super) fn all_refs(&self) -> Result<BTreeMap<String, String>, GitError> {
-        let out = GitCommand::new(self, "for-each-ref")
-            .args(["for-each-ref", "--format=%(objectname) %(refname)"])
-            .run_ok()?;
-        Ok(String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.split_once(' '))
+        Ok(ObjectStore::open(self)?
+            .targets("refs/")?
+            .into_iter()
             // The operation log's entries are rewritten by other sessions meanwhile; they are
             // Butler's, never the run's effect.
-            .filter(|(_, name)| !name.starts_with(super::OPLOG_REFS))
-            .map(|(oid, name)| (name.to_owned(), oid.to_owned()))
+            .filter(|(name, _)| !name.starts_with(super::OPLOG_REFS))
+            .map(|(name, oid)| (name, oid.to_string()))
             .collect())
     }
 
+    /// The commit `HEAD` names (`git rev-parse -q --verify HEAD^{commit}`).
     fn head_oid(&self) -> Result<Option<String>, GitError> {
-        let out = GitCommand::new(self, "rev-parse")
-            .args(["rev-parse", "-q", "--verify", "HEAD^{commit}"])
-            .run()?;
-        let oid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        Ok((out.status.success() && !oid.is_empty()).then_some(oid))
+        ObjectStore::open(self)?.head_commit()
     }
 
     fn stash_list(&self) -> Result<Vec<(String, String)>, GitError> {

@@ -194,6 +194,16 @@ impl ObjectStore {
         }
     }
 
+    /// The commit `HEAD` leads to (`git rev-parse -q --verify HEAD^{commit}`): `None` on a
+    /// branch without commits, or when it names something else.
+    pub(super) fn head_commit(&self) -> Result<Option<String>, GitError> {
+        match self.0.head() {
+            Ok(head) => Ok(head.peel_to_commit().ok().map(|c| c.id().to_string())),
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The blob `oid`'s bytes.
     pub(super) fn read_blob(&self, oid: &str) -> Result<Vec<u8>, GitError> {
         Ok(self.0.find_blob(Oid::from_str(oid)?)?.content().to_vec())
@@ -418,11 +428,27 @@ mod tests {
         assert_eq!(ours.join("\n"), shown);
         assert!(shown.contains(&format!("refs/heads/alias {head} commit")));
 
+        let everything = git(
+            &repo,
+            &["for-each-ref", "--format=%(refname) %(objectname)", "refs/"],
+            b"",
+        );
+        let ours: Vec<String> = store
+            .targets("refs/")
+            .expect("refs")
+            .into_iter()
+            .map(|(name, oid)| format!("{name} {oid}"))
+            .collect();
+        assert_eq!(ours.join("\n"), everything);
+
         assert_eq!(store.head_line().expect("head"), "ref: refs/heads/main");
+        assert_eq!(store.head_commit().expect("head"), Some(head.clone()));
         git(&repo, &["checkout", "-q", "--detach"], b"");
         assert_eq!(store.head_line().expect("head"), head);
+        assert_eq!(store.head_commit().expect("head"), Some(head.clone()));
         git(&repo, &["checkout", "-q", "--orphan", "fresh"], b"");
         assert_eq!(store.head_line().expect("head"), "ref: refs/heads/fresh");
+        assert_eq!(store.head_commit().expect("head"), None);
 
         store.delete_ref("refs/tags/blob").expect("delete");
         store
