@@ -534,27 +534,20 @@ mod tests {
         let stages: String = (1..=3)
             .map(|stage| format!("100644 {} {stage}\tconflicted.txt\n", blob.trim()))
             .collect();
-        GitCommand::new(&repo, "test")
-            .args(["update-index", "--index-info"])
-            .stdin(stages.into_bytes())
-            .run_ok()
-            .expect("stages");
+        git(&repo, &["update-index", "--index-info"], stages.as_bytes());
         assert_eq!(store.index_tree(&index), None, "conflict stages");
         assert_eq!(by_git(&repo, &index, &[]), None);
-        GitCommand::new(&repo, "test")
-            .args(["update-index", "--force-remove", "conflicted.txt"])
-            .run_ok()
-            .expect("unstage");
+        git(
+            &repo,
+            &["update-index", "--force-remove", "conflicted.txt"],
+            b"",
+        );
         assert!(store.index_tree(&index).is_some());
         // A big index: git's own write-tree is the cheaper.
         let bulk: String = (0..2_500)
             .map(|n| format!("100644 {}\tbulk/{}/f{n}\n", blob.trim(), n / 100))
             .collect();
-        GitCommand::new(&repo, "test")
-            .args(["update-index", "--index-info"])
-            .stdin(bulk.into_bytes())
-            .run_ok()
-            .expect("bulk");
+        git(&repo, &["update-index", "--index-info"], bulk.as_bytes());
         assert!(std::fs::metadata(&index).expect("index").len() > IN_PROCESS_INDEX);
         assert_eq!(store.index_tree(&index), None, "big index");
         assert!(by_git(&repo, &index, &[]).is_some());
