@@ -1005,6 +1005,12 @@ mod tests {
         assert!(entry.files.contains(&"a.txt".to_owned()), "{entry:?}");
         undo(&repo);
         assert_eq!(seen(&w, &repo), before);
+        // The log's objects, written in-process (an index with stages: its entries, its blobs
+        // and its file; state files), are as git's own checks want them.
+        w.git(
+            &dir,
+            &["fsck", "--strict", "--no-dangling", "--no-progress"],
+        );
     }
 
     #[test]
@@ -1035,6 +1041,10 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(dir.join("a.txt")).expect("a.txt"),
             "stashed two\n"
+        );
+        w.git(
+            &dir,
+            &["fsck", "--strict", "--no-dangling", "--no-progress"],
         );
     }
 
