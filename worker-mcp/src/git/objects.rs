@@ -98,8 +98,11 @@ impl ObjectStore {
     }
 
     /// Writes a commit of `tree` by Butler at `at` (Unix seconds, UTC) with `message` as given
-    /// (`git commit-tree -F -`). Of `parents`, only the commits this repository has become
-    /// parents: git refuses any other as a parent, and `gc` could not walk past it.
+    /// (`git commit-tree -F -`). Each of `parents` is peeled to the commit it leads to (a tag,
+    /// also a tag of a tag, to the commit it tags), and a commit named twice is a parent once;
+    /// what leads to no commit this repository has is left out. `commit-tree` refuses the whole
+    /// commit for any of these: a parent must be a commit, and `gc` could not walk past a
+    /// missing one.
     pub(super) fn write_commit<'a>(
         &self,
         tree: &str,
@@ -107,20 +110,27 @@ impl ObjectStore {
         message: &str,
         at: i64,
     ) -> Result<String, GitError> {
-        let odb = self.0.odb()?;
         let mut text = format!("tree {}\n", Oid::from_str(tree)?);
+        let mut written = Vec::new();
         for parent in parents {
-            let Ok(oid) = Oid::from_str(parent) else {
-                continue;
-            };
-            if matches!(odb.read_header(oid), Ok((_, ObjectType::Commit))) {
-                text.push_str(&format!("parent {oid}\n"));
+            let commit = Oid::from_str(parent)
+                .and_then(|oid| self.0.find_object(oid, None))
+                .and_then(|object| object.peel_to_commit());
+            if let Ok(commit) = commit
+                && !written.contains(&commit.id())
+            {
+                written.push(commit.id());
+                text.push_str(&format!("parent {}\n", commit.id()));
             }
         }
         text.push_str(&format!(
             "author {SIGNATURE} {at} +0000\ncommitter {SIGNATURE} {at} +0000\n\n{message}"
         ));
-        Ok(odb.write(ObjectType::Commit, text.as_bytes())?.to_string())
+        Ok(self
+            .0
+            .odb()?
+            .write(ObjectType::Commit, text.as_bytes())?
+            .to_string())
     }
 
     /// Points the reference `name` at `oid` (`git update-ref name oid`).
@@ -331,7 +341,17 @@ mod tests {
         }
         assert_eq!(tree, git(&repo, &["mktree", "-z"], &listing));
         let head = git(&repo, &["rev-parse", "HEAD"], b"");
-        let parents = vec![head.clone(), blob.clone(), "0".repeat(40), "not hex".into()];
+        // A tag is peeled to its commit and the commit is a parent once; a blob, a missing
+        // object and a word that is no id lead to no commit (git's `-p` refuses all of these).
+        git(&repo, &["tag", "-a", "-m", "v1", "v1"], b"");
+        let tag = git(&repo, &["rev-parse", "v1"], b"");
+        let parents = vec![
+            tag.clone(),
+            tag.clone(),
+            blob.clone(),
+            "0".repeat(40),
+            "not hex".into(),
+        ];
         let message = "work_vcs: git reset\n\nButler-Operation: 1\n";
         let commit = store
             .write_commit(&tree, &parents, message, 1_781_236_800)
