@@ -17,6 +17,7 @@ use butler_worker::config::{Environment, ProjectConfig, ProjectTrust, TrustState
 use butler_worker::git::GitRepo;
 use butler_worker::issues::{BackendInfo, IssueBackend};
 use butler_worker::ledger::{Ledger, LedgerError, LedgerHandle};
+use butler_worker::offload;
 use butler_worker::secrets::KnownSecrets;
 use butler_worker::time::SharedClock;
 
@@ -117,7 +118,7 @@ async fn release_when_idle(ledger: Weak<LedgerHandle>, idle: Duration) {
             return;
         };
         // Closing the last connection may checkpoint the log: file work, off the executor.
-        let released = tokio::task::spawn_blocking(move || {
+        let released = offload::blocking(move || {
             ledger
                 .release_if_idle(idle, Instant::now())
                 .then(|| ledger.path().to_path_buf())
@@ -152,7 +153,7 @@ pub async fn blocking<T: Send + 'static>(
 ) -> Result<T, WorkError> {
     let project = Arc::clone(project);
     let lang = crate::catalogue::current();
-    tokio::task::spawn_blocking(move || crate::catalogue::sync_scope(lang, || f(&project)))
+    offload::blocking(move || crate::catalogue::sync_scope(lang, || f(&project)))
         .await
         .map_err(|e| WorkError::Internal(format!("worker task failed: {e}")))?
 }
@@ -186,7 +187,7 @@ pub async fn open_project(
         });
     }
     let ledger_clock = clock.clone();
-    let opened = tokio::task::spawn_blocking(move || -> Result<_, WorkError> {
+    let opened = offload::blocking(move || -> Result<_, WorkError> {
         let repo = GitRepo::discover(&path)?;
         let ledger = Ledger::open(repo.common_dir())?.with_clock(ledger_clock);
         // The session starts from the choices remembered when it opens, and only those.

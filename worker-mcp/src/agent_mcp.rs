@@ -207,7 +207,7 @@ impl ServerHandler for AgentMcp {
 /// disconnects; notes go to `notes`.
 pub async fn serve_agent_mcp(task_file: PathBuf, notes: PathBuf) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
-    let server = tokio::task::spawn_blocking(move || AgentMcp::start(&task_file, &notes))
+    let server = crate::offload::blocking(move || AgentMcp::start(&task_file, &notes))
         .await
         .map_err(std::io::Error::other)??;
     let service = server

@@ -18,6 +18,7 @@ pub mod http_client;
 pub mod issues;
 pub mod ledger;
 pub mod nofollow;
+pub mod offload;
 pub mod ops;
 pub mod plain;
 pub mod process;

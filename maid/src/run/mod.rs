@@ -75,10 +75,9 @@ use paths::{Paths, worktrees_dir};
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, MaidError> + Send + 'static,
 ) -> Result<T, MaidError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(result) => result,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
+    butler_worker::offload::blocking(f)
+        .await
+        .unwrap_or_else(|stopped| stopped.resume())
 }
 
 /// [0] and the task's creation: refuses when the Brain's tree has unrecorded changes,

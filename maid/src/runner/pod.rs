@@ -514,10 +514,9 @@ fn ledger_file(ctx: &MaidContext) -> Result<PathBuf, PodError> {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, PodError> + Send + 'static,
 ) -> Result<T, PodError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(result) => result,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
+    butler_worker::offload::blocking(f)
+        .await
+        .unwrap_or_else(|stopped| stopped.resume())
 }
 
 /// Turns messages into the pod's log lines, with the push token (when one is readable)

@@ -1,7 +1,7 @@
 //! The git worker: the only code in Butler that reads or changes a git repository.
 //!
 //! [`GitRepo`] is a plain handle (paths only; `Clone + Send + Sync`) with synchronous methods;
-//! async callers use `tokio::task::spawn_blocking`. Back ends are chosen by measurement
+//! async callers use [`crate::offload::blocking`]. Back ends are chosen by measurement
 //! (libgit2, gix and the git CLI timed on large repositories; `benches/observe_vs_git.rs` keeps
 //! the comparison with `git status`): cheap reads (HEAD, refs, upstream, ahead/behind,
 //! recent commits, repository state) go through libgit2 in-process, reopened per call so they

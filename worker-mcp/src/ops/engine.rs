@@ -176,7 +176,7 @@ impl Engine {
     pub async fn open(parts: EngineParts) -> Result<Engine, OpsError> {
         let repo = parts.repo.clone();
         let clock = parts.clock.clone();
-        let (ledger, root) = tokio::task::spawn_blocking(move || {
+        let (ledger, root) = crate::offload::blocking(move || {
             let ledger = Ledger::open(repo.common_dir())?.with_clock(clock);
             let root = repo
                 .workdir()
@@ -228,7 +228,7 @@ impl Engine {
         f: impl FnOnce(&Ledger) -> Result<T, LedgerError> + Send + 'static,
     ) -> Result<T, OpsError> {
         let ledger = self.ledger.clone();
-        tokio::task::spawn_blocking(move || {
+        crate::offload::blocking(move || {
             let guard = ledger
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -296,7 +296,7 @@ async fn run_program(
 async fn run_git(place: &StepPlace, args: Vec<String>) -> Ran {
     let repo = place.repo.clone();
     let started = Instant::now();
-    let out = tokio::task::spawn_blocking(move || repo.run_vcs(&args, KEEP_TAIL)).await;
+    let out = crate::offload::blocking(move || repo.run_vcs(&args, KEEP_TAIL)).await;
     let duration = started.elapsed();
     match out {
         Ok(Ok(out)) => {

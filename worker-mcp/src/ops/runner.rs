@@ -137,7 +137,7 @@ impl Engine {
                     () = tokio::time::sleep(Duration::from_millis(500)) => {}
                 }
                 let (ledger, id) = (ledger.clone(), id.clone());
-                let asked = tokio::task::spawn_blocking(move || {
+                let asked = crate::offload::blocking(move || {
                     let guard = ledger
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -419,8 +419,7 @@ impl Engine {
                     return Gate::Run(HowToRun::Git(args));
                 }
                 let repo = self.repo.clone();
-                let lost =
-                    tokio::task::spawn_blocking(move || repo.would_lose(&loss, &globals)).await;
+                let lost = crate::offload::blocking(move || repo.would_lose(&loss, &globals)).await;
                 let lost: Vec<Lost> = match lost {
                     Ok(Ok(lost)) => lost,
                     Ok(Err(e)) => {
@@ -598,7 +597,7 @@ impl Engine {
             at,
             undoes: None,
         };
-        tokio::task::spawn_blocking(move || {
+        crate::offload::blocking(move || {
             let lock = repo.lock_tree()?;
             repo.oplog_begin(&lock, info)
         })
@@ -614,7 +613,7 @@ impl Engine {
         let begun = begun?;
         let (repo, keep) = (self.repo.clone(), self.retention);
         let at = self.db(|l| Ok(l.now().unix())).await.ok()?;
-        let done = tokio::task::spawn_blocking(move || {
+        let done = crate::offload::blocking(move || {
             let lock = repo.lock_tree()?;
             let entry = repo.oplog_finish(&lock, begun)?;
             repo.oplog_prune(&lock, keep, at)?;

@@ -12,7 +12,7 @@ const MAX_ENTRIES: usize = 200_000;
 /// Fingerprint of `dir` (0 when there is nothing to watch). Runs on the blocking pool.
 pub(super) async fn of(dir: Option<PathBuf>) -> u64 {
     let Some(dir) = dir else { return 0 };
-    tokio::task::spawn_blocking(move || of_tree(&dir))
+    crate::offload::blocking(move || of_tree(&dir))
         .await
         .unwrap_or(0)
 }
