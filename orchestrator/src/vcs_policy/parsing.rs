@@ -178,7 +178,8 @@ mod tests {
             let (code, _, err) = git(&repo, args);
             assert_eq!(code, Some(0), "git {args:?}: {err}");
         };
-        run(&["init", "-q", "-b", "main"]);
+        // No template: the copies below carry no sample hooks to create and delete.
+        run(&["init", "-q", "-b", "main", "--template="]);
         std::fs::write(repo.join("f"), "1\n").expect("write");
         run(&["add", "f"]);
         run(&["commit", "-qm", "a"]);
@@ -194,6 +195,8 @@ mod tests {
         assert_eq!(code, Some(0), "{err}");
         run(&["remote", "add", "origin", &shared.to_string_lossy()]);
         run(&["fetch", "-q", "origin"]);
+        // Relative, as git reads it from the repository: each copy's own remote.
+        run(&["remote", "set-url", "origin", "../shared.git"]);
         repo
     }
 
@@ -215,19 +218,17 @@ mod tests {
         let top = tempfile::tempdir().expect("tmp");
         copy_tree(template, top.path());
         let repo = top.path().join("repo");
-        // The copy's own remote: the template's path is not this one.
-        git(&repo, &["config", "remote.origin.url", "../shared.git"]);
         let mut args: Vec<&str> = path.to_vec();
         args.extend(words);
         let (code, stdout, stderr) = git(&repo, &args);
         let mut after = String::new();
         for probe in [
             &["for-each-ref", "--format=%(refname) %(objectname)"][..],
-            &["symbolic-ref", "-q", "HEAD"],
             &["status", "--porcelain", "--untracked-files=all"],
         ] {
             after.push_str(&git(&repo, probe).1);
         }
+        // `HEAD` names its branch, or the commit when detached.
         for file in ["config", "HEAD"] {
             after.push_str(
                 &std::fs::read_to_string(repo.join(".git").join(file)).unwrap_or_default(),
