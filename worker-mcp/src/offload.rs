@@ -8,21 +8,28 @@ use std::fmt;
 use std::sync::Mutex;
 
 /// Runs `f` on the blocking pool and gives back its value, or how the job stopped without one.
-pub async fn blocking<T: Send + 'static>(
+pub fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
+) -> impl Future<Output = Result<T, Stopped>> + Send {
+    value_of(run(Box::new(move || Box::new(f()) as Box<dyn Any + Send>)))
+}
+
+/// The job's value as the caller's type: generic over that type only, not over the closure,
+/// and the future it awaits is the same for every caller.
+async fn value_of<T: 'static>(
+    job: impl Future<Output = Result<Box<dyn Any + Send>, Stopped>>,
 ) -> Result<T, Stopped> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    run(Box::new(move || {
-        // The receiver is awaited only after the job has ended, so it is still there.
-        let _ = tx.send(f());
-    }))
-    .await?;
-    rx.await
-        .map_err(|_| Stopped::new(None, "the job ended without its value".into()))
+    let value = job.await?;
+    value
+        .downcast::<T>()
+        .map(|value| *value)
+        .map_err(|_| Stopped::new(None, "the job gave back a value of another type".into()))
 }
 
 /// The one place a job meets tokio's blocking pool.
-async fn run(job: Box<dyn FnOnce() + Send>) -> Result<(), Stopped> {
+async fn run(
+    job: Box<dyn FnOnce() -> Box<dyn Any + Send> + Send>,
+) -> Result<Box<dyn Any + Send>, Stopped> {
     tokio::task::spawn_blocking(job)
         .await
         .map_err(|e| match e.try_into_panic() {
