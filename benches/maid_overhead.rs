@@ -141,7 +141,7 @@ pub fn main() {
                         butler_maid::run_task(
                             ctx.clone(),
                             contract,
-                            |_| {},
+                            &|_| {},
                             CancellationToken::new(),
                         )
                         .await

@@ -459,7 +459,7 @@ pub async fn run_implement_command(
     let result = butler_maid::run_task(
         ctx,
         contract,
-        move |p| {
+        &move |p| {
             let (message, fraction) = p.describe(max);
             eprintln!(
                 "[{:>5.1}s {:>3.0}%] {message}",

@@ -23,7 +23,7 @@ pub async fn one_task(ctx: MaidContext, n: usize) -> String {
         .await
         .expect("prepared");
     let id = contract.task_id.as_str().to_owned();
-    let result = butler_maid::run_task(ctx, contract, |_| {}, CancellationToken::new())
+    let result = butler_maid::run_task(ctx, contract, &|_| {}, CancellationToken::new())
         .await
         .expect("runs");
     let evidence = result.implementation().expect("implementation evidence");

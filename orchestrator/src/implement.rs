@@ -547,7 +547,7 @@ pub async fn run_implement_with(
     let result = butler_maid::run_task(
         ctx,
         contract,
-        move |p| {
+        &move |p| {
             let (message, fraction) = p.describe(max);
             progress(message, fraction);
         },

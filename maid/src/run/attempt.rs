@@ -3,10 +3,10 @@
 
 use butler_worker::git::Baseline;
 
+use super::TaskRun;
 use super::inspect::BrainState;
 use super::modes::StateModes;
 use super::workspace::Workspace;
-use super::{Progress, TaskRun};
 use crate::contract::AttemptEvidence;
 use crate::error::MaidError;
 use crate::prompt::{WorkerTools, first_prompt, retry_prompt};
@@ -24,7 +24,7 @@ pub(super) struct AttemptStart {
     pub note_mark: i64,
 }
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// [2] Begins the attempt in the ledger and takes its baselines.
     pub(super) async fn begin_attempt(
         &self,

@@ -4,12 +4,12 @@
 
 use butler_worker::ledger::TaskNote;
 
+use super::TaskRun;
 use super::attempt::AttemptStart;
 use super::launch::AgentRun;
 use super::record::Recorded;
 use super::verify::Checked;
 use super::workspace::Workspace;
-use super::{Progress, TaskRun};
 use crate::contract::{AgentNote, AttemptEvidence, DirectGit, DirectGitFinding, NoteKind};
 use crate::error::MaidError;
 use crate::sandbox::TaskSandbox;
@@ -17,7 +17,7 @@ use crate::sandbox::TaskSandbox;
 /// The evidence line when the agent never started the worker MCP.
 pub(crate) const WORKER_MCP_NOT_REACHED: &str = "worker MCP not reached";
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// Builds the attempt's evidence and stores it in the ledger.
     pub(super) async fn evidence(
         &self,

@@ -14,13 +14,13 @@ use butler_worker::nofollow::{Dir, Kind};
 use butler_worker::git::TaskGit;
 use butler_worker::tool_config::ToolConfigKind;
 
+use super::TaskRun;
 use super::workspace::Workspace;
-use super::{Progress, TaskRun};
 use crate::contract::DirectGitFinding;
 use crate::error::MaidError;
 use butler_worker::git::{Baseline, OpInfo};
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// Finds and undoes direct git use, outside writes and planted configuration: what the
     /// agent of `attempt` did since the worktree's git was `baseline` and the Brain's tree was
     /// `brain`.

@@ -40,7 +40,7 @@ impl AgentRun {
     }
 }
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// Launches the agent with `prompt` in the worktree and supervises it to its end.
     pub(super) async fn run_agent(
         &self,

@@ -113,7 +113,7 @@ pub async fn prepare_task(
 pub async fn run_task(
     ctx: MaidContext,
     contract: TaskContract,
-    progress: impl Fn(Progress) + Send + Sync,
+    progress: &(dyn Fn(Progress) + Send + Sync),
     cancel: CancellationToken,
 ) -> Result<ResultContract, MaidError> {
     // Counted as running (and stopped with the process) until it returns.
@@ -255,13 +255,15 @@ impl Shared {
 
 /// One task's run: the shared state, where progress goes, and the token that cancels it.
 /// Its steps are methods (see the module's table).
-struct TaskRun<'a, P> {
+struct TaskRun<'a> {
     shared: Arc<Shared>,
-    progress: &'a P,
+    /// Behind `dyn`, so the steps are compiled once, here, and not again in every crate that
+    /// runs a task with a progress callback of its own type.
+    progress: &'a (dyn Fn(Progress) + Send + Sync),
     cancel: &'a CancellationToken,
 }
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// Runs `f` on the shared state off the async executor.
     async fn blocking<T: Send + 'static>(
         &self,

@@ -6,10 +6,10 @@ use butler_worker::git::TaskGit;
 use butler_worker::ledger::{Ledger, RecordId};
 use butler_worker::record::{self, Draft};
 
+use super::TaskRun;
 use super::attempt::AttemptStart;
 use super::context::target;
 use super::workspace::Workspace;
-use super::{Progress, TaskRun};
 use crate::contract::TaskContract;
 use crate::error::MaidError;
 use crate::scope::scope_violations;
@@ -30,7 +30,7 @@ pub(super) struct Recorded {
     pub head: String,
 }
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// Sets the out-of-scope changes aside and records the rest (nothing is recorded when the
     /// task was cancelled).
     pub(super) async fn record(

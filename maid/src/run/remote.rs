@@ -33,7 +33,7 @@ struct Names {
     clone_mark: String,
 }
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// The whole run on the cluster.
     pub(super) async fn run_remote(
         &self,

@@ -26,7 +26,7 @@ pub(super) struct Checked {
     pub egress: Option<butler_worker::egress::Connections>,
 }
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// Runs the verifiers; after a cancellation only the scope is reported.
     pub(super) async fn verify(
         &self,

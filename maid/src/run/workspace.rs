@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use butler_worker::git::TaskGit;
 use butler_worker::process::ChildEnv;
 
+use super::TaskRun;
 use super::context::require_recorded;
-use super::{Progress, TaskRun};
 use crate::agent::{AgentAdapter, WorkerMcpCommand};
 use crate::env::prepare_isolated_home;
 use crate::error::MaidError;
@@ -30,7 +30,7 @@ pub(super) struct Workspace {
     pub worker_mcp: WorkerMcpCommand,
 }
 
-impl<P: Fn(Progress) + Send + Sync> TaskRun<'_, P> {
+impl TaskRun<'_> {
     /// [0] Unrecorded changes in the Brain's tree stop the task before anything starts.
     /// [1] The task branch from the current record, in its worktree; then the agent's setup.
     pub(super) async fn open_workspace(&self) -> Result<Workspace, MaidError> {

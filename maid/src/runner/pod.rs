@@ -472,7 +472,7 @@ pub async fn run_in_pod(
     }
     let project = ctx.project_root.clone();
     let git_env = ctx.git_env.clone();
-    let result = crate::run::run_task(ctx, contract, progress, cancel).await?;
+    let result = crate::run::run_task(ctx, contract, &progress, cancel).await?;
     let task = task.clone();
     let line = task.contract.task_id.branch();
     blocking(move || {

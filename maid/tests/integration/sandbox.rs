@@ -117,7 +117,7 @@ async fn run(ctx: MaidContext) -> ImplementEvidence {
     let contract = prepare_task(&ctx, request(), "test")
         .await
         .expect("prepared");
-    run_task(ctx, contract, |_| {}, CancellationToken::new())
+    run_task(ctx, contract, &|_| {}, CancellationToken::new())
         .await
         .expect("runs")
         .implementation()
@@ -697,7 +697,7 @@ async fn a_worktrees_dir_holding_the_project_leaves_the_repository_readable() {
     )
     .await
     .expect("prepared");
-    let result = run_task(ctx, contract, |_| {}, CancellationToken::new())
+    let result = run_task(ctx, contract, &|_| {}, CancellationToken::new())
         .await
         .expect("ran")
         .implementation()

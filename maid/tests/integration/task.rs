@@ -135,7 +135,7 @@ async fn run(
     let result = run_task(
         context(repo),
         c,
-        move |p| sink.lock().expect("lock").push(p),
+        &move |p| sink.lock().expect("lock").push(p),
         CancellationToken::new(),
     )
     .await
@@ -362,7 +362,7 @@ async fn cancellation_stops_the_agent_and_ends_the_task() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         trigger.cancel();
     });
-    let result = run_task(context(&repo), contract(&repo, &[]).await, |_| {}, cancel)
+    let result = run_task(context(&repo), contract(&repo, &[]).await, &|_| {}, cancel)
         .await
         .map(evidence)
         .expect("runs");
@@ -542,7 +542,7 @@ async fn notes_through_the_worker_mcp_reach_the_ledger_and_the_evidence() {
     let c = prepare_task(&ctx, request(&[]), "test")
         .await
         .expect("prepared");
-    let result = run_task(ctx, c, |_| {}, CancellationToken::new())
+    let result = run_task(ctx, c, &|_| {}, CancellationToken::new())
         .await
         .map(evidence)
         .expect("runs");

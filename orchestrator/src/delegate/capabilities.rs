@@ -512,7 +512,7 @@ impl Capability for Implement {
             let result = butler_maid::run_task(
                 ctx,
                 prepared,
-                move |p| {
+                &move |p| {
                     let (message, fraction) = p.describe(max);
                     progress(message, fraction);
                 },
