@@ -540,7 +540,7 @@ mod tests {
         let missing = top.join(".git/no-such-index");
         assert_eq!(store.index_tree(&missing), by_git(&repo, &missing, &[]));
 
-        // Left to git: intent-to-add entries, conflict stages, a split index.
+        // Left to git: intent-to-add entries, conflict stages, a split or sparse index.
         std::fs::write(top.join("new.txt"), "new\n").expect("write");
         w.git(&top, &["add", "-N", "new.txt"]);
         assert_eq!(store.index_tree(&index), None, "intent to add");
@@ -563,6 +563,25 @@ mod tests {
             b"",
         );
         assert!(store.index_tree(&index).is_some());
+        // A sparse index: a directory outside the cone is one entry, which only git expands.
+        let sparse = w.init("sparse");
+        std::fs::create_dir_all(sparse.join("out/deep")).expect("dirs");
+        std::fs::write(sparse.join("in.txt"), "in\n").expect("write");
+        std::fs::write(sparse.join("out/deep/y.txt"), "y\n").expect("write");
+        w.commit(&sparse, "sparse");
+        w.git(
+            &sparse,
+            &["sparse-checkout", "set", "--cone", "--sparse-index"],
+        );
+        assert!(
+            w.git(&sparse, &["ls-files", "--sparse"]).contains("out/\n"),
+            "the index is sparse"
+        );
+        let sparse_repo = GitRepo::discover(&sparse).expect("sparse repo");
+        let sparse_index = sparse_repo.git_dir().join("index");
+        let sparse_store = ObjectStore::open(&sparse_repo).expect("open");
+        assert_eq!(sparse_store.index_tree(&sparse_index), None, "sparse index");
+        assert!(by_git(&sparse_repo, &sparse_index, &[]).is_some());
         // A big index: git's own write-tree is the cheaper.
         let bulk: String = (0..2_500)
             .map(|n| format!("100644 {}\tbulk/{}/f{n}\n", blob.trim(), n / 100))
