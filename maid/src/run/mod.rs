@@ -71,10 +71,8 @@ use context::{open_ledger, require_recorded};
 use journal::TASK_OPERATION;
 use paths::{Paths, worktrees_dir};
 
-/// Runs blocking work (git, SQLite) off the async executor.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, MaidError> + Send + 'static,
-) -> Result<T, MaidError> {
+/// Runs blocking work (git, SQLite) off the async executor; its panic continues here.
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     butler_worker::offload::blocking(f)
         .await
         .unwrap_or_else(|stopped| stopped.resume())

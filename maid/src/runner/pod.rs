@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::wire::PodMessage;
 use crate::error::MaidError;
-use crate::run::{MaidContext, Progress};
+use crate::run::{MaidContext, Progress, blocking};
 
 /// The Task Contract, as JSON.
 pub(crate) const CONTRACT_VAR: &str = "BUTLER_TASK_CONTRACT";
@@ -466,7 +466,7 @@ pub async fn run_in_pod(
                 })?;
             }
             let ledger = Ledger::open_file(&ledger_file)?.with_clock(clock);
-            Ok(ledger.create_named_task(&contract)?)
+            Ok::<_, PodError>(ledger.create_named_task(&contract)?)
         })
         .await?;
     }
@@ -508,15 +508,6 @@ fn ledger_file(ctx: &MaidContext) -> Result<PathBuf, PodError> {
         source,
     })?;
     Ok(repo.common_dir().join(LEDGER_DIR).join(LEDGER_FILE))
-}
-
-/// Runs blocking work (git, SQLite) off the async executor.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, PodError> + Send + 'static,
-) -> Result<T, PodError> {
-    butler_worker::offload::blocking(f)
-        .await
-        .unwrap_or_else(|stopped| stopped.resume())
 }
 
 /// Turns messages into the pod's log lines, with the push token (when one is readable)
