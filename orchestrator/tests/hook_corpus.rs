@@ -924,6 +924,20 @@ const RUN_FOR_REAL: &[(&str, bool)] = &[
     ("script -q -c ls git", false),
     ("flock git git status", true),
     ("timeout 5 git status", true),
+    // Patterns: bash runs the file names they match (`bin/git` is the stand-in).
+    ("$HOME/bin/gi? status", true),
+    ("$HOME/bin/g*t status", true),
+    ("$HOME/bin/g[i]t log", true),
+    ("$HOME/bin/'gi?' status", false),
+    ("$HOME/bin/gi\\? status", false),
+    ("$HOME/bin/gi[ status", false),
+    ("env $HOME/bin/gi? status", true),
+    ("env \"$HOME/bin/gi?\" status", false),
+    ("G='gi?'; $HOME/bin/$G status", true),
+    ("G='gi?'; \"$HOME/bin/$G\" status", false),
+    ("echo $HOME/bin/gi? status | sh", true),
+    ("sh -c '$HOME/bin/g?t status'", true),
+    ("echo $HOME/bin/gi?", false),
 ];
 
 /// Whether `program` can be run here (a shell keyword or builtin, or found on PATH).

@@ -11,7 +11,7 @@ const RESERVED: &[&str] = &[
     "then", "do", "else", "elif", "if", "while", "until", "!", "time",
 ];
 
-use super::{programs, wrappers};
+use super::{glob, programs, wrappers};
 
 /// Words after which any later word of the same command may be the command that runs: the
 /// wrappers [`wrappers`] knows, and `find`'s exec actions.
@@ -60,7 +60,13 @@ fn find_in_words(words: &[Word]) -> Option<Vec<String>> {
         if !command_position {
             continue;
         }
-        if let Some(mut args) = programs::git_prefix(&word.text) {
+        // Quoting is not kept here: every `*`, `?` and `[…]` is read as a pattern.
+        if let Some(args) = programs::git_prefix(&glob::pattern(&word.text)) {
+            // A subcommand known only at run time is shown as `…`.
+            let mut args: Vec<String> = args
+                .into_iter()
+                .map(|a| a.replace(wrappers::DYNAMIC, "…"))
+                .collect();
             args.extend(
                 words[i + 1..]
                     .iter()

@@ -35,6 +35,7 @@ mod braces;
 mod fallback;
 mod getopt;
 pub mod git_cli;
+mod glob;
 mod interpreters;
 pub(crate) mod programs;
 mod runs;

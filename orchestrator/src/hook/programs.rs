@@ -7,12 +7,15 @@
 //!   ships ([`GIT_COMMANDS`], from git's `command-list.txt` and the programs git installs in
 //!   `git --exec-path`), e.g. `git-upload-pack`, `git-receive-pack`, `git-shell`, `git-commit`;
 //!   and any `git-*` program run from a directory named `git-core` (git's exec path).
+//! - a pattern bash expands in the program's name that can name one of these (`/usr/bin/gi?`,
+//!   `g[i]t`; see [`super::glob`]).
 //! - Not: separate programs whose names merely begin with `git` (`git-cliff`, `git-absorb`,
 //!   `git-lfs`, `git-crypt`, `gitleaks`, `gitk`, `lazygit`): they are other tools, and the hook
 //!   does not follow programs that run git themselves (`cargo`, `make`, an editor).
 
 use std::borrow::Cow;
 
+use super::glob;
 use super::runs::DYNAMIC;
 
 /// Commands git ships as `git-<name>` (builtins, scripts and helpers in its exec path), as of
@@ -245,8 +248,12 @@ pub fn program_name(word: &str) -> Cow<'_, str> {
 pub fn git_prefix(word: &str) -> Option<Vec<String>> {
     // Only the program's own name decides: `$HOME/.local/bin/git` is git wherever the
     // directory is.
-    if basename(word).contains(DYNAMIC) {
+    let base = basename(word);
+    if base.contains(DYNAMIC) {
         return None;
+    }
+    if glob::is_pattern(base) {
+        return git_by_pattern(word);
     }
     let name = program_name(word);
     if name == "git" {
@@ -260,6 +267,94 @@ pub fn git_prefix(word: &str) -> Option<Vec<String>> {
     (in_exec_path || GIT_COMMANDS.contains(&sub)).then(|| vec![sub.to_owned()])
 }
 
+/// What a command word spelled as a pattern (`/usr/bin/gi? status`, `g[i]t`, `$HOME/bin/g*`)
+/// may start of git, whichever file names it expands to: `[]` when it can name git itself,
+/// `[sub]` when it can name exactly one of git's dashed programs, `[…]` (known at run time)
+/// when it can name several, or any `git-*` program in a directory that can be `git-core`.
+fn git_by_pattern(word: &str) -> Option<Vec<String>> {
+    let base = basename(word);
+    // Every name of git begins `git`: a pattern whose fixed start cannot is none of them.
+    let head = glob::head(base).to_ascii_lowercase();
+    if !("git".starts_with(&head) || head.starts_with("git")) {
+        return None;
+    }
+    let names = |name: &str| {
+        glob::matches(base, name)
+            || PROGRAM_SUFFIXES
+                .iter()
+                .any(|suffix| glob::matches(base, &format!("{name}{suffix}")))
+    };
+    if names("git") {
+        return Some(Vec::new());
+    }
+    let subs: Vec<&str> = GIT_COMMANDS
+        .iter()
+        .copied()
+        .filter(|sub| names(&format!("git-{sub}")))
+        .collect();
+    let in_exec_path = word
+        .rsplit(['/', '\\'])
+        .nth(1)
+        .is_some_and(|dir| glob::matches(dir, "git-core"));
+    match subs.as_slice() {
+        [one] => Some(vec![(*one).to_owned()]),
+        [] if !(in_exec_path && may_start_dashed(base)) => None,
+        _ => Some(vec![DYNAMIC.to_string()]),
+    }
+}
+
+/// Whether a pattern's text before its first pattern character can begin `git-…`.
+fn may_start_dashed(pattern: &str) -> bool {
+    let head = glob::head(pattern).to_ascii_lowercase();
+    "git-".starts_with(&head) || head.starts_with("git-")
+}
+
+/// Whether a word (pattern characters as [`glob`]'s stand-ins) mentions git as a pattern: one
+/// that spells part of the name (`gi?`, `/usr/bin/g*t`, not a bare `*`) and can expand to it.
+pub fn names_git_by_pattern(word: &str) -> bool {
+    let base = basename(word);
+    glob::is_pattern(base)
+        && glob::literal_part(base).any(|c| c.is_ascii_alphanumeric())
+        && git_by_pattern(word).is_some()
+}
+
+/// Patterns in text as written (`os.system("gi? status")`): every run of path characters that
+/// holds `*`, `?` or `[`, read as unquoted. Past [`MAX_PATTERNS`] different ones, the text is
+/// taken to mention git.
+fn mentions_git_by_pattern(text: &str) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '\'' | '"'
+                    | '`'
+                    | ';'
+                    | '|'
+                    | '&'
+                    | '('
+                    | ')'
+                    | '<'
+                    | '>'
+                    | '$'
+                    | '='
+                    | '{'
+                    | '}'
+                    | ','
+            )
+    })
+    .filter(|token| token.contains(['*', '?', '[']))
+    .any(|token| {
+        if !seen.insert(token) {
+            return false;
+        }
+        seen.len() > MAX_PATTERNS || names_git_by_pattern(&glob::pattern(token))
+    })
+}
+
+/// Different patterns in one text checked against git's names (each against about a thousand).
+const MAX_PATTERNS: usize = 64;
+
 /// Whether a command word is computed at run time (its program name holds a part known only
 /// when the command runs: `$GIT`, `$(which git)`, `${CMD}`, `` `x` ``).
 pub fn is_dynamic(word: &str) -> bool {
@@ -267,8 +362,9 @@ pub fn is_dynamic(word: &str) -> bool {
 }
 
 /// Whether `text` mentions git: a word that starts git (`git`, `/usr/bin/git`, `GIT.EXE`,
-/// `git-upload-pack`), or a name with `git` as one of its `_`-separated parts (`$GIT`,
-/// `GIT_BIN`, `my_git`). `github`, `.gitignore`, `digit`, `git-cliff` do not mention git.
+/// `git-upload-pack`), a name with `git` as one of its `_`-separated parts (`$GIT`,
+/// `GIT_BIN`, `my_git`), or a pattern that spells part of git's name and can expand to it
+/// (`gi?`, `/usr/bin/g[i]t`). `github`, `.gitignore`, `digit`, `git-cliff`, `*` do not.
 pub fn mentions_git(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut from = 0;
@@ -292,7 +388,7 @@ pub fn mentions_git(text: &str) -> bool {
         }
         from = start + 3;
     }
-    false
+    text.contains(['*', '?', '[']) && mentions_git_by_pattern(text)
 }
 
 fn is_token_byte(b: u8) -> bool {
@@ -373,6 +469,9 @@ mod tests {
             "run /usr/bin/git",
             "Git.exe",
             "my_git",
+            "os.system(\"gi? status\")",
+            "for g in /usr/bin/g[i]t; do",
+            "~/bin/G*T",
         ] {
             assert!(mentions_git(text), "{text}");
         }
@@ -385,6 +484,10 @@ mod tests {
             "gitlab-runner",
             "ls .git/refs",
             "git.log",
+            "ls *",
+            "arr[0]=x",
+            "echo \"Done?\"",
+            "rm -f *.o g?",
         ] {
             assert!(!mentions_git(text), "{text}");
         }

@@ -1,7 +1,8 @@
 //! Walks a parsed shell program and finds the first place where git would start.
 //!
-//! Every simple command's words are brace-expanded ([`super::braces`]) and de-quoted, then
-//! resolved through [`super::wrappers`]; every word is searched for command substitutions (also
+//! Every simple command's words are brace-expanded ([`super::braces`]) and de-quoted (unquoted
+//! pattern characters kept as [`super::glob`]'s stand-ins), then resolved through
+//! [`super::wrappers`]; every word is searched for command substitutions (also
 //! inside double quotes, parameter expansions, arithmetic, `[[ … ]]` tests and unquoted
 //! here-docs); scripts handed to a shell (`sh -c`, `eval`, a pipeline into `sh`, a here-doc fed
 //! to `bash`) are parsed and walked in turn, and code handed to another language is judged by
@@ -20,7 +21,7 @@ use brush_parser::{Parser, ParserOptions};
 
 use super::interpreters::{self, Code};
 use super::wrappers::{self, DYNAMIC, Runs};
-use super::{braces, fallback, programs};
+use super::{braces, fallback, glob, programs};
 
 /// Scripts longer than this are not parsed but scanned.
 pub const MAX_PARSE_BYTES: usize = 128 * 1024;
@@ -266,6 +267,10 @@ impl Walker {
             C::ForClause(f) => {
                 for value in f.values.iter().flatten() {
                     self.word(&value.value);
+                    // `for g in /usr/bin/gi?; do $g status; done`: the loop runs its values.
+                    if programs::names_git_by_pattern(&self.argument(&value.value)) {
+                        self.line_mentions_git = true;
+                    }
                 }
                 self.compound_list(&f.body.list);
             }
@@ -409,8 +414,12 @@ impl Walker {
         if self.depth == 1 {
             self.written = words.join(" ");
         }
-        let argv: Vec<String> = words.iter().map(|w| self.value(w)).collect();
-        if !self.line_mentions_git && argv.iter().any(|w| programs::mentions_git(w)) {
+        let argv: Vec<String> = words.iter().map(|w| self.argument(w)).collect();
+        if !self.line_mentions_git
+            && argv
+                .iter()
+                .any(|w| programs::mentions_git(w) || programs::names_git_by_pattern(w))
+        {
             self.line_mentions_git = true;
         }
         self.remember_exports(&argv);
@@ -426,7 +435,7 @@ impl Walker {
             "export" | "declare" | "local" | "readonly" | "typeset"
         ) {
             for arg in &argv[1..] {
-                if let Some((name, value)) = arg.split_once('=') {
+                if let Some((name, value)) = glob::literal(arg).split_once('=') {
                     self.vars.insert(name.to_owned(), value.to_owned());
                 }
             }
@@ -438,7 +447,8 @@ impl Walker {
             return;
         }
         if let Some(seen) = &mut self.seen {
-            seen.programs.push(argv.to_vec());
+            seen.programs
+                .push(argv.iter().map(|w| glob::literal(w).into_owned()).collect());
         }
         let runs = wrappers::resolve(argv);
         self.runs(runs, stdin, hops);
@@ -453,6 +463,8 @@ impl Walker {
             Runs::Git(args) => self.found = Some(Found::Git(shown_all(&args))),
             Runs::Command(command) => self.resolve(&command, stdin, hops + 1),
             Runs::Script(script) => {
+                // The script is text again: its shell expands its own patterns.
+                let script = glob::literal(&script);
                 self.saw_code(&script);
                 self.script(&script);
             }
@@ -460,8 +472,9 @@ impl Walker {
                 Some(text) => self.script(&text),
                 None => self.opaque(|| "a script read from standard input".to_owned()),
             },
-            Runs::Code(code) => {
+            Runs::Code(mut code) => {
                 self.opaque(|| "code of another language".to_owned());
+                code.text = glob::literal(&code.text).into_owned();
                 self.saw_code(&code.text);
                 self.code(&code);
             }
@@ -593,26 +606,46 @@ impl Walker {
         }
     }
 
-    /// The word as the command will see it, with run-time parts replaced by [`DYNAMIC`].
+    /// The word as the command will see it, with run-time parts replaced by [`DYNAMIC`], where
+    /// bash expands no patterns (an assignment's value, a here-string).
     fn value(&self, raw: &str) -> String {
+        self.expanded(raw, false)
+    }
+
+    /// A command's word as the command will see it: run-time parts replaced by [`DYNAMIC`],
+    /// pattern characters bash would expand as [`glob`]'s stand-ins.
+    fn argument(&self, raw: &str) -> String {
+        self.expanded(raw, true)
+    }
+
+    fn expanded(&self, raw: &str, globbing: bool) -> String {
         match word::parse(raw, &self.options) {
             Ok(pieces) => {
                 let mut out = String::new();
-                self.append_value(&pieces, &mut out, false);
+                self.append_value(&pieces, &mut out, false, globbing);
                 out
             }
             Err(_) => raw.replace(['"', '\'', '\\'], ""),
         }
     }
 
-    fn append_value(&self, pieces: &[WordPieceWithSource], out: &mut String, quoted: bool) {
+    /// `quoted`: inside double quotes; `globbing`: unquoted patterns are expanded here.
+    fn append_value(
+        &self,
+        pieces: &[WordPieceWithSource],
+        out: &mut String,
+        quoted: bool,
+        globbing: bool,
+    ) {
+        let expands = globbing && !quoted;
         for piece in pieces {
             match &piece.piece {
+                WordPiece::Text(s) if expands => out.push_str(&glob::pattern(s)),
                 WordPiece::Text(s) | WordPiece::SingleQuotedText(s) => out.push_str(s),
                 WordPiece::AnsiCQuotedText(s) => out.push_str(&ansi_c(s)),
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                    self.append_value(inner, out, true)
+                    self.append_value(inner, out, true, globbing)
                 }
                 WordPiece::EscapeSequence(s) => {
                     let escaped = s.strip_prefix('\\').unwrap_or(s);
@@ -628,6 +661,8 @@ impl Walker {
                     parameter: Parameter::Named(name),
                     indirect: false,
                 }) => match (self.vars.get(name), name.as_str()) {
+                    // Unquoted, the value is split and expanded as a pattern.
+                    (Some(value), _) if expands => out.push_str(&glob::pattern(value)),
                     (Some(value), _) => out.push_str(value),
                     (None, "SHELL" | "BASH") => out.push_str("sh"),
                     _ => out.push(DYNAMIC),
@@ -705,12 +740,12 @@ fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
         "printf" => Some(argv[1..].join(" ").replace("\\n", "\n")),
         _ => None,
     }
-    .map(|s| s.replace(DYNAMIC, "…"))
+    .map(|s| shown(&s))
 }
 
-/// A word as shown to the Brain: run-time parts as `…`.
+/// A word as shown to the Brain: run-time parts as `…`, patterns as written.
 fn shown(word: &str) -> String {
-    word.replace(DYNAMIC, "…")
+    glob::literal(&word.replace(DYNAMIC, "…")).into_owned()
 }
 
 fn shown_all(words: &[String]) -> Vec<String> {

@@ -1,0 +1,267 @@
+//! Pathname expansion: a word with an unquoted `*`, `?` or `[…]` is a pattern, and bash runs
+//! whichever file names it matches (`/usr/bin/gi? status` runs git; `gi? status` does too in a
+//! directory holding a `git`, found on `PATH`).
+//!
+//! De-quoted words carry the pattern characters bash would expand as stand-ins ([`STAR`],
+//! [`ONE`], [`OPEN`], [`CLOSE`]), so a quoted `'*'` stays a literal star; [`literal`] turns a
+//! word back into its text. [`matches`] says whether a pattern could expand to a given name,
+//! in any letter case (case-insensitive file systems run `GIT` for `git`).
+
+use std::borrow::Cow;
+
+/// An unquoted `*`: any run of characters.
+pub const STAR: char = '\u{2}';
+/// An unquoted `?`: any one character.
+pub const ONE: char = '\u{3}';
+/// An unquoted `[`: opens a bracket expression when an unquoted `]` closes it.
+pub const OPEN: char = '\u{4}';
+/// An unquoted `]`.
+pub const CLOSE: char = '\u{5}';
+
+/// Unquoted text with its pattern characters as stand-ins.
+pub fn pattern(text: &str) -> Cow<'_, str> {
+    if !text.contains(['*', '?', '[', ']']) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| match c {
+                '*' => STAR,
+                '?' => ONE,
+                '[' => OPEN,
+                ']' => CLOSE,
+                other => other,
+            })
+            .collect(),
+    )
+}
+
+/// The word as text: stand-ins back to the characters they stand for.
+pub fn literal(word: &str) -> Cow<'_, str> {
+    if !word.contains([STAR, ONE, OPEN, CLOSE]) {
+        return Cow::Borrowed(word);
+    }
+    Cow::Owned(
+        word.chars()
+            .map(|c| match c {
+                STAR => '*',
+                ONE => '?',
+                OPEN => '[',
+                CLOSE => ']',
+                other => other,
+            })
+            .collect(),
+    )
+}
+
+/// Whether the word holds a pattern character bash would expand.
+pub fn is_pattern(word: &str) -> bool {
+    word.contains([STAR, ONE, OPEN])
+}
+
+/// The characters of a pattern that stand for themselves (outside bracket expressions).
+pub fn literal_part(pattern: &str) -> impl Iterator<Item = char> + '_ {
+    let mut in_bracket = false;
+    pattern.chars().filter(move |&c| match c {
+        STAR | ONE => false,
+        OPEN => {
+            in_bracket = true;
+            false
+        }
+        CLOSE => {
+            in_bracket = false;
+            false
+        }
+        _ => !in_bracket,
+    })
+}
+
+/// The text before the first pattern character.
+pub fn head(pattern: &str) -> &str {
+    pattern
+        .find([STAR, ONE, OPEN])
+        .map_or(pattern, |end| &pattern[..end])
+}
+
+/// Whether `pattern` (a word with stand-ins) matches `name`, ignoring ASCII letter case.
+pub fn matches(pattern: &str, name: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().map(|c| c.to_ascii_lowercase()).collect();
+    match_from(&pattern, &name)
+}
+
+fn match_from(pattern: &[char], name: &[char]) -> bool {
+    let Some((&first, rest)) = pattern.split_first() else {
+        return name.is_empty();
+    };
+    match first {
+        STAR => (0..=name.len()).any(|skip| match_from(rest, &name[skip..])),
+        ONE => !name.is_empty() && match_from(rest, &name[1..]),
+        OPEN => match bracket(rest) {
+            Some((set, after)) => {
+                !name.is_empty() && set.admits(name[0]) && match_from(after, &name[1..])
+            }
+            // No closing `]`: the `[` is itself.
+            None => name.first() == Some(&'[') && match_from(rest, &name[1..]),
+        },
+        c => {
+            let c = if c == CLOSE { ']' } else { c };
+            name.first() == Some(&c.to_ascii_lowercase()) && match_from(rest, &name[1..])
+        }
+    }
+}
+
+/// A bracket expression's members, as bash reads them after an unquoted `[`.
+struct Set {
+    negated: bool,
+    members: Vec<Member>,
+}
+
+enum Member {
+    Char(char),
+    Range(char, char),
+    Class(String),
+}
+
+impl Set {
+    /// Whether the set admits `c` (a lower-case name character) in either letter case.
+    fn admits(&self, c: char) -> bool {
+        let hit = |c: char| {
+            self.members.iter().any(|m| match m {
+                Member::Char(m) => *m == c,
+                Member::Range(lo, hi) => (*lo..=*hi).contains(&c),
+                Member::Class(class) => in_class(class, c),
+            })
+        };
+        let found = hit(c) || hit(c.to_ascii_uppercase());
+        found != self.negated
+    }
+}
+
+/// The set after an unquoted `[` and what follows its closing `]`, or `None` when no unquoted
+/// `]` closes it. A `]` first (after `!` or `^`) is a member; `[:class:]` is a class.
+fn bracket(after_open: &[char]) -> Option<(Set, &[char])> {
+    let mut i = 0;
+    let negated = matches!(after_open.first(), Some('!' | '^'));
+    if negated {
+        i += 1;
+    }
+    let mut members = Vec::new();
+    let first = i;
+    loop {
+        let c = *after_open.get(i)?;
+        if c == CLOSE && i > first {
+            return Some((Set { negated, members }, &after_open[i + 1..]));
+        }
+        let c = plain(c);
+        if c == '['
+            && after_open.get(i + 1).map(|&n| plain(n)) == Some(':')
+            && let Some(len) = after_open[i + 2..]
+                .windows(2)
+                .position(|w| plain(w[0]) == ':' && plain(w[1]) == ']')
+        {
+            let class: String = after_open[i + 2..i + 2 + len].iter().collect();
+            members.push(Member::Class(class));
+            i += len + 4;
+            continue;
+        }
+        match (
+            after_open.get(i + 1).map(|&n| plain(n)),
+            after_open.get(i + 2),
+        ) {
+            (Some('-'), Some(&hi)) if hi != CLOSE => {
+                members.push(Member::Range(c, plain(hi)));
+                i += 3;
+            }
+            _ => {
+                members.push(Member::Char(c));
+                i += 1;
+            }
+        }
+    }
+}
+
+/// A stand-in inside a bracket expression is its character.
+fn plain(c: char) -> char {
+    match c {
+        STAR => '*',
+        ONE => '?',
+        OPEN => '[',
+        CLOSE => ']',
+        other => other,
+    }
+}
+
+fn in_class(class: &str, c: char) -> bool {
+    match class {
+        "alpha" | "upper" | "lower" => c.is_ascii_alphabetic(),
+        "alnum" => c.is_ascii_alphanumeric(),
+        "word" => c.is_ascii_alphanumeric() || c == '_',
+        "digit" => c.is_ascii_digit(),
+        "xdigit" => c.is_ascii_hexdigit(),
+        "punct" => c.is_ascii_punctuation(),
+        "space" => c.is_ascii_whitespace(),
+        "blank" => c == ' ' || c == '\t',
+        "print" => c.is_ascii_graphic() || c == ' ',
+        "graph" => c.is_ascii_graphic(),
+        "cntrl" => c.is_ascii_control(),
+        // A class bash does not know matches nothing.
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> String {
+        pattern(text).into_owned()
+    }
+
+    #[test]
+    fn patterns_match_as_bash_expands_them() {
+        for (text, name) in [
+            ("gi?", "git"),
+            ("g*", "git"),
+            ("*", "git"),
+            ("g[i]t", "git"),
+            ("[g]it", "git"),
+            ("g[!x]t", "git"),
+            ("g[^x]t", "git"),
+            ("g[a-z]t", "git"),
+            ("g[A-Z]t", "git"),
+            ("g[[:alpha:]]t", "git"),
+            ("G?T", "git"),
+            ("gi*.exe", "git.exe"),
+            ("git-up*", "git-upload-pack"),
+            ("g[]i]t", "git"),
+        ] {
+            assert!(matches(&p(text), name), "{text} should match {name}");
+        }
+        for (text, name) in [
+            ("*.sh", "git"),
+            ("gi", "git"),
+            ("g?", "git"),
+            ("g[!i]t", "git"),
+            ("g[xy]t", "git"),
+            ("g[[:digit:]]t", "git"),
+            // No closing `]`: a literal `[`.
+            ("g[it", "git"),
+            ("[", "git"),
+        ] {
+            assert!(!matches(&p(text), name), "{text} should not match {name}");
+        }
+        assert!(matches(&p("g[it"), "g[it"));
+    }
+
+    #[test]
+    fn quoted_characters_are_not_patterns() {
+        // A quoted `?` is kept as itself by the walk, so it matches only itself.
+        assert!(!matches("gi?", "git"));
+        assert!(!is_pattern("gi?"));
+        assert!(is_pattern(&p("gi?")));
+        assert_eq!(literal(&p("a*b?[c]")), "a*b?[c]");
+        // A lone `]` is no pattern: nothing opens it.
+        assert!(!is_pattern(&p("]")));
+    }
+}
