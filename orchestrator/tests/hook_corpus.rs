@@ -938,13 +938,29 @@ const RUN_FOR_REAL: &[(&str, bool)] = &[
     ("echo $HOME/bin/gi? status | sh", true),
     ("sh -c '$HOME/bin/g?t status'", true),
     ("echo $HOME/bin/gi?", false),
+    // A run-time part in the program's name, and a default value that names git.
+    ("$HOME/bin/g${X:-i}t status", true),
+    ("G=${G:-git}; $G status", true),
+    ("$HOME/bin/${TOOL}", false),
+    // A value split into words, and an empty expansion that is no word.
+    ("G=\"git status\"; $G", true),
+    ("G=\"git status\"; \"$G\"", false),
+    ("G=; $G git status", true),
+    ("G=; \"$G\" git status", false),
+    ("G=\"echo git\"; $G status", false),
+    ("G=gitxstatus; IFS=x; $G", true),
+    ("GIT=git; declare -n G=GIT; $G status", true),
+    // `hash -p FILE NAME` makes NAME run FILE.
+    ("hash -p $HOME/bin/git g; g status", true),
+    ("hash -p /nonexistent/x g; g status", false),
+    ("hash -r git", false),
 ];
 
 /// Whether `program` can be run here (a shell keyword or builtin, or found on PATH).
 fn installed(program: &str) -> bool {
     if matches!(
         program,
-        "time" | "command" | "exec" | "builtin" | "eval" | "echo" | "source" | "."
+        "time" | "command" | "exec" | "builtin" | "eval" | "echo" | "source" | "." | "hash"
     ) {
         return true;
     }

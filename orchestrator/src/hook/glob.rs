@@ -18,22 +18,54 @@ pub const OPEN: char = '\u{4}';
 /// An unquoted `]`.
 pub const CLOSE: char = '\u{5}';
 
-/// Unquoted text with its pattern characters as stand-ins.
+/// Unquoted text with its pattern characters as stand-ins. An extended pattern (`@(git|hg)`,
+/// `!(x)`, `?(g)it`, read by bash with `extglob` on, a syntax error without) is read as any run
+/// of characters, as is a `)` whose group began in an earlier part of the word.
 pub fn pattern(text: &str) -> Cow<'_, str> {
-    if !text.contains(['*', '?', '[', ']']) {
+    if !text.contains(['*', '?', '[', ']', ')'])
+        && !text.contains("@(")
+        && !text.contains("!(")
+        && !text.contains("+(")
+    {
         return Cow::Borrowed(text);
     }
-    Cow::Owned(
-        text.chars()
-            .map(|c| match c {
-                '*' => STAR,
-                '?' => ONE,
-                '[' => OPEN,
-                ']' => CLOSE,
-                other => other,
-            })
-            .collect(),
-    )
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        if matches!(c, '?' | '*' | '+' | '@' | '!') && chars.get(i + 1) == Some(&'(') {
+            out.push(STAR);
+            i = group_end(&chars, i + 1);
+            continue;
+        }
+        out.push(match c {
+            '*' | ')' => STAR,
+            '?' => ONE,
+            '[' => OPEN,
+            ']' => CLOSE,
+            other => other,
+        });
+        i += 1;
+    }
+    Cow::Owned(out)
+}
+
+/// The index after the `)` that closes the group opened at `open`, or the end.
+fn group_end(chars: &[char], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, &c) in chars.iter().enumerate().skip(open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    chars.len()
 }
 
 /// The word as text: stand-ins back to the characters they stand for.
@@ -235,6 +267,11 @@ mod tests {
             ("gi*.exe", "git.exe"),
             ("git-up*", "git-upload-pack"),
             ("g[]i]t", "git"),
+            ("@(git|hg)", "git"),
+            ("?(g)it", "git"),
+            ("gi+(t)", "git"),
+            ("!(x)", "git"),
+            ("g*(i)t", "git"),
         ] {
             assert!(matches(&p(text), name), "{text} should match {name}");
         }

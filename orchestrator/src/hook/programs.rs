@@ -311,11 +311,13 @@ fn may_start_dashed(pattern: &str) -> bool {
 
 /// Whether a word (pattern characters as [`glob`]'s stand-ins) mentions git as a pattern: one
 /// that spells part of the name (`gi?`, `/usr/bin/g*t`, not a bare `*`) and can expand to it.
+/// A part known only at run time counts as `*` here (`/usr/bin/g${X:-i}t`, `g"$(x)"t`).
 pub fn names_git_by_pattern(word: &str) -> bool {
-    let base = basename(word);
+    let word = word.replace(DYNAMIC, &glob::STAR.to_string());
+    let base = basename(&word);
     glob::is_pattern(base)
         && glob::literal_part(base).any(|c| c.is_ascii_alphanumeric())
-        && git_by_pattern(word).is_some()
+        && git_by_pattern(&word).is_some()
 }
 
 /// Patterns in text as written (`os.system("gi? status")`): every run of path characters that

@@ -34,6 +34,10 @@ const MAX_SCRIPT_DEPTH: usize = 12;
 const MAX_WRAPPER_HOPS: usize = 16;
 /// Total bytes of scripts parsed for one command, nested ones included.
 const MAX_TOTAL_PARSE_BYTES: usize = 4 * 1024 * 1024;
+/// In an expanded word: a break between fields (an `IFS` character of an unquoted expansion).
+const FIELD: char = '\u{6}';
+/// In an expanded word: a quoted part begins (a field holding one is kept even when empty).
+const QUOTED: char = '\u{7}';
 
 /// What was found that would start git.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -414,7 +418,12 @@ impl Walker {
         if self.depth == 1 {
             self.written = words.join(" ");
         }
-        let argv: Vec<String> = words.iter().map(|w| self.argument(w)).collect();
+        // Unquoted expansions split into fields (`CMD="git status"; $CMD`), and an unquoted
+        // expansion to nothing is no word at all (`E=; $E git status` runs git).
+        let argv: Vec<String> = words.iter().flat_map(|w| self.fields(w)).collect();
+        if argv.is_empty() {
+            return None;
+        }
         if !self.line_mentions_git
             && argv
                 .iter()
@@ -428,16 +437,28 @@ impl Walker {
         static_output(&argv, stdin)
     }
 
-    /// `export NAME=value` / `declare`, `local`, `readonly`, `typeset`.
+    /// `export NAME=value` / `declare`, `local`, `readonly`, `typeset`. With an attribute
+    /// that changes what the name expands to (`-n` a reference to another name, `-i` an
+    /// arithmetic value, `-a`/`-A` an array), the value is known only at run time.
     fn remember_exports(&mut self, argv: &[String]) {
-        if matches!(
+        if !matches!(
             argv[0].as_str(),
             "export" | "declare" | "local" | "readonly" | "typeset"
         ) {
-            for arg in &argv[1..] {
-                if let Some((name, value)) = glob::literal(arg).split_once('=') {
-                    self.vars.insert(name.to_owned(), value.to_owned());
-                }
+            return;
+        }
+        let opaque = argv[0] != "export"
+            && argv[1..]
+                .iter()
+                .any(|a| a.starts_with(['-', '+']) && a.contains(['n', 'i', 'a', 'A']));
+        for arg in &argv[1..] {
+            if let Some((name, value)) = glob::literal(arg).split_once('=') {
+                let value = if opaque {
+                    DYNAMIC.to_string()
+                } else {
+                    value.to_owned()
+                };
+                self.vars.insert(name.to_owned(), value);
             }
         }
     }
@@ -585,6 +606,9 @@ impl Walker {
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(raw, inner),
                 WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
+                    if let WordPiece::ParameterExpansion(expr) = &piece.piece {
+                        self.default_word(expr);
+                    }
                     let text = raw.get(piece.start_index..piece.end_index).unwrap_or(raw);
                     if text.contains("$(") || text.contains('`') {
                         let inner = text.trim_start_matches(['$', '{', '(']);
@@ -596,6 +620,31 @@ impl Walker {
             if self.found.is_some() {
                 return;
             }
+        }
+    }
+
+    /// `${X:-git}`, `${X:=g*}`, `${X:+git}`: the word the expansion gives when `X` is unset
+    /// (or set) is a mention of git like any other, for deciding run-time command words.
+    fn default_word(&mut self, expr: &ParameterExpr) {
+        let (ParameterExpr::UseDefaultValues {
+            default_value: Some(word),
+            ..
+        }
+        | ParameterExpr::AssignDefaultValues {
+            default_value: Some(word),
+            ..
+        }
+        | ParameterExpr::UseAlternativeValue {
+            alternative_value: Some(word),
+            ..
+        }) = expr
+        else {
+            return;
+        };
+        if !self.line_mentions_git {
+            let value = self.argument(word);
+            self.line_mentions_git =
+                programs::mentions_git(&value) || programs::names_git_by_pattern(&value);
         }
     }
 
@@ -613,9 +662,36 @@ impl Walker {
     }
 
     /// A command's word as the command will see it: run-time parts replaced by [`DYNAMIC`],
-    /// pattern characters bash would expand as [`glob`]'s stand-ins.
+    /// pattern characters bash would expand as [`glob`]'s stand-ins, its fields joined by a
+    /// space.
     fn argument(&self, raw: &str) -> String {
-        self.expanded(raw, true)
+        self.fields(raw).join(" ")
+    }
+
+    /// A command's word as the fields bash makes of it: [`Self::argument`], split where an
+    /// unquoted expansion holds a character of `IFS`; a field with nothing quoted in it that
+    /// comes out empty is dropped.
+    fn fields(&self, raw: &str) -> Vec<String> {
+        let word = self.expanded(raw, true);
+        if !word.contains([FIELD, QUOTED]) {
+            return if word.is_empty() {
+                Vec::new()
+            } else {
+                vec![word]
+            };
+        }
+        word.split(FIELD)
+            .filter(|field| !field.is_empty())
+            .map(|field| field.replace(QUOTED, ""))
+            .collect()
+    }
+
+    /// An unquoted expansion's text with its `IFS` characters as [`FIELD`] breaks.
+    fn split_text(&self, text: &str) -> String {
+        let ifs = self.vars.get("IFS").map_or(" \t\n", String::as_str);
+        text.chars()
+            .map(|c| if ifs.contains(c) { FIELD } else { c })
+            .collect()
     }
 
     fn expanded(&self, raw: &str, globbing: bool) -> String {
@@ -639,6 +715,18 @@ impl Walker {
     ) {
         let expands = globbing && !quoted;
         for piece in pieces {
+            if expands
+                && matches!(
+                    piece.piece,
+                    WordPiece::SingleQuotedText(_)
+                        | WordPiece::AnsiCQuotedText(_)
+                        | WordPiece::DoubleQuotedSequence(_)
+                        | WordPiece::GettextDoubleQuotedSequence(_)
+                        | WordPiece::EscapeSequence(_)
+                )
+            {
+                out.push(QUOTED);
+            }
             match &piece.piece {
                 WordPiece::Text(s) if expands => out.push_str(&glob::pattern(s)),
                 WordPiece::Text(s) | WordPiece::SingleQuotedText(s) => out.push_str(s),
@@ -661,8 +749,10 @@ impl Walker {
                     parameter: Parameter::Named(name),
                     indirect: false,
                 }) => match (self.vars.get(name), name.as_str()) {
-                    // Unquoted, the value is split and expanded as a pattern.
-                    (Some(value), _) if expands => out.push_str(&glob::pattern(value)),
+                    // Unquoted, the value is split into fields and expanded as a pattern.
+                    (Some(value), _) if expands => {
+                        out.push_str(&glob::pattern(&self.split_text(value)))
+                    }
                     (Some(value), _) => out.push_str(value),
                     (None, "SHELL" | "BASH") => out.push_str("sh"),
                     _ => out.push(DYNAMIC),
@@ -673,6 +763,9 @@ impl Walker {
                     out.push_str("/usr/bin/git")
                 }
                 WordPiece::CommandSubstitution(s) => match cat_heredoc(s) {
+                    Some(body) if expands => out.push_str(&glob::pattern(
+                        &self.split_text(body.trim_end_matches('\n')),
+                    )),
                     Some(body) => out.push_str(body.trim_end_matches('\n')),
                     None => out.push(DYNAMIC),
                 },

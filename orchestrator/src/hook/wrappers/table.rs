@@ -556,6 +556,12 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         grammar: Grammar::new("+cla:", &[]),
         then: command,
     },
+    // `hash -p FILE NAME`: NAME runs FILE from then on.
+    Wrapper {
+        names: &["hash"],
+        grammar: Grammar::new("+lp:dtr", &[]),
+        then: hashed,
+    },
     Wrapper {
         names: &[
             "builtin",
@@ -1282,6 +1288,14 @@ pub(super) fn builtin_command(p: &Parsed, _: &[String]) -> Runs {
         return Runs::Nothing;
     }
     Runs::command(&p.operands)
+}
+
+/// `hash -p FILE NAME…`: the file each name will run, judged as a command word.
+pub(super) fn hashed(p: &Parsed, _: &[String]) -> Runs {
+    Runs::any(
+        p.values(&["p"])
+            .map(|file| Runs::command(&[file.to_owned()])),
+    )
 }
 
 pub(super) fn screen(p: &Parsed, _: &[String]) -> Runs {
