@@ -954,6 +954,21 @@ const RUN_FOR_REAL: &[(&str, bool)] = &[
     ("hash -p $HOME/bin/git g; g status", true),
     ("hash -p /nonexistent/x g; g status", false),
     ("hash -r git", false),
+    // Operations on a value set on the line, and output worked out.
+    ("G=legit; ${G:2} status", true),
+    ("G=xgit; ${G#x} status", true),
+    ("G=gat; ${G/a/i} status", true),
+    ("G=gaat; ${G//a/i} status", false),
+    ("G=gi; G+=t; $G status", true),
+    ("G=x; $(printf 'g\\151t') status", true),
+    ("printf 'g\\151t status' | bash", true),
+    ("printf '%s%s status' g it | sh", true),
+    ("echo -e 'g\\x69t status' | sh", true),
+    ("echo -E 'g\\x69t status' | sh", false),
+    ("echo 'git status' | tee /dev/null | sh", true),
+    ("bash /dev/stdin <<< 'git status'", true),
+    ("eval -- 'git status'", true),
+    ("G=\"'g'it\"; bash <<EOF\n$G status\nEOF", true),
 ];
 
 /// Whether `program` can be run here (a shell keyword or builtin, or found on PATH).

@@ -119,26 +119,39 @@ pub fn head(pattern: &str) -> &str {
 pub fn matches(pattern: &str, name: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let name: Vec<char> = name.chars().map(|c| c.to_ascii_lowercase()).collect();
-    match_from(&pattern, &name)
+    match_from(&pattern, &name, true)
 }
 
-fn match_from(pattern: &[char], name: &[char]) -> bool {
+/// Whether `pattern` matches `text` exactly as bash matches it (letter case counts).
+pub fn matches_text(pattern: &[char], text: &[char]) -> bool {
+    match_from(pattern, text, false)
+}
+
+/// `fold`: `name` is lower-case and letter case is ignored.
+fn match_from(pattern: &[char], name: &[char], fold: bool) -> bool {
     let Some((&first, rest)) = pattern.split_first() else {
         return name.is_empty();
     };
+    let same = |p: char, c: char| {
+        if fold {
+            p.to_ascii_lowercase() == c
+        } else {
+            p == c
+        }
+    };
     match first {
-        STAR => (0..=name.len()).any(|skip| match_from(rest, &name[skip..])),
-        ONE => !name.is_empty() && match_from(rest, &name[1..]),
+        STAR => (0..=name.len()).any(|skip| match_from(rest, &name[skip..], fold)),
+        ONE => !name.is_empty() && match_from(rest, &name[1..], fold),
         OPEN => match bracket(rest) {
             Some((set, after)) => {
-                !name.is_empty() && set.admits(name[0]) && match_from(after, &name[1..])
+                !name.is_empty() && set.admits(name[0], fold) && match_from(after, &name[1..], fold)
             }
             // No closing `]`: the `[` is itself.
-            None => name.first() == Some(&'[') && match_from(rest, &name[1..]),
+            None => name.first() == Some(&'[') && match_from(rest, &name[1..], fold),
         },
         c => {
             let c = if c == CLOSE { ']' } else { c };
-            name.first() == Some(&c.to_ascii_lowercase()) && match_from(rest, &name[1..])
+            name.first().is_some_and(|&n| same(c, n)) && match_from(rest, &name[1..], fold)
         }
     }
 }
@@ -156,8 +169,8 @@ enum Member {
 }
 
 impl Set {
-    /// Whether the set admits `c` (a lower-case name character) in either letter case.
-    fn admits(&self, c: char) -> bool {
+    /// Whether the set admits `c`; with `fold`, in either letter case (`c` is lower-case).
+    fn admits(&self, c: char, fold: bool) -> bool {
         let hit = |c: char| {
             self.members.iter().any(|m| match m {
                 Member::Char(m) => *m == c,
@@ -165,7 +178,7 @@ impl Set {
                 Member::Class(class) => in_class(class, c),
             })
         };
-        let found = hit(c) || hit(c.to_ascii_uppercase());
+        let found = hit(c) || (fold && hit(c.to_ascii_uppercase()));
         found != self.negated
     }
 }
@@ -186,14 +199,26 @@ fn bracket(after_open: &[char]) -> Option<(Set, &[char])> {
             return Some((Set { negated, members }, &after_open[i + 1..]));
         }
         let c = plain(c);
+        // `[:class:]`, and `[.x.]` (a collating symbol) or `[=x=]` (an equivalence class),
+        // which stand for the character `x` here.
         if c == '['
-            && after_open.get(i + 1).map(|&n| plain(n)) == Some(':')
+            && let Some(kind @ (':' | '.' | '=')) = after_open.get(i + 1).map(|&n| plain(n))
             && let Some(len) = after_open[i + 2..]
                 .windows(2)
-                .position(|w| plain(w[0]) == ':' && plain(w[1]) == ']')
+                .position(|w| plain(w[0]) == kind && plain(w[1]) == ']')
         {
-            let class: String = after_open[i + 2..i + 2 + len].iter().collect();
-            members.push(Member::Class(class));
+            let inner: String = after_open[i + 2..i + 2 + len]
+                .iter()
+                .copied()
+                .map(plain)
+                .collect();
+            members.push(match kind {
+                ':' => Member::Class(inner),
+                _ => match inner.chars().collect::<Vec<_>>().as_slice() {
+                    [one] => Member::Char(*one),
+                    _ => Member::Class(String::new()),
+                },
+            });
             i += len + 4;
             continue;
         }
@@ -272,6 +297,8 @@ mod tests {
             ("gi+(t)", "git"),
             ("!(x)", "git"),
             ("g*(i)t", "git"),
+            ("g[[.i.]]t", "git"),
+            ("g[[=i=]]t", "git"),
         ] {
             assert!(matches(&p(text), name), "{text} should match {name}");
         }

@@ -37,6 +37,8 @@ mod getopt;
 pub mod git_cli;
 mod glob;
 mod interpreters;
+mod output;
+mod parameter;
 pub(crate) mod programs;
 mod runs;
 mod suggest;

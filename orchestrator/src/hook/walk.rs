@@ -16,12 +16,15 @@
 use std::collections::HashMap;
 
 use brush_parser::ast;
-use brush_parser::word::{self, Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    self, Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource,
+};
 use brush_parser::{Parser, ParserOptions};
 
 use super::interpreters::{self, Code};
+use super::parameter::{self, Removal, Replace};
 use super::wrappers::{self, DYNAMIC, Runs};
-use super::{braces, fallback, glob, programs};
+use super::{braces, fallback, glob, output, programs};
 
 /// Scripts longer than this are not parsed but scanned.
 pub const MAX_PARSE_BYTES: usize = 128 * 1024;
@@ -208,14 +211,24 @@ impl Walker {
     }
 
     /// `bash <(…)`, `source <(…)`, `. <(…)`: the shell runs what the substitution writes.
-    fn sourced_substitution(&mut self, argv: &[String]) {
+    fn sourced_substitution(&mut self, argv: &[String], stdin: Option<&str>) {
         let name = programs::program_name(&argv[0]);
-        if !(matches!(&*name, "source" | ".") || wrappers::is_shell(&name)) {
+        let sources = matches!(&*name, "source" | ".");
+        if !(sources || wrappers::is_shell(&name)) {
             return;
         }
         let Some(file) = argv[1..].iter().find(|a| !a.starts_with(['-', '+'])) else {
             return;
         };
+        // `source /dev/stdin <<< …`: the script is the command's input (for a shell,
+        // `wrappers::shell` says so).
+        if sources && wrappers::is_stdin_file(file) {
+            match stdin {
+                Some(text) => self.script(text),
+                None => self.dynamic(file),
+            }
+            return;
+        }
         match self.substitutions.get(file) {
             Some(Some(text)) => {
                 let text = text.clone();
@@ -272,7 +285,8 @@ impl Walker {
                 for value in f.values.iter().flatten() {
                     self.word(&value.value);
                     // `for g in /usr/bin/gi?; do $g status; done`: the loop runs its values.
-                    if programs::names_git_by_pattern(&self.argument(&value.value)) {
+                    let value = self.argument(&value.value);
+                    if programs::mentions_git(&value) || programs::names_git_by_pattern(&value) {
                         self.line_mentions_git = true;
                     }
                 }
@@ -341,17 +355,31 @@ impl Walker {
                 ast::IoFileRedirectTarget::Fd(_) => {}
             },
             ast::IoRedirect::HereDocument(_, doc) => {
-                if doc.requires_expansion {
-                    match word::parse_heredoc(&doc.doc.value, &self.options) {
-                        Ok(pieces) => self.pieces(&doc.doc.value, &pieces),
-                        Err(_) => self.raw_text(&doc.doc.value),
-                    }
+                if !doc.requires_expansion {
+                    return Some(doc.doc.value.clone());
                 }
-                return Some(doc.doc.value.clone());
+                // An unquoted here-doc reaches the command expanded: escapes taken, known
+                // variables filled in, substitutions known only at run time.
+                return match word::parse_heredoc(&doc.doc.value, &self.options) {
+                    Ok(pieces) => {
+                        self.pieces(&doc.doc.value, &pieces);
+                        let mut text = String::new();
+                        self.append_value(&pieces, &mut text, true, false);
+                        Some(text)
+                    }
+                    Err(_) => {
+                        self.raw_text(&doc.doc.value);
+                        Some(doc.doc.value.clone())
+                    }
+                };
             }
             ast::IoRedirect::HereString(_, w) => {
                 self.word(&w.value);
-                return Some(self.value(&w.value));
+                let text = self.value(&w.value);
+                if !self.line_mentions_git && programs::mentions_git(&text) {
+                    self.line_mentions_git = true;
+                }
+                return Some(text);
             }
             ast::IoRedirect::OutputAndError(w, _) => self.word(&w.value),
         }
@@ -360,7 +388,7 @@ impl Walker {
 
     fn simple(&mut self, simple: &ast::SimpleCommand, feed: Option<String>) -> Option<String> {
         let mut words: Vec<String> = Vec::new();
-        let mut assignments: Vec<(&str, &str)> = Vec::new();
+        let mut assignments: Vec<(&str, &str, bool)> = Vec::new();
         let mut stdin = feed;
         let prefix = simple.prefix.iter().flat_map(|p| &p.0);
         let suffix = simple.suffix.iter().flat_map(|s| &s.0);
@@ -382,13 +410,23 @@ impl Walker {
                 }
                 ItemRef::Item(ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)) => {
                     self.word(&w.value);
+                    // An array's elements are not followed, but they mention git like any
+                    // word (`a=(g\it status); "${a[@]}"`).
+                    if let ast::AssignmentValue::Array(elements) = &a.value
+                        && !self.line_mentions_git
+                    {
+                        self.line_mentions_git = elements.iter().any(|(_, e)| {
+                            let value = self.argument(&e.value);
+                            programs::mentions_git(&value) || programs::names_git_by_pattern(&value)
+                        });
+                    }
                     if words.is_empty() {
                         if let (
                             ast::AssignmentName::VariableName(n),
                             ast::AssignmentValue::Scalar(v),
                         ) = (&a.name, &a.value)
                         {
-                            assignments.push((n, &v.value));
+                            assignments.push((n, &v.value, a.append));
                         }
                     } else {
                         words.push(w.value.clone());
@@ -409,9 +447,9 @@ impl Walker {
             }
         }
         if words.is_empty() {
-            for (name, raw) in assignments {
+            for (name, raw, append) in assignments {
                 let value = self.value(raw);
-                self.vars.insert(name.to_owned(), value);
+                self.assign(name, value, append);
             }
             return None;
         }
@@ -432,7 +470,8 @@ impl Walker {
             self.line_mentions_git = true;
         }
         self.remember_exports(&argv);
-        self.sourced_substitution(&argv);
+        self.remember_reads(&argv);
+        self.sourced_substitution(&argv, stdin.as_deref());
         self.resolve(&argv, stdin.clone(), 0);
         static_output(&argv, stdin)
     }
@@ -458,8 +497,61 @@ impl Walker {
                 } else {
                     value.to_owned()
                 };
-                self.vars.insert(name.to_owned(), value);
+                match name.strip_suffix('+') {
+                    Some(name) => self.assign(name, value, true),
+                    None => self.assign(name, value, false),
+                }
             }
+        }
+    }
+
+    /// A variable set on the line: its value (appended to with `+=`), and whether it makes the
+    /// line mention git (`x=g\it` once de-quoted).
+    fn assign(&mut self, name: &str, value: String, append: bool) {
+        if !self.line_mentions_git && programs::mentions_git(&value) {
+            self.line_mentions_git = true;
+        }
+        let value = match self.vars.get(name) {
+            Some(before) if append => format!("{before}{value}"),
+            None if append => format!("{DYNAMIC}{value}"),
+            _ => value,
+        };
+        self.vars.insert(name.to_owned(), value);
+    }
+
+    /// Builtins that set or clear variables to what is known only at run time: `unset NAME`
+    /// (empty from then on; `IFS` back to its default), `read NAME…`, `printf -v NAME`,
+    /// `mapfile`/`readarray NAME`.
+    fn remember_reads(&mut self, argv: &[String]) {
+        let names = |from: &[String]| -> Vec<String> {
+            from.iter()
+                .filter(|a| {
+                    !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                })
+                .cloned()
+                .collect()
+        };
+        match argv[0].as_str() {
+            "unset" if !argv[1..].iter().any(|a| a == "-f") => {
+                for name in names(&argv[1..]) {
+                    if name == "IFS" {
+                        self.vars.remove(&name);
+                    } else {
+                        self.vars.insert(name, String::new());
+                    }
+                }
+            }
+            "read" | "mapfile" | "readarray" => {
+                for name in names(&argv[1..]) {
+                    self.vars.insert(name, DYNAMIC.to_string());
+                }
+            }
+            // `printf -v NAME format args…`: NAME holds what it would have printed.
+            "printf" if argv.len() > 2 && argv[1] == "-v" => {
+                let printed = output::printf(&argv[3..]).unwrap_or_else(|| DYNAMIC.to_string());
+                self.assign(&argv[2].clone(), printed, false);
+            }
+            _ => {}
         }
     }
 
@@ -489,9 +581,13 @@ impl Walker {
                 self.saw_code(&script);
                 self.script(&script);
             }
+            // A script whose text is known only at run time (`… | tee x | sh`).
             Runs::ShellStdin => match stdin {
                 Some(text) => self.script(&text),
-                None => self.opaque(|| "a script read from standard input".to_owned()),
+                None => {
+                    self.opaque(|| "a script read from standard input".to_owned());
+                    self.dynamic("a script read from standard input");
+                }
             },
             Runs::Code(mut code) => {
                 self.opaque(|| "code of another language".to_owned());
@@ -501,8 +597,9 @@ impl Walker {
             }
             Runs::CodeStdin(lang) => {
                 self.opaque(|| "code of another language".to_owned());
-                if let Some(text) = stdin {
-                    self.code(&Code { lang, text });
+                match stdin {
+                    Some(text) => self.code(&Code { lang, text }),
+                    None => self.dynamic("code read from standard input"),
                 }
             }
             Runs::Dynamic(word) => {
@@ -620,6 +717,144 @@ impl Walker {
             if self.found.is_some() {
                 return;
             }
+        }
+    }
+
+    /// What a parameter operation gives when its variable was set earlier on the line: the
+    /// removals, substrings and replacements [`parameter`] works out, case changes (which do
+    /// not matter to the names of git) and `@E`; `None` for the rest.
+    fn operated(&self, expr: &ParameterExpr) -> Option<String> {
+        use ParameterExpr as P;
+        let known = |parameter: &Parameter, indirect: bool| match parameter {
+            Parameter::Named(name) if !indirect => {
+                self.vars.get(name).filter(|v| !v.contains(DYNAMIC))
+            }
+            _ => None,
+        };
+        let pattern = |raw: &Option<String>| {
+            glob::pattern(&self.value(raw.as_deref().unwrap_or(""))).into_owned()
+        };
+        let removal = |parameter, indirect: &bool, raw, how| {
+            known(parameter, *indirect).map(|v| parameter::remove(v, &pattern(raw), how))
+        };
+        match expr {
+            P::RemoveSmallestPrefixPattern {
+                parameter,
+                indirect,
+                pattern: raw,
+            } => removal(parameter, indirect, raw, Removal::ShortestPrefix),
+            P::RemoveLargestPrefixPattern {
+                parameter,
+                indirect,
+                pattern: raw,
+            } => removal(parameter, indirect, raw, Removal::LongestPrefix),
+            P::RemoveSmallestSuffixPattern {
+                parameter,
+                indirect,
+                pattern: raw,
+            } => removal(parameter, indirect, raw, Removal::ShortestSuffix),
+            P::RemoveLargestSuffixPattern {
+                parameter,
+                indirect,
+                pattern: raw,
+            } => removal(parameter, indirect, raw, Removal::LongestSuffix),
+            P::Substring {
+                parameter,
+                indirect,
+                offset,
+                length,
+            } => parameter::substring(
+                known(parameter, *indirect)?,
+                &offset.value,
+                length.as_ref().map(|l| l.value.as_str()),
+            ),
+            P::ReplaceSubstring {
+                parameter,
+                indirect,
+                pattern: raw,
+                replacement,
+                match_kind,
+            } => {
+                let value = known(parameter, *indirect)?;
+                let with = self.value(replacement.as_deref().unwrap_or(""));
+                let how = match match_kind {
+                    word::SubstringMatchKind::FirstOccurrence => Replace::First,
+                    word::SubstringMatchKind::Anywhere => Replace::All,
+                    word::SubstringMatchKind::Prefix => Replace::Prefix,
+                    word::SubstringMatchKind::Suffix => Replace::Suffix,
+                };
+                Some(parameter::replace(
+                    value,
+                    &pattern(&Some(raw.clone())),
+                    &with,
+                    how,
+                ))
+            }
+            P::UppercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::UppercasePattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::LowercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::LowercasePattern {
+                parameter,
+                indirect,
+                ..
+            } => known(parameter, *indirect).cloned(),
+            P::Transform {
+                parameter,
+                indirect,
+                op: word::ParameterTransformOp::ExpandEscapeSequences,
+            } => known(parameter, *indirect).map(|v| ansi_c(v)),
+            _ => None,
+        }
+    }
+
+    /// What a substitution of one `echo` or `printf` of known words prints
+    /// (`$(printf 'g\151t') status`).
+    fn printed(&self, script: &str) -> Option<String> {
+        if !(script.contains("echo") || script.contains("printf")) {
+            return None;
+        }
+        let program = Parser::new(std::io::Cursor::new(script), &self.options)
+            .parse_program()
+            .ok()?;
+        let [list] = program.complete_commands.as_slice() else {
+            return None;
+        };
+        let [item] = list.0.as_slice() else {
+            return None;
+        };
+        let [ast::Command::Simple(simple)] = item.0.first.seq.as_slice() else {
+            return None;
+        };
+        if !item.0.additional.is_empty() || simple.prefix.is_some() {
+            return None;
+        }
+        let name = simple.word_or_name.as_ref()?;
+        let mut argv = vec![self.argument(&name.value)];
+        for suffix in simple.suffix.iter().flat_map(|s| &s.0) {
+            let ast::CommandPrefixOrSuffixItem::Word(w) = suffix else {
+                return None;
+            };
+            argv.extend(self.fields(&w.value));
+        }
+        if argv.iter().any(|w| w.contains(DYNAMIC)) {
+            return None;
+        }
+        let argv: Vec<String> = argv.iter().map(|w| glob::literal(w).into_owned()).collect();
+        match argv[0].as_str() {
+            "echo" | "printf" => static_output(&argv, None),
+            _ => None,
         }
     }
 
@@ -744,7 +979,19 @@ impl Walker {
                         out.push_str(escaped);
                     }
                 }
-                WordPiece::TildeExpansion(_) => out.push('~'),
+                // `~`, `~+`, `~-` with `HOME`, `PWD`, `OLDPWD` set earlier on the line.
+                WordPiece::TildeExpansion(tilde) => {
+                    let name = match tilde {
+                        TildeExpr::Home => Some("HOME"),
+                        TildeExpr::WorkingDir => Some("PWD"),
+                        TildeExpr::OldWorkingDir => Some("OLDPWD"),
+                        _ => None,
+                    };
+                    match name.and_then(|n| self.vars.get(n)) {
+                        Some(dir) => out.push_str(dir),
+                        None => out.push('~'),
+                    }
+                }
                 WordPiece::ParameterExpansion(ParameterExpr::Parameter {
                     parameter: Parameter::Named(name),
                     indirect: false,
@@ -757,19 +1004,38 @@ impl Walker {
                     (None, "SHELL" | "BASH") => out.push_str("sh"),
                     _ => out.push(DYNAMIC),
                 },
+                // An operation on a value set earlier on the line (`${x#x}`, `${x:2}`).
+                WordPiece::ParameterExpansion(expr) => match self.operated(expr) {
+                    Some(value) if expands => {
+                        out.push_str(&glob::pattern(&self.split_text(&value)))
+                    }
+                    Some(value) => out.push_str(&value),
+                    None => out.push(DYNAMIC),
+                },
                 WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s)
                     if locates_git(s) =>
                 {
                     out.push_str("/usr/bin/git")
                 }
-                WordPiece::CommandSubstitution(s) => match cat_heredoc(s) {
-                    Some(body) if expands => out.push_str(&glob::pattern(
-                        &self.split_text(body.trim_end_matches('\n')),
-                    )),
-                    Some(body) => out.push_str(body.trim_end_matches('\n')),
-                    None => out.push(DYNAMIC),
-                },
-                WordPiece::BackquotedCommandSubstitution(_) => out.push(DYNAMIC),
+                WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
+                    let known = match &piece.piece {
+                        WordPiece::CommandSubstitution(_) => cat_heredoc(s).map(str::to_owned),
+                        _ => None,
+                    }
+                    .or_else(|| self.printed(s));
+                    match known {
+                        Some(text) => {
+                            // A substitution's output loses its trailing newlines.
+                            let text = text.trim_end_matches('\n');
+                            if expands {
+                                out.push_str(&glob::pattern(&self.split_text(text)));
+                            } else {
+                                out.push_str(text);
+                            }
+                        }
+                        None => out.push(DYNAMIC),
+                    }
+                }
                 _ => out.push(DYNAMIC),
             }
         }
@@ -822,15 +1088,9 @@ fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
     let name: &str = &name;
     match name {
         "cat" if argv[1..].iter().all(|a| a.starts_with('-')) => stdin,
-        "echo" => {
-            let args: Vec<&str> = argv[1..]
-                .iter()
-                .map(String::as_str)
-                .skip_while(|a| a.starts_with('-'))
-                .collect();
-            Some(args.join(" ").replace("\\n", "\n"))
-        }
-        "printf" => Some(argv[1..].join(" ").replace("\\n", "\n")),
+        "echo" => output::echo(&argv[1..]),
+        "printf" if argv.get(1).is_some_and(|a| a == "-v") => None,
+        "printf" => output::printf(&argv[1..]),
         _ => None,
     }
     .map(|s| shown(&s))

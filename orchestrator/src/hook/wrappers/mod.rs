@@ -155,13 +155,18 @@ pub fn resolve(argv: &[String]) -> Runs {
         return runs;
     }
     match name {
-        "eval" => return Runs::script(&argv[1..].join(" ")),
+        // Builtins take `--` as the end of their options.
+        "eval" => return Runs::script(&after_dashes(&argv[1..]).join(" ")),
         "busybox" => return resolve(&argv[1..]),
         "find" | "gfind" => return syntaxes::find(argv),
         "fd" | "fdfind" => return syntaxes::fd(argv),
         "gdb" => return syntaxes::gdb(argv),
         "sg" => return syntaxes::sg(argv),
-        "trap" => return argv.get(1).map_or(Runs::Nothing, |s| Runs::script(s)),
+        "trap" => {
+            return after_dashes(&argv[1..])
+                .first()
+                .map_or(Runs::Nothing, |s| Runs::script(s));
+        }
         "alias" => return alias(argv),
         "wsl" => return syntaxes::wsl(argv),
         "cmd" => return syntaxes::cmd(argv),
@@ -176,6 +181,22 @@ pub fn resolve(argv: &[String]) -> Runs {
         return table::wrapped(wrapper, argv);
     }
     Runs::Nothing
+}
+
+/// A builtin's operands after a leading `--`.
+fn after_dashes(args: &[String]) -> &[String] {
+    match args.split_first() {
+        Some((first, rest)) if first == "--" => rest,
+        _ => args,
+    }
+}
+
+/// Files that are the shell's own standard input (`bash /dev/stdin <<< …`).
+pub(super) fn is_stdin_file(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0"
+    )
 }
 
 /// Marks where a placeholder stands for input known only at run time.
@@ -226,6 +247,7 @@ pub(super) fn shell(argv: &[String]) -> Runs {
         Some(script) if command_string => Runs::script(script),
         None if !command_string => Runs::ShellStdin,
         _ if from_stdin => Runs::ShellStdin,
+        Some(file) if is_stdin_file(file) => Runs::ShellStdin,
         _ => Runs::Nothing,
     }
 }
