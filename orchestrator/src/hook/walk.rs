@@ -1093,7 +1093,8 @@ fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
         "printf" => output::printf(&argv[1..]),
         _ => None,
     }
-    .map(|s| shown(&s))
+    // Parts known only at run time stay marked: a shell may read this as its script.
+    .map(|s| glob::literal(&s).into_owned())
 }
 
 /// A word as shown to the Brain: run-time parts as `…`, patterns as written.
