@@ -127,11 +127,9 @@ pub fn matches_text(pattern: &[char], text: &[char]) -> bool {
     match_from(pattern, text, false)
 }
 
-/// `fold`: `name` is lower-case and letter case is ignored.
+/// `fold`: `name` is lower-case and letter case is ignored. Linear in `name` for each
+/// position a `*` is retried from (no exponential backtracking over several stars).
 fn match_from(pattern: &[char], name: &[char], fold: bool) -> bool {
-    let Some((&first, rest)) = pattern.split_first() else {
-        return name.is_empty();
-    };
     let same = |p: char, c: char| {
         if fold {
             p.to_ascii_lowercase() == c
@@ -139,21 +137,65 @@ fn match_from(pattern: &[char], name: &[char], fold: bool) -> bool {
             p == c
         }
     };
-    match first {
-        STAR => (0..=name.len()).any(|skip| match_from(rest, &name[skip..], fold)),
-        ONE => !name.is_empty() && match_from(rest, &name[1..], fold),
-        OPEN => match bracket(rest) {
-            Some((set, after)) => {
-                !name.is_empty() && set.admits(name[0], fold) && match_from(after, &name[1..], fold)
+    let (mut p, mut n) = (0, 0);
+    // After the last `*` seen: where its pattern goes on, and where in `name` it stopped.
+    let mut retry: Option<(usize, usize)> = None;
+    while n < name.len() {
+        let step = match pattern.get(p) {
+            Some(&STAR) => {
+                retry = Some((p + 1, n));
+                p += 1;
+                continue;
             }
-            // No closing `]`: the `[` is itself.
-            None => name.first() == Some(&'[') && match_from(rest, &name[1..], fold),
-        },
-        c => {
-            let c = if c == CLOSE { ']' } else { c };
-            name.first().is_some_and(|&n| same(c, n)) && match_from(rest, &name[1..], fold)
+            Some(&ONE) => Some(p + 1),
+            Some(&OPEN) => match bracket(&pattern[p + 1..]) {
+                Some((set, after)) => set
+                    .admits(name[n], fold)
+                    .then(|| pattern.len() - after.len()),
+                // No closing `]`: the `[` is itself.
+                None => (name[n] == '[').then_some(p + 1),
+            },
+            Some(&c) => {
+                let c = if c == CLOSE { ']' } else { c };
+                same(c, name[n]).then_some(p + 1)
+            }
+            None => None,
+        };
+        match (step, retry) {
+            (Some(next), _) => {
+                p = next;
+                n += 1;
+            }
+            (None, Some((after_star, from))) => {
+                p = after_star;
+                n = from + 1;
+                retry = Some((after_star, from + 1));
+            }
+            (None, None) => return false,
         }
     }
+    pattern[p..].iter().all(|&c| c == STAR)
+}
+
+/// The fewest characters a pattern matches (each `?`, bracket expression and plain character
+/// takes one).
+pub fn min_len(pattern: &str) -> usize {
+    let chars: Vec<char> = pattern.chars().collect();
+    let (mut i, mut count) = (0, 0);
+    while let Some(&c) = chars.get(i) {
+        i = match c {
+            STAR => i + 1,
+            OPEN => match bracket(&chars[i + 1..]) {
+                Some((_, after)) => chars.len() - after.len(),
+                None => i + 1,
+            },
+            _ => i + 1,
+        };
+        if c != STAR {
+            count += 1;
+        }
+    }
+    count
 }
 
 /// A bracket expression's members, as bash reads them after an unquoted `[`.
@@ -316,6 +358,11 @@ mod tests {
             assert!(!matches(&p(text), name), "{text} should not match {name}");
         }
         assert!(matches(&p("g[it"), "g[it"));
+        // Many stars cost no more than one.
+        let stars = format!("g{}t", "*".repeat(5_000));
+        assert!(matches(&p(&stars), "git"));
+        assert!(!matches(&p(&format!("{stars}x")), "git"));
+        assert_eq!(min_len(&p("g*[ab]?t")), 4);
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! a shell, or a variable set with `printf -v`, is judged by that text. `None` where the text
 //! depends on more than the words (other conversions, `*` widths).
 
+/// Field widths above this are left to run time (the text would be mostly padding).
+const MAX_WIDTH: usize = 4096;
+
 /// `echo [-neE] args…`. Escapes are taken unless `-E` says not: bash takes them with `-e` or
 /// `xpg_echo`, and `sh`'s echo always, so the text that can run is the one with them taken.
 pub fn echo(args: &[String]) -> Option<String> {
@@ -95,6 +98,9 @@ fn once(format: &[char], args: &mut &[String], out: &mut String) -> Option<bool>
                         .then(|| format[start..*j].iter().collect::<String>().parse().ok())?
                 };
                 let width = number(&mut j).unwrap_or(0);
+                if width > MAX_WIDTH {
+                    return None;
+                }
                 let precision = if format.get(j) == Some(&'.') {
                     j += 1;
                     Some(number(&mut j).unwrap_or(0))
@@ -246,6 +252,7 @@ mod tests {
             assert_eq!(printf(&words(args)).as_deref(), Some(printed), "{args:?}");
         }
         assert_eq!(printf(&words(&["%f", "1"])), None);
+        assert_eq!(printf(&words(&["%99999999s", "x"])), None);
     }
 
     #[test]

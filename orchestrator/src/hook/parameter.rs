@@ -1,9 +1,20 @@
 //! What bash's parameter operations make of a value known before the command runs:
 //! `${x#pat}`, `${x##pat}`, `${x%pat}`, `${x%%pat}`, `${x:offset:length}` and
 //! `${x/pat/text}` (with `//`, `/#`, `/%`). Patterns are words with [`super::glob`]'s stand-ins,
-//! matched with letter case as bash matches them.
+//! matched with letter case as bash matches them. Values longer than [`MAX_VALUE`] (or
+//! patterns longer than [`MAX_PATTERN`]) are left to run time: the work is quadratic.
 
 use super::glob;
+
+/// The longest value worked on, in characters.
+pub const MAX_VALUE: usize = 256;
+/// The longest pattern worked with, in characters.
+pub const MAX_PATTERN: usize = 64;
+
+/// Whether `value` and `pattern` are small enough to work on.
+pub fn workable(value: &str, pattern: &str) -> bool {
+    value.chars().count() <= MAX_VALUE && pattern.chars().count() <= MAX_PATTERN
+}
 
 /// Which end `${x#…}`/`${x%…}` removes from, and whether the longest match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -273,6 +273,11 @@ pub fn git_prefix(word: &str) -> Option<Vec<String>> {
 /// when it can name several, or any `git-*` program in a directory that can be `git-core`.
 fn git_by_pattern(word: &str) -> Option<Vec<String>> {
     let base = basename(word);
+    // No name of git is longer than this: a pattern that needs more characters is none of
+    // them (and a huge pattern is not matched a thousand times).
+    if glob::min_len(base) > 48 {
+        return None;
+    }
     // Every name of git begins `git`: a pattern whose fixed start cannot is none of them.
     let head = glob::head(base).to_ascii_lowercase();
     if !("git".starts_with(&head) || head.starts_with("git")) {

@@ -735,7 +735,8 @@ impl Walker {
             glob::pattern(&self.value(raw.as_deref().unwrap_or(""))).into_owned()
         };
         let removal = |parameter, indirect: &bool, raw, how| {
-            known(parameter, *indirect).map(|v| parameter::remove(v, &pattern(raw), how))
+            let (value, pattern) = (known(parameter, *indirect)?, pattern(raw));
+            parameter::workable(value, &pattern).then(|| parameter::remove(value, &pattern, how))
         };
         match expr {
             P::RemoveSmallestPrefixPattern {
@@ -783,12 +784,9 @@ impl Walker {
                     word::SubstringMatchKind::Prefix => Replace::Prefix,
                     word::SubstringMatchKind::Suffix => Replace::Suffix,
                 };
-                Some(parameter::replace(
-                    value,
-                    &pattern(&Some(raw.clone())),
-                    &with,
-                    how,
-                ))
+                let pattern = pattern(&Some(raw.clone()));
+                parameter::workable(value, &pattern)
+                    .then(|| parameter::replace(value, &pattern, &with, how))
             }
             P::UppercaseFirstChar {
                 parameter,
