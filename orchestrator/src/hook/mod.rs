@@ -115,6 +115,7 @@ fn analyze_reporting_failure(command: &str) -> (Decision, bool) {
 }
 
 fn scan_without_parsing(text: &str) -> Option<Vec<String>> {
+    programs::new_analysis();
     catch_unwind(|| fallback::git_in_command_position(text)).unwrap_or_else(|_| {
         // Even the scan failed: the plainest test left.
         text.split(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_')

@@ -6,6 +6,8 @@
 
 /// Field widths above this are left to run time (the text would be mostly padding).
 const MAX_WIDTH: usize = 4096;
+/// Output longer than this is left to run time.
+const MAX_OUTPUT: usize = 64 * 1024;
 
 /// `echo [-neE] args…`. Escapes are taken unless `-E` says not: bash takes them with `-e` or
 /// `xpg_echo`, and `sh`'s echo always, so the text that can run is the one with them taken.
@@ -50,6 +52,9 @@ pub fn printf(args: &[String]) -> Option<String> {
         if once(&format, &mut args, &mut out)? {
             return Some(out);
         }
+        if out.len() > MAX_OUTPUT {
+            return None;
+        }
         if args.is_empty() || args.len() == before {
             return Some(out);
         }
@@ -72,8 +77,7 @@ fn once(format: &[char], args: &mut &[String], out: &mut String) -> Option<bool>
     while i < format.len() {
         match format[i] {
             '\\' => {
-                let rest: String = format[i..].iter().collect();
-                let (text, used, stop) = escape(&rest, Style::Printf);
+                let (text, used, stop) = escape(&format[i..], Style::Printf);
                 out.push_str(&text);
                 if stop {
                     return Some(true);
@@ -142,6 +146,9 @@ fn once(format: &[char], args: &mut &[String], out: &mut String) -> Option<bool>
                     out.push_str(&pad);
                     out.push_str(&text);
                 }
+                if out.len() > MAX_OUTPUT {
+                    return None;
+                }
                 i = j + 1;
             }
             c => {
@@ -162,25 +169,28 @@ enum Style {
 
 /// Text with its escapes taken; `true` when `\c` ended it.
 fn unescape(text: &str, style: Style) -> (String, bool) {
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let (piece, used, stop) = escape(&rest[at..], style);
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        if c != '\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let (piece, used, stop) = escape(&chars[i..], style);
         out.push_str(&piece);
         if stop {
             return (out, true);
         }
-        rest = &rest[at + used..];
+        i += used;
     }
-    out.push_str(rest);
     (out, false)
 }
 
-/// The escape at the start of `text` (which begins with `\`): what it stands for, how many
+/// The escape at the start of `chars` (which begin with `\`): what it stands for, how many
 /// characters it takes, and whether it is `\c`.
-fn escape(text: &str, style: Style) -> (String, usize, bool) {
-    let chars: Vec<char> = text.chars().collect();
+fn escape(chars: &[char], style: Style) -> (String, usize, bool) {
     let Some(&c) = chars.get(1) else {
         return ("\\".to_owned(), 1, false);
     };
@@ -198,14 +208,12 @@ fn escape(text: &str, style: Style) -> (String, usize, bool) {
         '"' if style == Style::Printf => simple("\""),
         '\'' if style == Style::Printf => simple("'"),
         'c' => (String::new(), 2, true),
-        'x' => radix(&chars, 2, 2, 16).unwrap_or_else(|| simple("\\x")),
-        'u' => radix(&chars, 2, 4, 16).unwrap_or_else(|| simple("\\u")),
-        'U' => radix(&chars, 2, 8, 16).unwrap_or_else(|| simple("\\U")),
-        '0' if style == Style::Echo => {
-            radix(&chars, 2, 3, 8).unwrap_or(("\0".to_owned(), 2, false))
-        }
+        'x' => radix(chars, 2, 2, 16).unwrap_or_else(|| simple("\\x")),
+        'u' => radix(chars, 2, 4, 16).unwrap_or_else(|| simple("\\u")),
+        'U' => radix(chars, 2, 8, 16).unwrap_or_else(|| simple("\\U")),
+        '0' if style == Style::Echo => radix(chars, 2, 3, 8).unwrap_or(("\0".to_owned(), 2, false)),
         '0'..='7' if style == Style::Printf => {
-            radix(&chars, 1, 3, 8).unwrap_or_else(|| simple("\\"))
+            radix(chars, 1, 3, 8).unwrap_or_else(|| simple("\\"))
         }
         other => (format!("\\{other}"), 2, false),
     }
@@ -253,6 +261,13 @@ mod tests {
         }
         assert_eq!(printf(&words(&["%f", "1"])), None);
         assert_eq!(printf(&words(&["%99999999s", "x"])), None);
+        let many: Vec<String> = std::iter::once("%4096s".to_owned())
+            .chain((0..100).map(|_| "a".to_owned()))
+            .collect();
+        assert_eq!(printf(&many), None);
+        // A backslash before a character of more than one byte.
+        assert_eq!(printf(&words(&["\\é%b", "\\€"])).as_deref(), Some("\\é\\€"));
+        assert_eq!(echo(&words(&["5\\€"])).as_deref(), Some("5\\€"));
     }
 
     #[test]

@@ -7,9 +7,9 @@
 use super::glob;
 
 /// The longest value worked on, in characters.
-pub const MAX_VALUE: usize = 256;
+pub const MAX_VALUE: usize = 64;
 /// The longest pattern worked with, in characters.
-pub const MAX_PATTERN: usize = 64;
+pub const MAX_PATTERN: usize = 32;
 
 /// Whether `value` and `pattern` are small enough to work on.
 pub fn workable(value: &str, pattern: &str) -> bool {
@@ -60,11 +60,16 @@ pub enum Replace {
 
 /// `${x/pat/text}` and its kin: the longest match at each place, as bash takes it.
 pub fn replace(value: &str, pattern: &str, with: &str, how: Replace) -> String {
+    if pattern.is_empty() {
+        // An empty pattern matches at the start (`/#`) and the end (`/%`), nowhere else.
+        return match how {
+            Replace::Prefix => format!("{with}{value}"),
+            Replace::Suffix => format!("{value}{with}"),
+            Replace::First | Replace::All => value.to_owned(),
+        };
+    }
     let text: Vec<char> = value.chars().collect();
     let pattern: Vec<char> = pattern.chars().collect();
-    if pattern.is_empty() {
-        return value.to_owned();
-    }
     let n = text.len();
     let longest_at = |start: usize| {
         (start..=n)
@@ -105,16 +110,18 @@ pub fn replace(value: &str, pattern: &str, with: &str, how: Replace) -> String {
     }
 }
 
-/// `${x:offset}` / `${x:offset:length}` with whole-number offsets (a negative offset counts
-/// from the end, a negative length is an end counted from the end); `None` for arithmetic that
-/// is not a plain number.
+/// `${x:offset}` / `${x:offset:length}` with whole-number offsets, read as bash reads numbers
+/// (`010` octal, `0x10` hex; a negative offset counts from the end, a negative length is an end
+/// counted from the end); `None` for arithmetic that is not a plain number.
 pub fn substring(value: &str, offset: &str, length: Option<&str>) -> Option<String> {
-    let number = |s: &str| s.trim().parse::<i64>().ok();
     let text: Vec<char> = value.chars().collect();
     let n = i64::try_from(text.len()).ok()?;
     let offset = number(offset)?;
+    if offset < 0 && n + offset < 0 {
+        return Some(String::new());
+    }
     let start = if offset < 0 {
-        (n + offset).max(0)
+        n + offset
     } else {
         offset.min(n)
     };
@@ -129,6 +136,26 @@ pub fn substring(value: &str, offset: &str, length: Option<&str>) -> Option<Stri
     }
     let (start, end) = (usize::try_from(start).ok()?, usize::try_from(end).ok()?);
     Some(text[start..end].iter().collect())
+}
+
+/// A number as bash's arithmetic reads a plain one: decimal, `0` octal, `0x` hex, a sign.
+fn number(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest.trim_start()),
+        None => (false, text.strip_prefix('+').unwrap_or(text).trim_start()),
+    };
+    let value = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        i64::from_str_radix(hex, 16).ok()?
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        i64::from_str_radix(&digits[1..], 8).ok()?
+    } else {
+        digits.parse::<i64>().ok()?
+    };
+    Some(if negative { -value } else { value })
 }
 
 #[cfg(test)]
@@ -166,5 +193,13 @@ mod tests {
         assert_eq!(substring("xxgit", " -3", None).as_deref(), Some("git"));
         assert_eq!(substring("gitxx", "0", Some("-2")).as_deref(), Some("git"));
         assert_eq!(substring("git", "n+1", None), None);
+        assert_eq!(
+            substring("aaaaaaaagit", "010", None).as_deref(),
+            Some("git")
+        );
+        assert_eq!(substring("xgit", "0x1", None).as_deref(), Some("git"));
+        assert_eq!(substring("abc", " -5", None).as_deref(), Some(""));
+        assert_eq!(replace("it", "", "g", Replace::Prefix), "git");
+        assert_eq!(replace("gi", "", "t", Replace::Suffix), "git");
     }
 }

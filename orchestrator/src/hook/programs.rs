@@ -273,15 +273,12 @@ pub fn git_prefix(word: &str) -> Option<Vec<String>> {
 /// when it can name several, or any `git-*` program in a directory that can be `git-core`.
 fn git_by_pattern(word: &str) -> Option<Vec<String>> {
     let base = basename(word);
-    // No name of git is longer than this: a pattern that needs more characters is none of
-    // them (and a huge pattern is not matched a thousand times).
-    if glob::min_len(base) > 48 {
+    if !plausible(base) {
         return None;
     }
-    // Every name of git begins `git`: a pattern whose fixed start cannot is none of them.
-    let head = glob::head(base).to_ascii_lowercase();
-    if !("git".starts_with(&head) || head.starts_with("git")) {
-        return None;
+    // Past the budget, a pattern is taken to be git rather than matched (see [`Budget`]).
+    if !PATTERNS.with(|b| b.spend(base)) {
+        return Some(vec![DYNAMIC.to_string()]);
     }
     let names = |name: &str| {
         glob::matches(base, name)
@@ -308,6 +305,57 @@ fn git_by_pattern(word: &str) -> Option<Vec<String>> {
     }
 }
 
+/// Patterns longer than this (in characters) are taken to be git: matching them against every
+/// name would be slow, and no command line has one for a good reason.
+const MAX_PATTERN: usize = 256;
+/// Different patterns matched against git's names in one analysis (each against about a
+/// thousand names); past it, a pattern is taken to be git.
+const MAX_PATTERNS_MATCHED: usize = 256;
+
+/// The cheap tests before matching: a pattern whose fixed start cannot begin `git`, or that
+/// needs more characters than any name of git has, is none of them. A huge one passes (it is
+/// then taken to be git).
+fn plausible(base: &str) -> bool {
+    let head = glob::head(base).to_ascii_lowercase();
+    if !("git".starts_with(&head) || head.starts_with("git")) {
+        return false;
+    }
+    base.chars().count() > MAX_PATTERN || glob::min_len(base) <= 48
+}
+
+/// How many different patterns one analysis has matched against git's names.
+#[derive(Default)]
+struct Budget {
+    seen: std::cell::RefCell<std::collections::HashSet<String>>,
+}
+
+impl Budget {
+    /// Whether `pattern` may be matched: seen before, or room for one more (and not huge).
+    fn spend(&self, pattern: &str) -> bool {
+        if pattern.chars().count() > MAX_PATTERN {
+            return false;
+        }
+        let mut seen = self.seen.borrow_mut();
+        if seen.contains(pattern) {
+            return true;
+        }
+        if seen.len() >= MAX_PATTERNS_MATCHED {
+            return false;
+        }
+        seen.insert(pattern.to_owned());
+        true
+    }
+}
+
+thread_local! {
+    static PATTERNS: Budget = Budget::default();
+}
+
+/// Starts a new analysis's pattern budget (each command line gets its own).
+pub fn new_analysis() {
+    PATTERNS.with(|b| b.seen.borrow_mut().clear());
+}
+
 /// Whether a pattern's text before its first pattern character can begin `git-…`.
 fn may_start_dashed(pattern: &str) -> bool {
     let head = glob::head(pattern).to_ascii_lowercase();
@@ -315,21 +363,24 @@ fn may_start_dashed(pattern: &str) -> bool {
 }
 
 /// Whether a word (pattern characters as [`glob`]'s stand-ins) mentions git as a pattern: one
-/// that spells part of the name (`gi?`, `/usr/bin/g*t`, not a bare `*`) and can expand to it.
+/// that spells at least two letters of a name (`gi?`, `/usr/bin/g*t`, not `*` or `g*`) and can
+/// expand to it.
 /// A part known only at run time counts as `*` here (`/usr/bin/g${X:-i}t`, `g"$(x)"t`).
 pub fn names_git_by_pattern(word: &str) -> bool {
     let word = word.replace(DYNAMIC, &glob::STAR.to_string());
     let base = basename(&word);
     glob::is_pattern(base)
-        && glob::literal_part(base).any(|c| c.is_ascii_alphanumeric())
+        && glob::literal_part(base)
+            .filter(|c| c.is_ascii_alphanumeric())
+            .count()
+            >= 2
         && git_by_pattern(&word).is_some()
 }
 
 /// Patterns in text as written (`os.system("gi? status")`): every run of path characters that
-/// holds `*`, `?` or `[`, read as unquoted. Past [`MAX_PATTERNS`] different ones, the text is
-/// taken to mention git.
+/// holds `*`, `?` or `[`, read as unquoted (those that cannot begin a name of git are passed
+/// over cheaply).
 fn mentions_git_by_pattern(text: &str) -> bool {
-    let mut seen = std::collections::HashSet::new();
     text.split(|c: char| {
         c.is_whitespace()
             || matches!(
@@ -351,16 +402,8 @@ fn mentions_git_by_pattern(text: &str) -> bool {
             )
     })
     .filter(|token| token.contains(['*', '?', '[']))
-    .any(|token| {
-        if !seen.insert(token) {
-            return false;
-        }
-        seen.len() > MAX_PATTERNS || names_git_by_pattern(&glob::pattern(token))
-    })
+    .any(|token| names_git_by_pattern(&glob::pattern(token)))
 }
-
-/// Different patterns in one text checked against git's names (each against about a thousand).
-const MAX_PATTERNS: usize = 64;
 
 /// Whether a command word is computed at run time (its program name holds a part known only
 /// when the command runs: `$GIT`, `$(which git)`, `${CMD}`, `` `x` ``).

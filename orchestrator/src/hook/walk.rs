@@ -37,6 +37,11 @@ const MAX_SCRIPT_DEPTH: usize = 12;
 const MAX_WRAPPER_HOPS: usize = 16;
 /// Total bytes of scripts parsed for one command, nested ones included.
 const MAX_TOTAL_PARSE_BYTES: usize = 4 * 1024 * 1024;
+/// What a command reads from a file (`< deploy.sh`, `cat a.sh |`): scripts in files are not
+/// read, so a shell fed one runs nothing the hook judges.
+const FILE_INPUT: &str = "\u{8}a file";
+/// Variable values longer than this (bytes) are taken to be known only at run time.
+const MAX_VALUE: usize = 64 * 1024;
 /// In an expanded word: a break between fields (an `IFS` character of an unquoted expansion).
 const FIELD: char = '\u{6}';
 /// In an expanded word: a quoted part begins (a field holding one is kept even when empty).
@@ -67,6 +72,7 @@ pub struct Commands {
 
 /// The first git invocation in `script` and every command it would start.
 pub fn commands(script: &str) -> (Option<Found>, Commands) {
+    programs::new_analysis();
     let mut walker = Walker {
         line_mentions_git: programs::mentions_git(script),
         seen: Some(Commands::default()),
@@ -84,6 +90,7 @@ pub fn commands(script: &str) -> (Option<Found>, Commands) {
 
 /// Find the first git invocation in `script`, parsing it as bash.
 pub fn find_git(script: &str) -> Option<Found> {
+    programs::new_analysis();
     let mut walker = Walker {
         line_mentions_git: programs::mentions_git(script),
         ..Walker::default()
@@ -178,24 +185,56 @@ impl Walker {
         self.pipeline(&list.first);
         for next in &list.additional {
             match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => {
-                    self.pipeline(p);
-                }
+                // May or may not run: what it sets is known only at run time.
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.maybe(|w| {
+                    w.pipeline(p);
+                }),
             }
         }
     }
 
-    /// Walk a pipeline; returns what it writes when that is known statically.
+    /// Walk a pipeline; returns what it writes when that is known statically. In a pipeline
+    /// of several commands each runs in a subshell: what they set is gone after it.
     fn pipeline(&mut self, pipeline: &ast::Pipeline) -> Option<String> {
         let mut feed: Option<String> = None;
+        let apart = pipeline.seq.len() > 1;
         for command in &pipeline.seq {
             if self.found.is_some() {
                 return None;
             }
             let fed = feed.take();
-            feed = self.command(command, fed);
+            feed = if apart {
+                self.apart(|w| w.command(command, fed))
+            } else {
+                self.command(command, fed)
+            };
         }
         feed
+    }
+
+    /// Walks what runs in a subshell (or a function's body, run when called): the variables
+    /// it sets do not outlive it.
+    fn apart<R>(&mut self, walk: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = self.vars.clone();
+        let result = walk(self);
+        self.vars = saved;
+        result
+    }
+
+    /// Walks what may or may not run (after `&&`/`||`, an `if`'s branches, a loop's body): a
+    /// variable it sets or unsets is known only at run time afterwards.
+    fn maybe(&mut self, walk: impl FnOnce(&mut Self)) {
+        let saved = self.vars.clone();
+        walk(self);
+        let changed: Vec<String> = saved
+            .keys()
+            .chain(self.vars.keys())
+            .filter(|k| saved.get(*k) != self.vars.get(*k))
+            .cloned()
+            .collect();
+        for name in changed {
+            self.vars.insert(name, DYNAMIC.to_string());
+        }
     }
 
     /// Walk the list of a process substitution; returns what it writes when that is known
@@ -224,6 +263,7 @@ impl Walker {
         // `wrappers::shell` says so).
         if sources && wrappers::is_stdin_file(file) {
             match stdin {
+                Some(FILE_INPUT) => {}
                 Some(text) => self.script(text),
                 None => self.dynamic(file),
             }
@@ -248,10 +288,10 @@ impl Walker {
                 self.compound(compound);
                 self.redirects(redirects.as_ref());
             }
-            ast::Command::Function(function) => {
-                self.compound(&function.body.0);
-                self.redirects(function.body.1.as_ref());
-            }
+            ast::Command::Function(function) => self.apart(|w| {
+                w.compound(&function.body.0);
+                w.redirects(function.body.1.as_ref());
+            }),
             ast::Command::ExtendedTest(test, redirects) => {
                 self.extended_test(&test.expr);
                 self.redirects(redirects.as_ref());
@@ -277,10 +317,10 @@ impl Walker {
                 {
                     self.raw_text(&expr.value);
                 }
-                self.compound_list(&f.body.list);
+                self.maybe(|w| w.compound_list(&f.body.list));
             }
             C::BraceGroup(g) => self.compound_list(&g.list),
-            C::Subshell(s) => self.compound_list(&s.list),
+            C::Subshell(s) => self.apart(|w| w.compound_list(&s.list)),
             C::ForClause(f) => {
                 for value in f.values.iter().flatten() {
                     self.word(&value.value);
@@ -290,36 +330,43 @@ impl Walker {
                         self.line_mentions_git = true;
                     }
                 }
-                self.compound_list(&f.body.list);
+                // The loop's variable takes each value in turn.
+                self.vars
+                    .insert(f.variable_name.clone(), DYNAMIC.to_string());
+                self.maybe(|w| w.compound_list(&f.body.list));
             }
             C::CaseClause(c) => {
                 self.word(&c.value.value);
-                for case in &c.cases {
-                    for pattern in &case.patterns {
-                        self.word(&pattern.value);
+                self.maybe(|w| {
+                    for case in &c.cases {
+                        for pattern in &case.patterns {
+                            w.word(&pattern.value);
+                        }
+                        if let Some(cmd) = &case.cmd {
+                            w.compound_list(cmd);
+                        }
                     }
-                    if let Some(cmd) = &case.cmd {
-                        self.compound_list(cmd);
-                    }
-                }
+                });
             }
             C::IfClause(i) => {
                 self.compound_list(&i.condition);
-                self.compound_list(&i.then);
-                for clause in i.elses.iter().flatten() {
-                    if let Some(condition) = &clause.condition {
-                        self.compound_list(condition);
+                self.maybe(|w| {
+                    w.compound_list(&i.then);
+                    for clause in i.elses.iter().flatten() {
+                        if let Some(condition) = &clause.condition {
+                            w.compound_list(condition);
+                        }
+                        w.compound_list(&clause.body);
                     }
-                    self.compound_list(&clause.body);
-                }
+                });
             }
-            C::WhileClause(w) | C::UntilClause(w) => {
-                self.compound_list(&w.0);
-                self.compound_list(&w.1.list);
-            }
-            C::Coprocess(c) => {
-                self.command(&c.body, None);
-            }
+            C::WhileClause(w) | C::UntilClause(w) => self.maybe(|walker| {
+                walker.compound_list(&w.0);
+                walker.compound_list(&w.1.list);
+            }),
+            C::Coprocess(c) => self.apart(|w| {
+                w.command(&c.body, None);
+            }),
         }
     }
 
@@ -342,7 +389,15 @@ impl Walker {
     /// Returns the here-doc or here-string text fed to the command, if any.
     fn redirect(&mut self, redirect: &ast::IoRedirect) -> Option<String> {
         match redirect {
-            ast::IoRedirect::File(_, _, target) => match target {
+            ast::IoRedirect::File(fd, kind, target) => match target {
+                // `bash < deploy.sh`: a script file, not read (as `bash deploy.sh`).
+                ast::IoFileRedirectTarget::Filename(w)
+                    if matches!(kind, ast::IoFileRedirectKind::Read)
+                        && fd.is_none_or(|fd| fd == 0) =>
+                {
+                    self.word(&w.value);
+                    return Some(FILE_INPUT.to_owned());
+                }
                 ast::IoFileRedirectTarget::Filename(w)
                 | ast::IoFileRedirectTarget::Duplicate(w) => self.word(&w.value),
                 ast::IoFileRedirectTarget::ProcessSubstitution(kind, sub) => {
@@ -516,6 +571,12 @@ impl Walker {
             None if append => format!("{DYNAMIC}{value}"),
             _ => value,
         };
+        // A value that keeps growing (`x=$x$x`, `x+=…`) is left to run time.
+        let value = if value.len() > MAX_VALUE {
+            DYNAMIC.to_string()
+        } else {
+            value
+        };
         self.vars.insert(name.to_owned(), value);
     }
 
@@ -549,7 +610,11 @@ impl Walker {
             // `printf -v NAME format args…`: NAME holds what it would have printed.
             "printf" if argv.len() > 2 && argv[1] == "-v" => {
                 let printed = output::printf(&argv[3..]).unwrap_or_else(|| DYNAMIC.to_string());
-                self.assign(&argv[2].clone(), printed, false);
+                self.assign(&argv[2], printed, false);
+            }
+            "printf" if argv.len() > 1 && argv[1].len() > 2 && argv[1].starts_with("-v") => {
+                let printed = output::printf(&argv[2..]).unwrap_or_else(|| DYNAMIC.to_string());
+                self.assign(&argv[1][2..], printed, false);
             }
             _ => {}
         }
@@ -583,6 +648,7 @@ impl Walker {
             }
             // A script whose text is known only at run time (`… | tee x | sh`).
             Runs::ShellStdin => match stdin {
+                Some(text) if text == FILE_INPUT => {}
                 Some(text) => self.script(&text),
                 None => {
                     self.opaque(|| "a script read from standard input".to_owned());
@@ -598,6 +664,7 @@ impl Walker {
             Runs::CodeStdin(lang) => {
                 self.opaque(|| "code of another language".to_owned());
                 match stdin {
+                    Some(text) if text == FILE_INPUT => {}
                     Some(text) => self.code(&Code { lang, text }),
                     None => self.dynamic("code read from standard input"),
                 }
@@ -731,11 +798,14 @@ impl Walker {
             }
             _ => None,
         };
+        // The pattern word as bash reads it: unquoted characters are patterns, quoted ones
+        // themselves; `None` when part of it is known only at run time.
         let pattern = |raw: &Option<String>| {
-            glob::pattern(&self.value(raw.as_deref().unwrap_or(""))).into_owned()
+            let word = self.expanded(raw.as_deref().unwrap_or(""), true);
+            (!word.contains(DYNAMIC)).then(|| word.replace(QUOTED, "").replace(FIELD, " "))
         };
         let removal = |parameter, indirect: &bool, raw, how| {
-            let (value, pattern) = (known(parameter, *indirect)?, pattern(raw));
+            let (value, pattern) = (known(parameter, *indirect)?, pattern(raw)?);
             parameter::workable(value, &pattern).then(|| parameter::remove(value, &pattern, how))
         };
         match expr {
@@ -778,13 +848,17 @@ impl Walker {
             } => {
                 let value = known(parameter, *indirect)?;
                 let with = self.value(replacement.as_deref().unwrap_or(""));
+                // `&` stands for the match (bash's `patsub_replacement`): left to run time.
+                if with.contains([DYNAMIC, '&']) {
+                    return None;
+                }
                 let how = match match_kind {
                     word::SubstringMatchKind::FirstOccurrence => Replace::First,
                     word::SubstringMatchKind::Anywhere => Replace::All,
                     word::SubstringMatchKind::Prefix => Replace::Prefix,
                     word::SubstringMatchKind::Suffix => Replace::Suffix,
                 };
-                let pattern = pattern(&Some(raw.clone()));
+                let pattern = pattern(&Some(raw.clone()))?;
                 parameter::workable(value, &pattern)
                     .then(|| parameter::replace(value, &pattern, &with, how))
             }
@@ -879,6 +953,15 @@ impl Walker {
             self.line_mentions_git =
                 programs::mentions_git(&value) || programs::names_git_by_pattern(&value);
         }
+        // `${X:=word}` sets X when it is unset (or empty): from then on it is either.
+        if let ParameterExpr::AssignDefaultValues {
+            parameter: Parameter::Named(name),
+            ..
+        } = expr
+            && self.vars.get(name).is_none_or(String::is_empty)
+        {
+            self.vars.insert(name.clone(), DYNAMIC.to_string());
+        }
     }
 
     /// Text that is not a word of its own (arithmetic): scan it for substitutions.
@@ -922,6 +1005,11 @@ impl Walker {
     /// An unquoted expansion's text with its `IFS` characters as [`FIELD`] breaks.
     fn split_text(&self, text: &str) -> String {
         let ifs = self.vars.get("IFS").map_or(" \t\n", String::as_str);
+        // An `IFS` known only at run time: where the text splits is unknown, and the run-time
+        // parts of the text must stay what they are.
+        if ifs.contains(DYNAMIC) {
+            return text.to_owned();
+        }
         text.chars()
             .map(|c| if ifs.contains(c) { FIELD } else { c })
             .collect()
@@ -1086,8 +1174,10 @@ fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
     let name: &str = &name;
     match name {
         "cat" if argv[1..].iter().all(|a| a.starts_with('-')) => stdin,
+        // Files' contents: scripts in files are not read.
+        "cat" => Some(FILE_INPUT.to_owned()),
         "echo" => output::echo(&argv[1..]),
-        "printf" if argv.get(1).is_some_and(|a| a == "-v") => None,
+        "printf" if argv.get(1).is_some_and(|a| a.starts_with("-v")) => None,
         "printf" => output::printf(&argv[1..]),
         _ => None,
     }
