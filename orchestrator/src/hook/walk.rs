@@ -37,15 +37,31 @@ const MAX_SCRIPT_DEPTH: usize = 12;
 const MAX_WRAPPER_HOPS: usize = 16;
 /// Total bytes of scripts parsed for one command, nested ones included.
 const MAX_TOTAL_PARSE_BYTES: usize = 4 * 1024 * 1024;
-/// What a command reads from a file (`< deploy.sh`, `cat a.sh |`): scripts in files are not
-/// read, so a shell fed one runs nothing the hook judges.
-const FILE_INPUT: &str = "\u{8}a file";
 /// Variable values longer than this (bytes) are taken to be known only at run time.
 const MAX_VALUE: usize = 64 * 1024;
 /// In an expanded word: a break between fields (an `IFS` character of an unquoted expansion).
 const FIELD: char = '\u{6}';
 /// In an expanded word: a quoted part begins (a field holding one is kept even when empty).
 const QUOTED: char = '\u{7}';
+
+/// What a command reads on its standard input, where that is known before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Input {
+    /// This text (a here-doc, a here-string, what `echo` prints).
+    Text(String),
+    /// A file's contents (`< deploy.sh`, `cat a.sh |`): scripts in files are not read, so a
+    /// shell fed one runs nothing the hook judges.
+    File,
+}
+
+impl Input {
+    fn text(self) -> Option<String> {
+        match self {
+            Input::Text(text) => Some(text),
+            Input::File => None,
+        }
+    }
+}
 
 /// What was found that would start git.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,8 +211,8 @@ impl Walker {
 
     /// Walk a pipeline; returns what it writes when that is known statically. In a pipeline
     /// of several commands each runs in a subshell: what they set is gone after it.
-    fn pipeline(&mut self, pipeline: &ast::Pipeline) -> Option<String> {
-        let mut feed: Option<String> = None;
+    fn pipeline(&mut self, pipeline: &ast::Pipeline) -> Option<Input> {
+        let mut feed: Option<Input> = None;
         let apart = pipeline.seq.len() > 1;
         for command in &pipeline.seq {
             if self.found.is_some() {
@@ -239,7 +255,7 @@ impl Walker {
 
     /// Walk the list of a process substitution; returns what it writes when that is known
     /// statically (`<(echo 'git status')`).
-    fn substitution_output(&mut self, list: &ast::CompoundList) -> Option<String> {
+    fn substitution_output(&mut self, list: &ast::CompoundList) -> Option<Input> {
         match list.0.as_slice() {
             [item] if item.0.additional.is_empty() => self.pipeline(&item.0.first),
             _ => {
@@ -250,7 +266,7 @@ impl Walker {
     }
 
     /// `bash <(…)`, `source <(…)`, `. <(…)`: the shell runs what the substitution writes.
-    fn sourced_substitution(&mut self, argv: &[String], stdin: Option<&str>) {
+    fn sourced_substitution(&mut self, argv: &[String], stdin: Option<&Input>) {
         let name = programs::program_name(&argv[0]);
         let sources = matches!(&*name, "source" | ".");
         if !(sources || wrappers::is_shell(&name)) {
@@ -263,8 +279,8 @@ impl Walker {
         // `wrappers::shell` says so).
         if sources && wrappers::is_stdin_file(file) {
             match stdin {
-                Some(FILE_INPUT) => {}
-                Some(text) => self.script(text),
+                Some(Input::File) => {}
+                Some(Input::Text(text)) => self.script(text),
                 None => self.dynamic(file),
             }
             return;
@@ -281,7 +297,7 @@ impl Walker {
 
     /// Walk one command; returns what it writes to stdout when that is known statically
     /// (`echo 'git status'`), for a shell later in the pipeline.
-    fn command(&mut self, command: &ast::Command, stdin: Option<String>) -> Option<String> {
+    fn command(&mut self, command: &ast::Command, stdin: Option<Input>) -> Option<Input> {
         match command {
             ast::Command::Simple(simple) => return self.simple(simple, stdin),
             ast::Command::Compound(compound, redirects) => {
@@ -325,10 +341,7 @@ impl Walker {
                 for value in f.values.iter().flatten() {
                     self.word(&value.value);
                     // `for g in /usr/bin/gi?; do $g status; done`: the loop runs its values.
-                    let value = self.argument(&value.value);
-                    if programs::mentions_git(&value) || programs::names_git_by_pattern(&value) {
-                        self.line_mentions_git = true;
-                    }
+                    self.note_mention_in(&value.value);
                 }
                 // The loop's variable takes each value in turn.
                 self.vars
@@ -387,7 +400,7 @@ impl Walker {
     }
 
     /// Returns the here-doc or here-string text fed to the command, if any.
-    fn redirect(&mut self, redirect: &ast::IoRedirect) -> Option<String> {
+    fn redirect(&mut self, redirect: &ast::IoRedirect) -> Option<Input> {
         match redirect {
             ast::IoRedirect::File(fd, kind, target) => match target {
                 // `bash < deploy.sh`: a script file, not read (as `bash deploy.sh`).
@@ -396,7 +409,7 @@ impl Walker {
                         && fd.is_none_or(|fd| fd == 0) =>
                 {
                     self.word(&w.value);
-                    return Some(FILE_INPUT.to_owned());
+                    return Some(Input::File);
                 }
                 ast::IoFileRedirectTarget::Filename(w)
                 | ast::IoFileRedirectTarget::Duplicate(w) => self.word(&w.value),
@@ -411,7 +424,7 @@ impl Walker {
             },
             ast::IoRedirect::HereDocument(_, doc) => {
                 if !doc.requires_expansion {
-                    return Some(doc.doc.value.clone());
+                    return Some(Input::Text(doc.doc.value.clone()));
                 }
                 // An unquoted here-doc reaches the command expanded: escapes taken, known
                 // variables filled in, substitutions known only at run time.
@@ -420,28 +433,26 @@ impl Walker {
                         self.pieces(&doc.doc.value, &pieces);
                         let mut text = String::new();
                         self.append_value(&pieces, &mut text, true, false);
-                        Some(text)
+                        Some(Input::Text(text))
                     }
                     Err(_) => {
                         self.raw_text(&doc.doc.value);
-                        Some(doc.doc.value.clone())
+                        Some(Input::Text(doc.doc.value.clone()))
                     }
                 };
             }
             ast::IoRedirect::HereString(_, w) => {
                 self.word(&w.value);
                 let text = self.value(&w.value);
-                if !self.line_mentions_git && programs::mentions_git(&text) {
-                    self.line_mentions_git = true;
-                }
-                return Some(text);
+                self.note_mention(&text);
+                return Some(Input::Text(text));
             }
             ast::IoRedirect::OutputAndError(w, _) => self.word(&w.value),
         }
         None
     }
 
-    fn simple(&mut self, simple: &ast::SimpleCommand, feed: Option<String>) -> Option<String> {
+    fn simple(&mut self, simple: &ast::SimpleCommand, feed: Option<Input>) -> Option<Input> {
         let mut words: Vec<String> = Vec::new();
         let mut assignments: Vec<(&str, &str, bool)> = Vec::new();
         let mut stdin = feed;
@@ -459,21 +470,18 @@ impl Walker {
                     words.extend(braces::expand(&w.value, &self.options));
                 }
                 ItemRef::Item(ast::CommandPrefixOrSuffixItem::IoRedirect(r)) => {
-                    if let Some(text) = self.redirect(r) {
-                        stdin = Some(text);
+                    if let Some(input) = self.redirect(r) {
+                        stdin = Some(input);
                     }
                 }
                 ItemRef::Item(ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)) => {
                     self.word(&w.value);
                     // An array's elements are not followed, but they mention git like any
                     // word (`a=(g\it status); "${a[@]}"`).
-                    if let ast::AssignmentValue::Array(elements) = &a.value
-                        && !self.line_mentions_git
-                    {
-                        self.line_mentions_git = elements.iter().any(|(_, e)| {
-                            let value = self.argument(&e.value);
-                            programs::mentions_git(&value) || programs::names_git_by_pattern(&value)
-                        });
+                    if let ast::AssignmentValue::Array(elements) = &a.value {
+                        for (_, element) in elements {
+                            self.note_mention_in(&element.value);
+                        }
                     }
                     if words.is_empty() {
                         if let (
@@ -492,7 +500,8 @@ impl Walker {
                     if matches!(kind, ast::ProcessSubstitutionKind::Read) {
                         // The command sees a file name; remember what reading it gives.
                         let file = format!("/dev/fd/{}", 63 - self.substitutions.len().min(60));
-                        self.substitutions.insert(file.clone(), output);
+                        self.substitutions
+                            .insert(file.clone(), output.and_then(Input::text));
                         words.push(file);
                     }
                 }
@@ -517,16 +526,12 @@ impl Walker {
         if argv.is_empty() {
             return None;
         }
-        if !self.line_mentions_git
-            && argv
-                .iter()
-                .any(|w| programs::mentions_git(w) || programs::names_git_by_pattern(w))
-        {
-            self.line_mentions_git = true;
+        for word in &argv {
+            self.note_mention(word);
         }
         self.remember_exports(&argv);
         self.remember_reads(&argv);
-        self.sourced_substitution(&argv, stdin.as_deref());
+        self.sourced_substitution(&argv, stdin.as_ref());
         self.resolve(&argv, stdin.clone(), 0);
         static_output(&argv, stdin)
     }
@@ -560,12 +565,28 @@ impl Walker {
         }
     }
 
-    /// A variable set on the line: its value (appended to with `+=`), and whether it makes the
-    /// line mention git (`x=g\it` once de-quoted).
-    fn assign(&mut self, name: &str, value: String, append: bool) {
-        if !self.line_mentions_git && programs::mentions_git(&value) {
+    /// Whether a word as the command sees it (or a value) makes the line mention git: a name
+    /// of git, or a pattern that can expand to one (`x=g\it` once de-quoted, `gi?`).
+    fn note_mention(&mut self, word: &str) {
+        if !self.line_mentions_git
+            && (programs::mentions_git(word) || programs::names_git_by_pattern(word))
+        {
             self.line_mentions_git = true;
         }
+    }
+
+    /// [`Self::note_mention`] for a word as written (expanded only when it could matter).
+    fn note_mention_in(&mut self, raw: &str) {
+        if !self.line_mentions_git {
+            let value = self.argument(raw);
+            self.note_mention(&value);
+        }
+    }
+
+    /// A variable set on the line: its value (appended to with `+=`), and whether it makes the
+    /// line mention git.
+    fn assign(&mut self, name: &str, value: String, append: bool) {
+        self.note_mention(&value);
         let value = match self.vars.get(name) {
             Some(before) if append => format!("{before}{value}"),
             None if append => format!("{DYNAMIC}{value}"),
@@ -620,7 +641,7 @@ impl Walker {
         }
     }
 
-    fn resolve(&mut self, argv: &[String], stdin: Option<String>, hops: usize) {
+    fn resolve(&mut self, argv: &[String], stdin: Option<Input>, hops: usize) {
         if self.found.is_some() || hops > MAX_WRAPPER_HOPS {
             return;
         }
@@ -632,7 +653,7 @@ impl Walker {
         self.runs(runs, stdin, hops);
     }
 
-    fn runs(&mut self, runs: Runs, stdin: Option<String>, hops: usize) {
+    fn runs(&mut self, runs: Runs, stdin: Option<Input>, hops: usize) {
         if self.found.is_some() {
             return;
         }
@@ -648,8 +669,8 @@ impl Walker {
             }
             // A script whose text is known only at run time (`… | tee x | sh`).
             Runs::ShellStdin => match stdin {
-                Some(text) if text == FILE_INPUT => {}
-                Some(text) => self.script(&text),
+                Some(Input::File) => {}
+                Some(Input::Text(text)) => self.script(&text),
                 None => {
                     self.opaque(|| "a script read from standard input".to_owned());
                     self.dynamic("a script read from standard input");
@@ -664,8 +685,8 @@ impl Walker {
             Runs::CodeStdin(lang) => {
                 self.opaque(|| "code of another language".to_owned());
                 match stdin {
-                    Some(text) if text == FILE_INPUT => {}
-                    Some(text) => self.code(&Code { lang, text }),
+                    Some(Input::File) => {}
+                    Some(Input::Text(text)) => self.code(&Code { lang, text }),
                     None => self.dynamic("code read from standard input"),
                 }
             }
@@ -925,7 +946,7 @@ impl Walker {
         }
         let argv: Vec<String> = argv.iter().map(|w| glob::literal(w).into_owned()).collect();
         match argv[0].as_str() {
-            "echo" | "printf" => static_output(&argv, None),
+            "echo" | "printf" => static_output(&argv, None).and_then(Input::text),
             _ => None,
         }
     }
@@ -948,11 +969,7 @@ impl Walker {
         else {
             return;
         };
-        if !self.line_mentions_git {
-            let value = self.argument(word);
-            self.line_mentions_git =
-                programs::mentions_git(&value) || programs::names_git_by_pattern(&value);
-        }
+        self.note_mention_in(word);
         // `${X:=word}` sets X when it is unset (or empty): from then on it is either.
         if let ParameterExpr::AssignDefaultValues {
             parameter: Parameter::Named(name),
@@ -1000,6 +1017,15 @@ impl Walker {
             .filter(|field| !field.is_empty())
             .map(|field| field.replace(QUOTED, ""))
             .collect()
+    }
+
+    /// An expansion's text; unquoted (`expands`), split into fields and read as a pattern.
+    fn push_expansion(&self, out: &mut String, text: &str, expands: bool) {
+        if expands {
+            out.push_str(&glob::pattern(&self.split_text(text)));
+        } else {
+            out.push_str(text);
+        }
     }
 
     /// An unquoted expansion's text with its `IFS` characters as [`FIELD`] breaks.
@@ -1082,20 +1108,13 @@ impl Walker {
                     parameter: Parameter::Named(name),
                     indirect: false,
                 }) => match (self.vars.get(name), name.as_str()) {
-                    // Unquoted, the value is split into fields and expanded as a pattern.
-                    (Some(value), _) if expands => {
-                        out.push_str(&glob::pattern(&self.split_text(value)))
-                    }
-                    (Some(value), _) => out.push_str(value),
+                    (Some(value), _) => self.push_expansion(out, value, expands),
                     (None, "SHELL" | "BASH") => out.push_str("sh"),
                     _ => out.push(DYNAMIC),
                 },
                 // An operation on a value set earlier on the line (`${x#x}`, `${x:2}`).
                 WordPiece::ParameterExpansion(expr) => match self.operated(expr) {
-                    Some(value) if expands => {
-                        out.push_str(&glob::pattern(&self.split_text(&value)))
-                    }
-                    Some(value) => out.push_str(&value),
+                    Some(value) => self.push_expansion(out, &value, expands),
                     None => out.push(DYNAMIC),
                 },
                 WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s)
@@ -1110,14 +1129,9 @@ impl Walker {
                     }
                     .or_else(|| self.printed(s));
                     match known {
+                        // A substitution's output loses its trailing newlines.
                         Some(text) => {
-                            // A substitution's output loses its trailing newlines.
-                            let text = text.trim_end_matches('\n');
-                            if expands {
-                                out.push_str(&glob::pattern(&self.split_text(text)));
-                            } else {
-                                out.push_str(text);
-                            }
+                            self.push_expansion(out, text.trim_end_matches('\n'), expands)
                         }
                         None => out.push(DYNAMIC),
                     }
@@ -1169,20 +1183,19 @@ fn cat_heredoc(script: &str) -> Option<&str> {
 }
 
 /// What `echo …` / `printf …` / `cat <<EOF` prints, as far as it is known.
-fn static_output(argv: &[String], stdin: Option<String>) -> Option<String> {
+fn static_output(argv: &[String], stdin: Option<Input>) -> Option<Input> {
     let name = programs::program_name(&argv[0]);
     let name: &str = &name;
     match name {
         "cat" if argv[1..].iter().all(|a| a.starts_with('-')) => stdin,
         // Files' contents: scripts in files are not read.
-        "cat" => Some(FILE_INPUT.to_owned()),
-        "echo" => output::echo(&argv[1..]),
+        "cat" => Some(Input::File),
+        // Parts known only at run time stay marked: a shell may read this as its script.
+        "echo" => output::echo(&argv[1..]).map(|s| Input::Text(glob::literal(&s).into_owned())),
         "printf" if argv.get(1).is_some_and(|a| a.starts_with("-v")) => None,
-        "printf" => output::printf(&argv[1..]),
+        "printf" => output::printf(&argv[1..]).map(|s| Input::Text(glob::literal(&s).into_owned())),
         _ => None,
     }
-    // Parts known only at run time stay marked: a shell may read this as its script.
-    .map(|s| glob::literal(&s).into_owned())
 }
 
 /// A word as shown to the Brain: run-time parts as `…`, patterns as written.
