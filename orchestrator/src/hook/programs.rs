@@ -365,6 +365,7 @@ fn may_start_dashed(pattern: &str) -> bool {
 /// Whether a word (pattern characters as [`glob`]'s stand-ins) mentions git as a pattern: one
 /// that spells at least two letters of a name (`gi?`, `/usr/bin/g*t`, not `*` or `g*`) and can
 /// expand to it.
+///
 /// A part known only at run time counts as `*` here (`/usr/bin/g${X:-i}t`, `g"$(x)"t`).
 pub fn names_git_by_pattern(word: &str) -> bool {
     let word = word.replace(DYNAMIC, &glob::STAR.to_string());
@@ -413,8 +414,9 @@ pub fn is_dynamic(word: &str) -> bool {
 
 /// Whether `text` mentions git: a word that starts git (`git`, `/usr/bin/git`, `GIT.EXE`,
 /// `git-upload-pack`), a name with `git` as one of its `_`-separated parts (`$GIT`,
-/// `GIT_BIN`, `my_git`), or a pattern that spells part of git's name and can expand to it
-/// (`gi?`, `/usr/bin/g[i]t`). `github`, `.gitignore`, `digit`, `git-cliff`, `*` do not.
+/// `GIT_BIN`, `my_git`), or a pattern that spells two letters of a name of git and can expand
+/// to it (`gi?`, `/usr/bin/g[i]t`). `github`, `.gitignore`, `digit`, `git-cliff`, `*`, `g*` do
+/// not.
 pub fn mentions_git(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut from = 0;
