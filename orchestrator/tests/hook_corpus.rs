@@ -125,6 +125,32 @@ fn huge_and_deeply_nested_commands_are_decided() {
         "; fi".repeat(2_000)
     );
     assert!(matches!(analyze(&ifs), Decision::Deny { .. }));
+    // Patterns, parameter operations and output crafted to cost time (each once took seconds).
+    let bracket = format!("G=git; *[{}] ; $G status", "a".repeat(40_000));
+    let stars = format!("/usr/bin/g{}t status", "*".repeat(20_000));
+    let operations = format!(
+        "x={}; p='*{}b'; {} G=git; $G status",
+        "a".repeat(256),
+        "a".repeat(62),
+        ": ${x//$p};".repeat(12)
+    );
+    let escapes = format!(
+        "echo '{}' >/dev/null; G=git; $G status",
+        r"\t".repeat(62_000)
+    );
+    let words = format!("echo {}; G=gi; G+=t; $G status", "*-x ".repeat(20_000));
+    let padding = format!(
+        "printf '{}' {} | sh; G=git; $G status",
+        "%4096s".repeat(900),
+        "a ".repeat(1_000)
+    );
+    for line in [bracket, stars, operations, escapes, words, padding] {
+        assert!(
+            matches!(analyze(&line), Decision::Deny { .. }),
+            "{}",
+            &line[..80]
+        );
+    }
     for levels in [6, 14] {
         let mut script = "git log".to_owned();
         for _ in 0..levels {
